@@ -1,0 +1,17 @@
+# Install-time package files: blockwatch.pc for pkg-config and a CMake package
+# config, so that `pkg-config --cflags --libs blockwatch` and
+# `find_package(blockwatch)` both link the runtime.
+set(_bw_cmake_dir ${CMAKE_INSTALL_LIBDIR}/cmake/blockwatch)
+
+install(EXPORT blockwatchTargets NAMESPACE blockwatch:: DESTINATION ${_bw_cmake_dir})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/blockwatchConfig.cmake.in
+  ${PROJECT_BINARY_DIR}/blockwatchConfig.cmake INSTALL_DESTINATION ${_bw_cmake_dir})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/blockwatchConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/blockwatchConfig.cmake
+  ${PROJECT_BINARY_DIR}/blockwatchConfigVersion.cmake DESTINATION ${_bw_cmake_dir})
+
+# pkg-config paths are written relative to ${prefix} so that an install
+# relocated with DESTDIR or --prefix still resolves.
+configure_file(${PROJECT_SOURCE_DIR}/cmake/blockwatch.pc.in ${PROJECT_BINARY_DIR}/blockwatch.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/blockwatch.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,17 @@
+# BLOCKWATCH_SANITIZE: "address;undefined" (ASan + UBSan) or "thread" (TSan).
+# Applied to every target so that the runtime, the tools and the tests agree.
+if(BLOCKWATCH_SANITIZE)
+  set(_bw_known address undefined thread)
+  foreach(_san IN LISTS BLOCKWATCH_SANITIZE)
+    if(NOT _san IN_LIST _bw_known)
+      message(FATAL_ERROR "BLOCKWATCH_SANITIZE: unknown sanitizer '${_san}' (use 'address;undefined' or 'thread')")
+    endif()
+  endforeach()
+  if("thread" IN_LIST BLOCKWATCH_SANITIZE AND "address" IN_LIST BLOCKWATCH_SANITIZE)
+    message(FATAL_ERROR "BLOCKWATCH_SANITIZE: 'thread' cannot be combined with 'address'")
+  endif()
+  list(JOIN BLOCKWATCH_SANITIZE "," _bw_san)
+  add_compile_options(-fsanitize=${_bw_san} -fno-omit-frame-pointer -fno-sanitize-recover=all)
+  add_link_options(-fsanitize=${_bw_san})
+  message(STATUS "blockwatch: sanitizers ${_bw_san}")
+endif()

@@ -1,0 +1,113 @@
+/* blockwatch/observer.h - the runtime's observer ABI, for tools such as the
+ * libblockwatch.so shim.
+ *
+ * This header is the whole contract between the runtime and a tool: a tool
+ * includes it but never links the runtime, so the shim loads into programs
+ * that do not use the runtime at all.
+ *
+ * Invariants:
+ *  - The ABI is versioned: bw_observer.version must be BW_OBSERVER_VERSION
+ *    and bw_observer.size the sizeof the struct the tool was built with; the
+ *    runtime never reads a field beyond `size`, and new callbacks are only
+ *    ever appended.
+ *  - Every callback may be NULL. Callbacks must not block, must not call
+ *    back into the runtime and must be async-signal-tolerant in the sense of
+ *    taking no lock a worker could hold.
+ *  - With no observer registered each hook costs one relaxed atomic load.
+ *  - Thread on which each callback runs is part of the contract (below):
+ *    a tool keys per-thread state on it.
+ *
+ * How a tool loaded with LD_PRELOAD finds the runtime, whether the runtime is
+ * linked statically into the program or loaded as a shared library:
+ *  When a pool is created (and so before any worker or item exists), the
+ *  runtime looks up the symbol BW_TOOL_ATTACH_SYMBOL with
+ *  dlsym(RTLD_DEFAULT, ...). A preloaded library is in the global scope, so
+ *  the lookup finds the tool's definition from either kind of runtime copy.
+ *  If found, it is called once per runtime copy with a bw_runtime_hooks
+ *  table; the tool registers its observer through that table (and keeps it
+ *  to call notify_blocked / notify_unblocked for compensation). Pools that
+ *  already exist when an observer registers are announced to it through
+ *  pool_created; workers are announced only when they start, so a tool that
+ *  registers late classifies the threads it meets with current_worker().
+ */
+#ifndef BLOCKWATCH_OBSERVER_H
+#define BLOCKWATCH_OBSERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BW_OBSERVER_VERSION 1
+
+/* The symbol a tool defines so that the runtime finds it (see above). Its
+ * type is bw_tool_attach_fn. */
+#define BW_TOOL_ATTACH_SYMBOL "blockwatch_tool_attach"
+
+struct bw_pool;
+
+typedef struct bw_observer {
+  uint32_t version; /* BW_OBSERVER_VERSION */
+  uint32_t size;    /* sizeof(bw_observer) as the tool was built */
+  void *user;       /* passed back as the first argument of each callback */
+
+  /* A pool was created (on the creating thread), or already existed when
+   * the observer registered. pool_id is unique in the process. */
+  void (*pool_created)(void *user, uint64_t pool_id, const char *name,
+                       unsigned min_workers, unsigned max_workers);
+  /* The pool is gone (on the destroying thread, after its workers exited). */
+  void (*pool_destroyed)(void *user, uint64_t pool_id);
+
+  /* On the worker thread itself, before it runs anything / as it exits.
+   * worker_index is its <n> in the thread name. */
+  void (*worker_started)(void *user, uint64_t pool_id, unsigned worker_index);
+  void (*worker_stopped)(void *user, uint64_t pool_id, unsigned worker_index);
+
+  /* On the submitting thread, after the item is visible to workers.
+   * Times are CLOCK_MONOTONIC nanoseconds. item_id is unique per pool. */
+  void (*item_enqueued)(void *user, uint64_t pool_id, uint64_t item_id,
+                        uint64_t enqueue_ns, size_t queue_length);
+  /* On the worker, just before the item's function runs; its queue wait is
+   * start_ns - enqueue_ns. */
+  void (*item_started)(void *user, uint64_t pool_id, uint64_t item_id,
+                       uint64_t enqueue_ns, uint64_t start_ns);
+  /* On the worker, just after the item's function returned. */
+  void (*item_finished)(void *user, uint64_t pool_id, uint64_t item_id,
+                        uint64_t end_ns);
+
+  /* A worker was added by starvation injection (reason 0) or compensation
+   * (reason 1), or retired when idle (reason 2). On the thread deciding it. */
+  void (*worker_added_or_retired)(void *user, uint64_t pool_id, int reason);
+} bw_observer;
+
+/* What the runtime hands a tool (see the comment at the top). */
+typedef struct bw_runtime_hooks {
+  uint32_t version; /* BW_OBSERVER_VERSION */
+  uint32_t size;    /* sizeof(bw_runtime_hooks) as the runtime was built */
+  /* Registers the one observer of this runtime copy (the struct is copied).
+   * Returns 0, -EBUSY if another is registered, -EINVAL on a bad version. */
+  int (*observer_register)(const bw_observer *observer);
+  /* Unregisters it; callbacks already running may still finish. */
+  int (*observer_unregister)(void);
+  /* Same as bw_pool_notify_blocked / _unblocked for the calling worker. */
+  int (*notify_blocked)(void);
+  int (*notify_unblocked)(void);
+  /* Nonzero when the calling thread is a worker of this runtime copy; fills
+   * *pool_id and *worker_index when they are non-NULL. */
+  int (*current_worker)(uint64_t *pool_id, unsigned *worker_index);
+} bw_runtime_hooks;
+
+/* The tool's entry point, found by name (BW_TOOL_ATTACH_SYMBOL). */
+typedef void (*bw_tool_attach_fn)(const bw_runtime_hooks *hooks);
+
+/* The same registration for code that links the runtime directly. */
+int bw_observer_register(const bw_observer *observer);
+int bw_observer_unregister(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BLOCKWATCH_OBSERVER_H */

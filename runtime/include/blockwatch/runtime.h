@@ -1,0 +1,216 @@
+/* blockwatch/runtime.h - the bundled pool runtime: a C ThreadPool/TPL.
+ *
+ * Work items (bw_submit), tasks with results and continuations (bw_run,
+ * bw_then), timer delays that hold no thread (bw_delay), completion sources,
+ * cancellation tokens, work stealing and starvation-driven thread injection.
+ *
+ * Conventions every function here keeps:
+ *  - Types are opaque; only the config and stats structs are public.
+ *  - Functions returning int return 0 on success or a negative errno value
+ *    (-EINVAL, -ENOMEM, ...); bw_strerror() names them.
+ *  - Functions returning a pointer return NULL on failure and set errno.
+ *  - A NULL pool argument means the process-wide default pool.
+ *  - Tasks are reference counted: every bw_task* a function returns carries
+ *    one reference that the caller owns and drops with bw_task_release().
+ *  - Nothing here calls abort(): bad use is an error code.
+ *
+ * The runtime depends on libc and pthreads only and knows nothing of the
+ * blockwatch tools; it is observed through <blockwatch/observer.h>.
+ */
+#ifndef BLOCKWATCH_RUNTIME_H
+#define BLOCKWATCH_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BW_RUNTIME_VERSION_MAJOR 0
+#define BW_RUNTIME_VERSION_MINOR 1
+
+typedef struct bw_pool bw_pool;
+typedef struct bw_task bw_task;
+typedef struct bw_cancel_token bw_cancel_token;
+
+/* bw_pool_config.flags */
+enum {
+  /* Start a spare worker at once when a worker announces it is about to
+   * block (bw_pool_notify_blocked), bounded by max_workers. */
+  BW_POOL_COMPENSATE = 1u << 0,
+  /* Never inject workers on starvation (for experiments that show it). */
+  BW_POOL_NO_INJECTION = 1u << 1,
+};
+
+/* Pool settings. A zero field means "the default", so `bw_pool_config cfg =
+ * {0};` is a valid configuration. */
+typedef struct bw_pool_config {
+  const char *name;         /* thread names are "<name>-<n>"; default "bw" */
+  unsigned min_workers;     /* workers started at creation; default: CPUs */
+  unsigned max_workers;     /* injection / compensation bound; default 256,
+                               never below min_workers */
+  unsigned starvation_ms;   /* inject a worker when items wait and nothing was
+                               dequeued for this long; default 500 */
+  unsigned idle_timeout_ms; /* an idle worker above min_workers retires after
+                               this long; default 10000 */
+  unsigned flags;           /* BW_POOL_* */
+} bw_pool_config;
+
+/* A snapshot of a pool, filled by bw_pool_stats(). Times in nanoseconds. */
+typedef struct bw_pool_stats {
+  unsigned workers;          /* live worker threads */
+  unsigned idle;             /* workers parked with nothing to run */
+  unsigned busy;             /* workers running an item */
+  unsigned blocked;          /* workers between notify_blocked/unblocked */
+  size_t queue_length;       /* items queued, not yet started */
+  uint64_t items_completed;  /* items (work items, tasks, continuations) run */
+  uint64_t threads_injected; /* workers added by starvation injection */
+  uint64_t threads_compensated; /* workers added by compensation */
+  uint64_t threads_retired;     /* idle workers that exited */
+  uint64_t queue_wait_min_ns;   /* submit-to-start of items run so far */
+  uint64_t queue_wait_median_ns;
+  uint64_t queue_wait_p99_ns;
+  uint64_t queue_wait_max_ns;
+} bw_pool_stats;
+
+/* Task states, as returned by bw_task_state(). */
+typedef enum bw_task_state {
+  BW_TASK_PENDING = 0, /* not yet completed (queued, running or waiting) */
+  BW_TASK_COMPLETED,   /* ran to completion; bw_task_result() is valid */
+  BW_TASK_CANCELED,    /* canceled through a token or bw_task_cancel() */
+} bw_task_state;
+
+/* ---- pools ------------------------------------------------------------ */
+
+/* Creates a pool and starts cfg->min_workers workers. cfg NULL = defaults.
+ * Returns NULL with errno EINVAL (max < min after defaults, bad name) or
+ * ENOMEM / EAGAIN (thread creation failed). */
+bw_pool *bw_pool_create(const bw_pool_config *cfg);
+
+/* Stops accepting work, runs every item already queued (and continuations
+ * they queue), joins the workers and frees the pool. Returns -EINVAL for NULL
+ * or the default pool, -EDEADLK when called from one of the pool's own
+ * workers. Pending delays are canceled. */
+int bw_pool_destroy(bw_pool *pool);
+
+/* The process-wide pool, created on first use with default settings (the
+ * environment variable BW_DEFAULT_POOL_WORKERS overrides min_workers). Never
+ * destroyed; returns NULL only if it could not be created. */
+bw_pool *bw_pool_default(void);
+
+/* Copies a consistent-enough snapshot of the pool's counters into *out. */
+int bw_pool_stats_get(bw_pool *pool, bw_pool_stats *out);
+#define bw_pool_stats(pool, out) bw_pool_stats_get((pool), (out))
+
+/* The pool whose worker is the calling thread, or NULL. */
+bw_pool *bw_current_pool(void);
+
+/* Announces that the calling worker is about to block (or has stopped
+ * blocking). With BW_POOL_COMPENSATE the pool starts a spare worker at once
+ * (bounded by max_workers); counted in stats either way. Calls nest. Returns
+ * -EPERM when the calling thread is not a worker of any pool. */
+int bw_pool_notify_blocked(void);
+int bw_pool_notify_unblocked(void);
+
+/* ---- work items ------------------------------------------------------- */
+
+/* Queues fn(arg) to run once on a worker (QueueUserWorkItem). From a worker
+ * of the same pool it goes to that worker's local deque, otherwise to the
+ * global queue. Returns -EINVAL for a NULL fn, -ESHUTDOWN once the pool is
+ * being destroyed, -ENOMEM. */
+int bw_submit(bw_pool *pool, void (*fn)(void *arg), void *arg);
+
+/* ---- tasks ------------------------------------------------------------ */
+
+/* Runs fn(arg) on the pool; the task completes with fn's return value as its
+ * result (Task.Run). */
+bw_task *bw_run(bw_pool *pool, void *(*fn)(void *arg), void *arg);
+
+/* Queues fn(done, arg) to the task's pool once `task` completes or is
+ * canceled (ContinueWith); at once if it already has. The returned task
+ * completes with fn's result. `task` keeps its own reference count: the
+ * caller may release it right after this call. */
+bw_task *bw_then(bw_task *task, void *(*fn)(bw_task *done, void *arg),
+                 void *arg);
+
+/* A task that completes after `ms` milliseconds, driven by the pool's timer
+ * thread: it holds no worker while it waits (Task.Delay). Its result is
+ * NULL. */
+bw_task *bw_delay(bw_pool *pool, uint64_t ms);
+
+/* As bw_delay, canceled early (state BW_TASK_CANCELED) when `token` is. */
+bw_task *bw_delay_cancelable(bw_pool *pool, uint64_t ms,
+                             bw_cancel_token *token);
+
+/* A task that completes when all n tasks have (WhenAll); its result is NULL.
+ * It is canceled if any of them was canceled. n == 0 completes at once. */
+bw_task *bw_when_all(bw_task *const *tasks, size_t n);
+
+/* A task that completes when the first of n tasks does (WhenAny); its result
+ * is that task (borrowed: valid while the caller holds its own reference). */
+bw_task *bw_when_any(bw_task *const *tasks, size_t n);
+
+/* Blocks the calling thread until the task completes (Task.Wait). timeout_ms
+ * -1 waits forever. Returns 0 when completed, -ETIMEDOUT, -ECANCELED when the
+ * task was canceled, -EDEADLK when called from inside the task itself (or a
+ * pool whose every worker would wait on it), -EINVAL for NULL. This is the
+ * sync-over-async call both tools flag on a worker: prefer bw_then. */
+int bw_wait(bw_task *task, int64_t timeout_ms);
+
+/* As bw_wait; also returns -ECANCELED as soon as `token` is canceled. */
+int bw_wait_cancelable(bw_task *task, int64_t timeout_ms,
+                       bw_cancel_token *token);
+
+/* The state of a task; never blocks. */
+bw_task_state bw_task_state_get(const bw_task *task);
+
+/* The result of a completed task, NULL while pending or when canceled. */
+void *bw_task_result(const bw_task *task);
+
+/* Adds a reference; returns task. */
+bw_task *bw_task_retain(bw_task *task);
+
+/* Drops a reference; the task is freed when the last one goes (the runtime
+ * holds its own while the task is queued or has continuations). */
+void bw_task_release(bw_task *task);
+
+/* ---- completion sources (TaskCompletionSource) ------------------------ */
+
+/* A pending task that only bw_task_complete()/bw_task_cancel() finish, from
+ * any thread. Continuations run on `pool`. */
+bw_task *bw_completion_create(bw_pool *pool);
+
+/* Completes a completion-source task with `result`. Returns -EALREADY if it
+ * has already been completed or canceled, -EPERM for a task that is not a
+ * completion source. */
+int bw_task_complete(bw_task *task, void *result);
+
+/* Cancels a completion-source or delay task. -EALREADY if already done. */
+int bw_task_cancel(bw_task *task);
+
+/* ---- cancellation ----------------------------------------------------- */
+
+/* A cancellation token (CancellationTokenSource and its token in one). */
+bw_cancel_token *bw_cancel_token_create(void);
+
+/* Cancels the token: delays and waits that honour it end with ECANCELED.
+ * Idempotent. */
+int bw_cancel_token_cancel(bw_cancel_token *token);
+
+/* Nonzero once the token has been canceled. */
+int bw_cancel_token_is_canceled(const bw_cancel_token *token);
+
+/* Frees the token once nothing that honours it still refers to it. */
+void bw_cancel_token_release(bw_cancel_token *token);
+
+/* ---- errors ----------------------------------------------------------- */
+
+/* A static description of a negative (or positive) errno returned here. */
+const char *bw_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* BLOCKWATCH_RUNTIME_H */
