@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# setup.sh - install what blockwatch needs on Debian 12, idempotently.
+#
+#   scripts/setup.sh            build + run: compiler, CMake, libclang, jansson, libdw, cmocka
+#   scripts/setup.sh --test     also: chromium, libpng, clang (libFuzzer), clang-format,
+#                               Node.js/npm and the SARIF Multitool (into .tools/)
+#   scripts/setup.sh --bench    also: the benchmark peers (libuv, GLib, C-Thread-Pool, oneTBB, OpenMP)
+#
+# Quick when everything is present: apt-get runs only for missing packages.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+profile=base
+case "${1:-}" in
+  "") ;;
+  --test) profile=test ;;
+  --bench) profile=bench ;;
+  *) echo "setup.sh: unknown option '$1' (use --test or --bench)" >&2; exit 2 ;;
+esac
+
+packages=(build-essential cmake pkg-config file libclang-14-dev libcmocka-dev libjansson-dev
+          libdw-dev libuv1-dev libglib2.0-dev)
+if [ "$profile" = test ]; then
+  packages+=(clang-14 libclang-rt-14-dev clang-format-14 libpng-dev chromium)
+fi
+if [ "$profile" = bench ]; then
+  packages+=(g++ libgomp1 cthreadpool-dev libtbb-dev hyperfine clang-14)
+fi
+
+missing=()
+for pkg in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$pkg")
+  fi
+done
+# Node.js may come from Debian (nodejs + npm) or be on the machine already.
+if [ "$profile" = test ] && ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get -o DPkg::Lock::Timeout=600 update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The SARIF Multitool validates blockscan's SARIF output in the tests. It is an
+# npm package; it lives in .tools/ (ignored by git), pinned to one version.
+if [ "$profile" = test ] && [ ! -x .tools/node_modules/.bin/sarif-multitool ]; then
+  echo "setup: installing @microsoft/sarif-multitool into .tools/"
+  npm install --silent --no-audit --no-fund --prefix .tools @microsoft/sarif-multitool@5.7.0 >/dev/null
+fi
+echo "setup: ready ($profile)"
