@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# demo.sh - the main job on the bundled samples: set up, build, install into
+# build/install, then
+#   1. blockscan over samples/ (static: which blocking calls a pool can reach)
+#   2. starvation_probe under the shim (dynamic: what the blocking cost)
+# and print both reports. Exits non-zero only when something failed to run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BUILD_DIR:-build}
+
+scripts/setup.sh
+scripts/build.sh "$build"
+cmake --install "$build" --prefix "$build/install" >/dev/null
+bin=$build/install/bin
+
+echo
+echo "==== blockscan -p $build samples/"
+status=0
+"$bin/blockscan" -p "$build" samples/ || status=$?
+# 1 means findings: the samples block on purpose.
+[ "$status" -le 1 ] || { echo "demo: blockscan failed (exit $status)"; exit 1; }
+
+echo
+echo "==== blockscan --summary"
+"$bin/blockscan" -p "$build" --summary samples/ >/dev/null 2>&1 || true
+"$bin/blockscan" -p "$build" --summary --format text samples/ 2>/dev/null | tail -n 25 || true
+
+echo
+echo "==== blockwatch -- starvation_probe (report on stderr, JSON in $build/demo-report.json)"
+"$bin/blockwatch" --report=both --report-path="$build/demo-report.json" -- "$build/samples/starvation_probe"
+echo
+echo "==== $build/demo-report.json"
+cat "$build/demo-report.json"
+echo
