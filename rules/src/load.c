@@ -1,0 +1,403 @@
+/* Loading: the public load entry points, files and includes, error
+ * reporting, and the all-or-nothing commit / rollback of one load.
+ *
+ * Invariants:
+ *  - A load first appends new rules to the set's vectors and remembers the
+ *    old lengths; the set's indexes keep describing only the old rules
+ *    until the commit rebuilds them, so a rollback only has to free the
+ *    new rules and restore the lengths (no allocation on that path).
+ *  - Each file being loaded has its identity (canonical path, or the name
+ *    of a string / pack) on ld->stack; finding it there again is a cycle.
+ *  - Nothing here writes to stdout or stderr: errors go to the set's list
+ *    and to the caller's callback.
+ */
+#define _XOPEN_SOURCE 700 /* realpath, strerror_r (XSI) */
+#include "rules_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A rule file larger than this is surely a mistake (a binary, a log). */
+#define MAX_RULE_FILE (16u << 20)
+
+/* ---- errors ---- */
+
+static char *dup_string(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *out = malloc(n);
+  if (out != NULL)
+    memcpy(out, s, n);
+  return out;
+}
+
+/* Keeps a copy of the error in the set's list. */
+static int record(bw_rules *rs, const bw_rules_error *err) {
+  if (rs->n_errors == rs->cap_errors) {
+    size_t cap = rs->cap_errors ? rs->cap_errors * 2 : 16;
+    bw_rules_error *errors = realloc(rs->errors, cap * sizeof(*errors));
+    if (errors == NULL)
+      return -ENOMEM;
+    rs->errors = errors;
+    rs->cap_errors = cap;
+  }
+  bw_rules_error copy = *err;
+  copy.file = dup_string(err->file);
+  copy.message = dup_string(err->message);
+  copy.formatted = dup_string(err->formatted);
+  if (!copy.file || !copy.message || !copy.formatted) {
+    free((char *)copy.file);
+    free((char *)copy.message);
+    free((char *)copy.formatted);
+    return -ENOMEM;
+  }
+  rs->errors[rs->n_errors++] = copy;
+  return 0;
+}
+
+void bw__report(bw__load *ld, const char *file, unsigned line, unsigned column,
+                const char *fmt, ...) {
+  char message[1024];
+  char formatted[1400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(message, sizeof(message), fmt, ap);
+  va_end(ap);
+  if (line == 0)
+    snprintf(formatted, sizeof(formatted), "%s: error: %s", file, message);
+  else
+    snprintf(formatted, sizeof(formatted), "%s:%u:%u: error: %s", file, line,
+             column, message);
+  bw_rules_error err = {file, line, column, message, formatted};
+  ld->n_errors++;
+  if (record(ld->rs, &err))
+    ld->oom = 1;
+  if (ld->rs->error_fn != NULL)
+    ld->rs->error_fn(ld->rs->error_ctx, &err);
+}
+
+/* ---- lookups during a load ---- */
+
+bw_blocking_rule *bw__load_find_blocking(const bw__load *ld, const char *name) {
+  bw_blocking_rule *rule = bw__index_get(&ld->rs->blocking_index, name);
+  return rule ? rule : bw__index_get(&ld->new_blocking, name);
+}
+
+bw_entry_rule *bw__load_find_entry(const bw__load *ld, const char *name) {
+  bw_entry_rule *rule = bw__index_get(&ld->rs->entry_index, name);
+  return rule ? rule : bw__index_get(&ld->new_entries, name);
+}
+
+/* ---- begin / commit / rollback ---- */
+
+static int load_begin(bw__load *ld, bw_rules *rs) {
+  memset(ld, 0, sizeof(*ld));
+  ld->rs = rs;
+  ld->old_blocking = rs->blocking.n;
+  ld->old_entries = rs->entries.n;
+  ld->old_allows = rs->allows.n;
+  memcpy(ld->old_enabled, rs->enabled, sizeof(ld->old_enabled));
+  if (rs->entries.n > 0) {
+    ld->old_callbacks = malloc(rs->entries.n * sizeof(size_t));
+    if (ld->old_callbacks == NULL)
+      return -ENOMEM;
+    for (size_t i = 0; i < rs->entries.n; i++)
+      ld->old_callbacks[i] =
+          ((bw_entry_rule *)rs->entries.items[i])->n_callbacks;
+  }
+  return 0;
+}
+
+static void truncate_vec(bw__vec *vec, size_t n) {
+  for (size_t i = n; i < vec->n; i++)
+    free(vec->items[i]);
+  vec->n = n;
+}
+
+static void rollback(bw__load *ld) {
+  bw_rules *rs = ld->rs;
+  truncate_vec(&rs->blocking, ld->old_blocking);
+  truncate_vec(&rs->entries, ld->old_entries);
+  truncate_vec(&rs->allows, ld->old_allows);
+  for (size_t i = 0; i < rs->entries.n; i++)
+    ((bw_entry_rule *)rs->entries.items[i])->n_callbacks = ld->old_callbacks[i];
+  memcpy(rs->enabled, ld->old_enabled, sizeof(rs->enabled));
+}
+
+/* Commits or rolls back; returns the load's result. */
+static int load_end(bw__load *ld) {
+  int result = 0;
+  if (ld->oom)
+    result = -ENOMEM;
+  else if (ld->io_err)
+    result = ld->io_err;
+  else if (ld->n_errors > 0)
+    result = -EINVAL;
+  if (result == 0 && bw__rules_reindex(ld->rs) != 0)
+    result = -ENOMEM;
+  if (result != 0)
+    rollback(ld);
+  bw__index_clear(&ld->new_blocking);
+  bw__index_clear(&ld->new_entries);
+  free(ld->old_callbacks);
+  ld->old_callbacks = NULL;
+  return result;
+}
+
+/* ---- names and paths ---- */
+
+/* "dir/libc.rules" -> "libc": the default api of the rules in a file. */
+static char *api_from_name(bw__load *ld, const char *name) {
+  const char *base = strrchr(name, '/');
+  base = base ? base + 1 : name;
+  size_t n = strlen(base);
+  if (n > 6 && strcmp(base + n - 6, ".rules") == 0)
+    n -= 6;
+  char *api = bw__arena_strndup(&ld->rs->arena, base, n);
+  if (api == NULL)
+    ld->oom = 1;
+  return api;
+}
+
+/* "dir/x.rules" -> "dir"; "x.rules" -> "" (the current directory). */
+static char *dir_from_path(bw__load *ld, const char *path) {
+  const char *slash = strrchr(path, '/');
+  size_t n = slash == NULL ? 0 : (slash == path ? 1 : (size_t)(slash - path));
+  char *dir = bw__arena_strndup(&ld->rs->arena, path, n);
+  if (dir == NULL)
+    ld->oom = 1;
+  return dir;
+}
+
+/* Pushes identity on the include stack; reports a cycle or excess depth at
+ * the including line (or, at top level, against the file itself). */
+static int push_identity(bw__load *ld, const char *identity, const char *shown,
+                         const char *from_file, unsigned from_line,
+                         unsigned from_column) {
+  const char *where = from_file ? from_file : shown;
+  for (size_t i = 0; i < ld->depth; i++) {
+    if (strcmp(ld->stack[i], identity) == 0) {
+      bw__report(ld, where, from_line, from_column,
+                 "include cycle: '%s' is already being loaded", shown);
+      return -EINVAL;
+    }
+  }
+  if (ld->depth == BW__MAX_INCLUDE_DEPTH) {
+    bw__report(ld, where, from_line, from_column,
+               "includes nested too deeply at '%s' (at most %d levels)", shown,
+               BW__MAX_INCLUDE_DEPTH);
+    return -EINVAL;
+  }
+  ld->stack[ld->depth++] = identity;
+  return 0;
+}
+
+/* Reads a whole file into a malloc'ed, NUL-terminated buffer. */
+static int read_file(const char *path, char **out, size_t *out_len) {
+  FILE *fp = fopen(path, "rb");
+  if (fp == NULL)
+    return -errno;
+  size_t cap = 4096, len = 0;
+  char *buf = malloc(cap);
+  int err = buf ? 0 : -ENOMEM;
+  while (err == 0) {
+    if (len + 1 == cap) {
+      char *bigger = cap > MAX_RULE_FILE ? NULL : realloc(buf, cap * 2);
+      if (bigger == NULL) {
+        err = cap > MAX_RULE_FILE ? -EFBIG : -ENOMEM;
+        break;
+      }
+      buf = bigger;
+      cap *= 2;
+    }
+    size_t got = fread(buf + len, 1, cap - 1 - len, fp);
+    len += got;
+    if (got == 0) {
+      if (ferror(fp))
+        err = errno ? -errno : -EIO;
+      break;
+    }
+  }
+  fclose(fp);
+  if (err) {
+    free(buf);
+    return err;
+  }
+  buf[len] = '\0';
+  *out = buf;
+  *out_len = len;
+  return 0;
+}
+
+static const char *errno_text(int err, char *buf, size_t size) {
+  if (err == -EFBIG)
+    return "file too large";
+  if (strerror_r(-err, buf, size) != 0)
+    snprintf(buf, size, "error %d", -err);
+  return buf;
+}
+
+void bw__load_path(bw__load *ld, const char *path, const char *from_file,
+                   unsigned from_line, unsigned from_column) {
+  char reason[128];
+  const char *where = from_file ? from_file : path;
+  char *canonical = realpath(path, NULL);
+  if (canonical == NULL) {
+    int err = errno == ENOMEM ? -ENOMEM : -errno;
+    if (from_file)
+      bw__report(ld, where, from_line, from_column,
+                 "cannot open include '%s': %s", path,
+                 errno_text(err, reason, sizeof(reason)));
+    else
+      bw__report(ld, where, 0, 0, "cannot open '%s': %s", path,
+                 errno_text(err, reason, sizeof(reason)));
+    if (!from_file && !ld->io_err)
+      ld->io_err = err;
+    return;
+  }
+  char *identity =
+      bw__arena_strndup(&ld->rs->arena, canonical, strlen(canonical));
+  free(canonical);
+  if (identity == NULL) {
+    ld->oom = 1;
+    return;
+  }
+  if (push_identity(ld, identity, path, from_file, from_line, from_column))
+    return;
+  char *text = NULL;
+  size_t len = 0;
+  int err = read_file(path, &text, &len);
+  if (err) {
+    if (from_file)
+      bw__report(ld, where, from_line, from_column,
+                 "cannot read include '%s': %s", path,
+                 errno_text(err, reason, sizeof(reason)));
+    else
+      bw__report(ld, where, 0, 0, "cannot read '%s': %s", path,
+                 errno_text(err, reason, sizeof(reason)));
+    if (!from_file && !ld->io_err)
+      ld->io_err = err;
+  } else {
+    char *dir = dir_from_path(ld, path);
+    char *api = api_from_name(ld, path);
+    char *shown = bw__arena_strndup(&ld->rs->arena, path, strlen(path));
+    if (dir && api && shown)
+      bw__parse(ld, shown, dir, api, text, len);
+    else
+      ld->oom = 1;
+    free(text);
+  }
+  ld->depth--;
+}
+
+/* ---- public entry points ---- */
+
+int bw_rules_load_file(bw_rules *rs, const char *path) {
+  if (rs == NULL || path == NULL)
+    return -EINVAL;
+  bw__load ld;
+  if (load_begin(&ld, rs))
+    return -ENOMEM;
+  bw__load_path(&ld, path, NULL, 0, 0);
+  return load_end(&ld);
+}
+
+/* Loads one text under `name`, for strings and embedded packs. */
+static void load_text(bw__load *ld, const char *name, const char *identity,
+                      const char *text, size_t len) {
+  char *shown = bw__arena_strndup(&ld->rs->arena, name, strlen(name));
+  char *dir = strchr(name, '/') ? dir_from_path(ld, name)
+                                : bw__arena_strndup(&ld->rs->arena, "", 0);
+  char *api = api_from_name(ld, name);
+  if (!shown || !dir || !api) {
+    ld->oom = 1;
+    return;
+  }
+  if (push_identity(ld, identity, shown, NULL, 0, 0))
+    return;
+  bw__parse(ld, shown, dir, api, text, len);
+  ld->depth--;
+}
+
+int bw_rules_load_string(bw_rules *rs, const char *name, const char *text,
+                         size_t len) {
+  if (rs == NULL || (text == NULL && len > 0))
+    return -EINVAL;
+  if (name == NULL)
+    name = "<string>";
+  bw__load ld;
+  if (load_begin(&ld, rs))
+    return -ENOMEM;
+  /* A string named after a real file must be caught including that file. */
+  char *canonical = realpath(name, NULL);
+  const char *identity = name;
+  char *copy = NULL;
+  if (canonical != NULL) {
+    copy = bw__arena_strndup(&rs->arena, canonical, strlen(canonical));
+    free(canonical);
+    if (copy == NULL)
+      ld.oom = 1;
+    identity = copy;
+  }
+  if (!ld.oom)
+    load_text(&ld, name, identity, text ? text : "", len);
+  return load_end(&ld);
+}
+
+size_t bw_rules_pack_count(void) {
+  size_t n = 0;
+  while (bw__packs[n].name != NULL)
+    n++;
+  return n;
+}
+
+const char *bw_rules_pack_name(size_t i) {
+  return i < bw_rules_pack_count() ? bw__packs[i].name : NULL;
+}
+
+static const bw__pack *find_pack(const char *name) {
+  for (const bw__pack *pack = bw__packs; pack->name != NULL; pack++) {
+    if (strcmp(pack->name, name) == 0)
+      return pack;
+  }
+  return NULL;
+}
+
+const char *bw_rules_pack_text(const char *name) {
+  const bw__pack *pack = name ? find_pack(name) : NULL;
+  return pack ? pack->text : NULL;
+}
+
+/* Packs are named "<name>.rules" in messages, so their api is <name>. */
+static void load_pack(bw__load *ld, const bw__pack *pack) {
+  char shown[256];
+  snprintf(shown, sizeof(shown), "%s.rules", pack->name);
+  char identity[300];
+  snprintf(identity, sizeof(identity), "<pack>/%s", shown);
+  char *id = bw__arena_strndup(&ld->rs->arena, identity, strlen(identity));
+  if (id == NULL) {
+    ld->oom = 1;
+    return;
+  }
+  load_text(ld, shown, id, pack->text, pack->len);
+}
+
+int bw_rules_load_default(bw_rules *rs, const char *pack) {
+  if (rs == NULL)
+    return -EINVAL;
+  const bw__pack *one = NULL;
+  if (pack != NULL && (one = find_pack(pack)) == NULL)
+    return -ENOENT;
+  bw__load ld;
+  if (load_begin(&ld, rs))
+    return -ENOMEM;
+  if (one != NULL) {
+    load_pack(&ld, one);
+  } else {
+    for (const bw__pack *p = bw__packs; p->name != NULL && !ld.oom; p++)
+      load_pack(&ld, p);
+  }
+  return load_end(&ld);
+}

@@ -1,0 +1,134 @@
+/* Internal layout of a bw_rules set, shared by the loader's source files.
+ *
+ * Invariants:
+ *  - Rules are allocated one by one and referenced from pointer vectors, so
+ *    a pointer handed to a caller never moves when a vector grows.
+ *  - Every string a rule points to lives in the set's arena and is freed
+ *    only by bw_rules_free().
+ *  - The indexes map a function name to its rule and always describe exactly
+ *    the rules in the vectors (they are rebuilt after a rollback).
+ */
+#ifndef BW_RULES_INTERNAL_H
+#define BW_RULES_INTERNAL_H
+
+#include "blockwatch/rules.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+
+/* Nesting limit for include: (a cycle is reported before this is hit). */
+#define BW__MAX_INCLUDE_DEPTH 16
+
+/* ---- arena: bump allocator for strings, freed all at once ---- */
+typedef struct bw__arena_chunk bw__arena_chunk;
+typedef struct bw__arena {
+  bw__arena_chunk *head;
+} bw__arena;
+
+/* Copies len bytes of s and a NUL into the arena; NULL when out of memory. */
+char *bw__arena_strndup(bw__arena *arena, const char *s, size_t len);
+void bw__arena_free(bw__arena *arena);
+
+/* ---- growable vector of pointers ---- */
+typedef struct bw__vec {
+  void **items;
+  size_t n, cap;
+} bw__vec;
+
+/* Appends item; 0 or -ENOMEM. */
+int bw__vec_push(bw__vec *vec, void *item);
+void bw__vec_free(bw__vec *vec);
+
+/* ---- open-addressing hash index: name -> value, no allocation on get ---- */
+typedef struct bw__index_slot {
+  const char *key; /* NULL = empty */
+  void *value;
+} bw__index_slot;
+
+typedef struct bw__index {
+  bw__index_slot *slots;
+  size_t cap; /* 0 or a power of two */
+  size_t n;
+} bw__index;
+
+/* Adds key (which must outlive the index) -> value; replaces an equal key.
+ * 0 or -ENOMEM. */
+int bw__index_put(bw__index *index, const char *key, void *value);
+/* The value stored for key, or NULL. Never allocates. */
+void *bw__index_get(const bw__index *index, const char *key);
+void bw__index_clear(bw__index *index);
+
+/* Glob match with '*' (any run) and '?' (one char); no allocation. */
+int bw__glob_match(const char *pattern, const char *text);
+
+/* ---- the set ---- */
+struct bw_rules {
+  bw__arena arena;
+  bw__vec blocking; /* bw_blocking_rule * */
+  bw__vec entries;  /* bw_entry_rule * */
+  bw__vec allows;   /* bw_allow_rule * */
+  bw__index blocking_index;
+  bw__index entry_index;
+  bw__index allow_index; /* allow rules without glob characters */
+  size_t n_glob_allows;  /* allow rules with glob characters */
+  unsigned char enabled[BW_CATEGORY_COUNT];
+  bw_rules_error *errors;
+  size_t n_errors, cap_errors;
+  bw_rules_error_fn error_fn;
+  void *error_ctx;
+};
+
+/* The default hint of a category (never NULL for a valid category). */
+const char *bw__category_hint(bw_rule_category cat);
+
+/* Rebuilds all indexes from the vectors. The new indexes replace the old
+ * ones only on success; on -ENOMEM the old ones are kept. */
+int bw__rules_reindex(bw_rules *rs);
+
+/* ---- one load call (possibly many files through include:) ---- */
+typedef struct bw__load {
+  bw_rules *rs;
+  size_t n_errors; /* errors reported during this load */
+  int oom;         /* an allocation failed */
+  int io_err;      /* negative errno of the first unreadable file, or 0 */
+  const char *stack[BW__MAX_INCLUDE_DEPTH]; /* identities being loaded */
+  size_t depth;
+  /* Rules added by this load, for duplicate checks before they are
+   * committed into the set's own indexes. */
+  bw__index new_blocking;
+  bw__index new_entries;
+  /* What to restore when the load fails. */
+  size_t old_blocking, old_entries, old_allows;
+  size_t *old_callbacks; /* n_callbacks of each old entry */
+  unsigned char old_enabled[BW_CATEGORY_COUNT];
+} bw__load;
+
+/* Blocking / entry rule for name, committed or added by this load. */
+bw_blocking_rule *bw__load_find_blocking(const bw__load *ld, const char *name);
+bw_entry_rule *bw__load_find_entry(const bw__load *ld, const char *name);
+
+/* Reports "file:line:column: error: <fmt>" to the set; records it. */
+void bw__report(bw__load *ld, const char *file, unsigned line, unsigned column,
+                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Parses one text. `file` names it in messages, `dir` is where include:
+ * paths are resolved ("" for the current directory), `api` is the default
+ * api name of its rules. Errors go through bw__report(). */
+void bw__parse(bw__load *ld, const char *file, const char *dir, const char *api,
+               const char *text, size_t len);
+
+/* Loads the file at path for an include: line of from_file (NULL for a
+ * top-level load); errors about opening it are reported at from_file's
+ * line and column. */
+void bw__load_path(bw__load *ld, const char *path, const char *from_file,
+                   unsigned from_line, unsigned from_column);
+
+/* Embedded packs, generated at build time; ends with a {NULL} sentinel. */
+typedef struct bw__pack {
+  const char *name; /* "libc" */
+  const char *text; /* NUL-terminated */
+  size_t len;
+} bw__pack;
+extern const bw__pack bw__packs[];
+
+#endif /* BW_RULES_INTERNAL_H */
