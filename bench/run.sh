@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# bench/run.sh - builds the benchmarks (Release, in build-bench/) and runs
+# every bench part present: bench/<part>/run.sh for runtime, analyzer, shim.
+#
+# usage: bench/run.sh [part...]      (default: every part that has run.sh)
+# env:   BLOCKWATCH_BENCH_BUILD  build directory (default <repo>/build-bench)
+#        BENCH_NO_INSTALL=1      never apt-get the peer packages
+#        BENCH_RUNTIME_ARGS      extra flags for the runtime bench (--full)
+# Each part's output is also saved as <build>/bench-<part>.txt.
+# Exit status: 1 if configuring or building fails or a part fails.
+set -uo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BLOCKWATCH_BENCH_BUILD:-$root/build-bench}
+
+# The peers the runtime is compared to come from Debian packages only.
+peer_packages="pkg-config libuv1-dev libglib2.0-dev cthreadpool-dev libtbb-dev g++"
+missing=""
+if command -v dpkg-query >/dev/null 2>&1; then
+  for pkg in $peer_packages; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
+      missing="$missing $pkg"
+  done
+fi
+if [ -n "$missing" ]; then
+  if [ "${BENCH_NO_INSTALL:-0}" != 1 ] && [ "$(id -u)" = 0 ] &&
+    command -v apt-get >/dev/null 2>&1; then
+    echo "bench: installing peer packages:$missing"
+    apt-get install -y $missing || echo "bench: apt-get failed; peers that are missing will be skipped" >&2
+  else
+    echo "bench: peer packages missing (their columns will be absent):$missing" >&2
+    echo "bench: install them with: apt-get install -y$missing" >&2
+  fi
+fi
+
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+  -DBLOCKWATCH_BUILD_BENCH=ON || { echo "bench: configure failed" >&2; exit 1; }
+cmake --build "$build" -j "$(nproc)" || { echo "bench: build failed" >&2; exit 1; }
+
+parts=("$@")
+if [ ${#parts[@]} -eq 0 ]; then
+  parts=(runtime analyzer shim)
+fi
+status=0
+for part in "${parts[@]}"; do
+  script=$root/bench/$part/run.sh
+  if [ ! -f "$script" ]; then
+    [ $# -gt 0 ] && { echo "bench: no bench/$part/run.sh" >&2; status=1; }
+    continue
+  fi
+  echo "== bench/$part"
+  BLOCKWATCH_BENCH_BUILD=$build bash "$script" | tee "$build/bench-$part.txt" ||
+    { echo "bench: bench/$part failed" >&2; status=1; }
+done
+exit $status
