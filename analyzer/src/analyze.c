@@ -1,0 +1,411 @@
+/* analyze.c - roots, reachability and findings over the merged program.
+ *
+ * Invariants:
+ *  - An entry call site contributes roots through its callback argument(s);
+ *    when that argument is the enclosing function's own parameter, the
+ *    enclosing function is a wrapper (an entry itself) and its call sites
+ *    contribute the roots instead.
+ *  - Each callback is one root, handed over at its first submit site in
+ *    (file, line, column) order, so output does not depend on TU order.
+ *  - The walk from a root is a BFS with parent links: it gives the shortest
+ *    chain and terminates on recursion. It does not enter blocking
+ *    functions, entry functions (they hand work off, they do not run it) or
+ *    allowed functions.
+ *  - Threads the program starts itself (pthread_create) are neither roots
+ *    nor edges: a start routine only becomes reachable by being submitted.
+ */
+#include "analyze.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One way a call hands a callback over: its argument `arg`. */
+typedef struct handoff {
+  int arg;
+  bw_runs_on runs_on;
+  const char *field; /* BW_CALLBACK_FIELD: the member holding it */
+} handoff;
+
+typedef struct root {
+  int set;
+  bw__loc loc;       /* the submit site */
+  const char *entry; /* what it was handed to */
+  bw_runs_on runs_on;
+} root;
+
+typedef struct analysis {
+  const bw__program *prog;
+  const bw_rules *rules;
+  int *wrapper_arg; /* per node: forwarded parameter, or -1 */
+  bw_runs_on *wrapper_runs_on;
+  root *roots; /* per node */
+  bw__findings *out;
+} analysis;
+
+void bw__stable_name(const bw__node *node, char *buf, size_t size) {
+  const bw__func_fact *fact = node->def ? node->def : node->decl;
+  if (fact && fact->is_static && fact->loc.file) {
+    const char *base = strrchr(fact->loc.file, '/');
+    base = base ? base + 1 : fact->loc.file;
+    snprintf(buf, size, "%s:%s", base, node->name);
+  } else {
+    snprintf(buf, size, "%s", node->name);
+  }
+}
+
+static size_t node_index(const analysis *an, const bw__node *node) {
+  return (size_t)(node - an->prog->nodes);
+}
+
+/* The ways a call to `callee` hands callbacks over (rules first, then the
+ * program's own wrappers); returns how many were written to out. */
+static size_t handoffs_of(const analysis *an, const bw__node *callee,
+                          handoff *out, size_t max) {
+  size_t count = 0;
+  const bw_entry_rule *entry = bw_rules_find_entry(an->rules, callee->name);
+  for (size_t i = 0; entry && i < entry->n_callbacks && count < max; i++) {
+    const bw_entry_callback *cb = &entry->callbacks[i];
+    if (cb->kind == BW_CALLBACK_SETTER)
+      continue; /* found at the setter's call instead, see below */
+    out[count].arg = cb->arg;
+    out[count].runs_on = cb->runs_on;
+    out[count].field = cb->kind == BW_CALLBACK_FIELD ? cb->field : NULL;
+    count++;
+  }
+  /* A setter (g_source_set_callback) hands its callback to whatever the
+   * object is attached to later: treat the setter call as the hand-off. */
+  size_t nentries = bw_rules_entry_count(an->rules);
+  for (size_t e = 0; e < nentries && count < max; e++) {
+    const bw_entry_rule *rule = bw_rules_entry_at(an->rules, e);
+    for (size_t i = 0; i < rule->n_callbacks && count < max; i++) {
+      const bw_entry_callback *cb = &rule->callbacks[i];
+      if (cb->kind == BW_CALLBACK_SETTER && cb->setter &&
+          strcmp(cb->setter, callee->name) == 0) {
+        out[count].arg = cb->arg;
+        out[count].runs_on = cb->runs_on;
+        out[count].field = NULL;
+        count++;
+      }
+    }
+  }
+  int wrapped = an->wrapper_arg[node_index(an, callee)];
+  if (wrapped >= 0 && count < max) {
+    out[count].arg = wrapped;
+    out[count].runs_on = an->wrapper_runs_on[node_index(an, callee)];
+    out[count].field = NULL;
+    count++;
+  }
+  return count;
+}
+
+static int is_entry(const analysis *an, const bw__node *node) {
+  handoff ways[BW_ENTRY_MAX_CALLBACKS + 2];
+  return handoffs_of(an, node, ways, BW_ENTRY_MAX_CALLBACKS + 2) > 0;
+}
+
+/* A function whose parameter reaches an entry's callback argument becomes
+ * an entry itself; repeat until nothing changes (wrappers of wrappers). */
+static void find_wrappers(analysis *an) {
+  const bw__program *prog = an->prog;
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (size_t n = 0; n < prog->nnodes; n++) {
+      const bw__node *node = &prog->nodes[n];
+      for (size_t c = 0; c < node->ncalls && an->wrapper_arg[n] < 0; c++) {
+        const bw__call_fact *call = prog->calls[node->calls[c]];
+        const bw__node *callee = bw__program_node(prog, call->callee.ref);
+        if (call->callee.kind != BW__VAL_FUNC || !callee)
+          continue;
+        handoff ways[BW_ENTRY_MAX_CALLBACKS + 2];
+        size_t nways =
+            handoffs_of(an, callee, ways, BW_ENTRY_MAX_CALLBACKS + 2);
+        for (size_t w = 0; w < nways; w++) {
+          int param;
+          if (ways[w].field || ways[w].arg < 0 ||
+              (size_t)ways[w].arg >= call->nargs)
+            continue;
+          if (bw__program_param_of(prog, &call->args[ways[w].arg], node->usr,
+                                   &param)) {
+            an->wrapper_arg[n] = param;
+            an->wrapper_runs_on[n] = ways[w].runs_on;
+            changed = 1;
+            break;
+          }
+        }
+      }
+    }
+  }
+}
+
+static int loc_before(const bw__loc *a, const bw__loc *b) {
+  int c = strcmp(a->file ? a->file : "", b->file ? b->file : "");
+  if (c)
+    return c < 0;
+  if (a->line != b->line)
+    return a->line < b->line;
+  return a->col < b->col;
+}
+
+static void add_root(analysis *an, size_t node, const bw__loc *loc,
+                     const char *entry, bw_runs_on runs_on) {
+  root *r = &an->roots[node];
+  if (r->set && !loc_before(loc, &r->loc))
+    return;
+  r->set = 1;
+  r->loc = *loc;
+  r->entry = entry;
+  r->runs_on = runs_on;
+}
+
+/* Every slot that is a member named `field` of some struct: the callback of
+ * a BW_CALLBACK_FIELD entry (field-insensitive about which struct). */
+static void roots_from_field(analysis *an, const char *field,
+                             const bw__call_fact *call, const char *entry,
+                             bw_runs_on runs_on) {
+  const bw__program *prog = an->prog;
+  char suffix[256];
+  snprintf(suffix, sizeof(suffix), "@FI@%s", field);
+  size_t slen = strlen(suffix);
+  for (size_t s = 0; s < prog->nslots; s++) {
+    const char *key = prog->slots[s].key;
+    size_t klen = strlen(key);
+    if (klen < slen || strcmp(key + klen - slen, suffix) != 0)
+      continue;
+    bw__value value = {BW__VAL_SLOT, (char *)key, NULL, 0};
+    size_t *targets = NULL;
+    size_t count = bw__program_targets(prog, &value, &targets);
+    for (size_t t = 0; t < count; t++)
+      add_root(an, targets[t], &call->loc, entry, runs_on);
+    free(targets);
+  }
+}
+
+static void find_roots(analysis *an) {
+  const bw__program *prog = an->prog;
+  for (size_t n = 0; n < prog->nnodes; n++) {
+    const bw__node *node = &prog->nodes[n];
+    if (node->annotated) {
+      const bw__func_fact *fact = node->def ? node->def : node->decl;
+      add_root(an, n, &fact->loc, "annotate", BW_RUNS_ON_POOL);
+    }
+    for (size_t c = 0; c < node->ncalls; c++) {
+      const bw__call_fact *call = prog->calls[node->calls[c]];
+      const bw__node *callee = bw__program_node(prog, call->callee.ref);
+      if (call->callee.kind != BW__VAL_FUNC || !callee)
+        continue;
+      handoff ways[BW_ENTRY_MAX_CALLBACKS + 2];
+      size_t nways = handoffs_of(an, callee, ways, BW_ENTRY_MAX_CALLBACKS + 2);
+      for (size_t w = 0; w < nways; w++) {
+        if (ways[w].field) {
+          roots_from_field(an, ways[w].field, call, callee->name,
+                           ways[w].runs_on);
+          continue;
+        }
+        if (ways[w].arg < 0 || (size_t)ways[w].arg >= call->nargs)
+          continue;
+        const bw__value *arg = &call->args[ways[w].arg];
+        int param;
+        if (an->wrapper_arg[n] >= 0 &&
+            bw__program_param_of(prog, arg, node->usr, &param) &&
+            param == an->wrapper_arg[n])
+          continue; /* forwarded: the wrapper's callers are the roots */
+        size_t *targets = NULL;
+        size_t count = bw__program_targets(prog, arg, &targets);
+        for (size_t t = 0; t < count; t++)
+          add_root(an, targets[t], &call->loc, callee->name, ways[w].runs_on);
+        free(targets);
+      }
+    }
+  }
+}
+
+/* ---- non-blocking argument conditions ---------------------------------- */
+
+static int cond_holds(const analysis *an, const bw_rule_cond *cond,
+                      const bw__call_fact *call) {
+  if (cond->arg < 0 || (size_t)cond->arg >= call->nargs)
+    return 0;
+  const bw__value *arg = &call->args[cond->arg];
+  size_t *targets = NULL;
+  size_t count;
+  switch (cond->kind) {
+  case BW_COND_EQUALS:
+    return arg->kind == BW__VAL_INT && arg->ival == cond->value;
+  case BW_COND_HAS_FLAG:
+    return arg->kind == BW__VAL_INT && cond->value &&
+           (arg->ival & cond->value) == cond->value;
+  case BW_COND_IS_NULL:
+    return arg->kind == BW__VAL_INT && arg->ival == 0;
+  case BW_COND_NOT_NULL:
+    if (arg->kind == BW__VAL_FUNC)
+      return 1;
+    if (arg->kind == BW__VAL_INT)
+      return arg->ival != 0;
+    if (arg->kind != BW__VAL_SLOT)
+      return 0;
+    /* A callback variable counts when something is known to flow in. */
+    count = bw__program_targets(an->prog, arg, &targets);
+    free(targets);
+    return count > 0;
+  default:
+    /* Descriptor flags and timeout contents are unknown statically:
+     * the call counts as blocking. */
+    return 0;
+  }
+}
+
+static int nonblocking(const analysis *an, const bw_blocking_rule *rule,
+                       const bw__call_fact *call) {
+  for (size_t i = 0; i < rule->n_unless; i++)
+    if (cond_holds(an, &rule->unless[i], call))
+      return 1;
+  return 0;
+}
+
+/* ---- reachability -------------------------------------------------------- */
+
+typedef struct link {
+  size_t parent;  /* node index, or SIZE_MAX for the root */
+  size_t call;    /* index in prog->calls of parent's call to this node */
+  unsigned stamp; /* == current root's stamp when visited */
+} link;
+
+static void add_finding(analysis *an, size_t root_node, const link *links,
+                        size_t node, const bw__call_fact *site,
+                        const bw__loc *loc, const char *callee,
+                        const bw_blocking_rule *rule) {
+  const bw__program *prog = an->prog;
+  const bw__node *cb = &prog->nodes[root_node];
+  const root *r = &an->roots[root_node];
+  bw__finding *f = BW__PUSH(an->out->items, an->out->count, an->out->cap);
+  f->rule = rule;
+  f->callee = callee;
+  f->loc = *loc;
+  f->callback = cb->name;
+  f->callback_usr = cb->usr;
+  const bw__func_fact *cb_fact = cb->def ? cb->def : cb->decl;
+  if (cb_fact)
+    f->callback_loc = cb_fact->loc;
+  else
+    f->callback_loc = r->loc;
+  f->entry = r->entry;
+  f->submit_loc = r->loc;
+  f->runs_on = r->runs_on;
+
+  uint64_t hash = bw__fnv1a(BW__FNV_INIT, rule->id);
+  hash = bw__fnv1a(hash, callee);
+  char stable[512];
+  if (site) {
+    size_t depth = 1;
+    for (size_t n = node; links[n].parent != SIZE_MAX; n = links[n].parent)
+      depth++;
+    f->nchain = depth;
+    f->chain = bw__xcalloc(depth, sizeof(bw__step));
+    size_t at = depth - 1;
+    f->chain[at].loc = site->loc;
+    for (size_t n = node;; n = links[n].parent) {
+      f->chain[at].function = prog->nodes[n].name;
+      f->chain[at].usr = prog->nodes[n].usr;
+      if (links[n].parent == SIZE_MAX)
+        break;
+      f->chain[at - 1].loc = prog->calls[links[n].call]->loc;
+      at--;
+    }
+    f->function = prog->nodes[node].name;
+    for (size_t i = 0; i < f->nchain; i++) {
+      bw__stable_name(bw__program_node(prog, f->chain[i].usr), stable,
+                      sizeof(stable));
+      hash = bw__fnv1a(hash, stable);
+    }
+  } else {
+    /* A blocking function handed over directly: `(GFunc) g_usleep`. */
+    f->function = cb->name;
+    bw__stable_name(cb, stable, sizeof(stable));
+    hash = bw__fnv1a(hash, stable);
+  }
+  snprintf(f->fingerprint, sizeof(f->fingerprint), "%016llx",
+           (unsigned long long)hash);
+  f->message = bw__xasprintf(
+      "'%s' blocks %s: reached from callback '%s'", callee,
+      r->runs_on == BW_RUNS_ON_LOOP ? "the event loop" : "a pool worker",
+      cb->name);
+}
+
+static void visit(link *links, size_t *queue, size_t *tail, size_t node,
+                  size_t parent, size_t call, unsigned stamp) {
+  if (links[node].stamp == stamp)
+    return;
+  links[node].stamp = stamp;
+  links[node].parent = parent;
+  links[node].call = call;
+  queue[(*tail)++] = node;
+}
+
+static void walk_root(analysis *an, size_t root_node, link *links,
+                      size_t *queue, unsigned stamp) {
+  const bw__program *prog = an->prog;
+  const bw__node *cb = &prog->nodes[root_node];
+  if (bw_rules_is_allowed(an->rules, cb->name))
+    return;
+  if (!cb->def) {
+    const bw_blocking_rule *rule = bw_rules_find_blocking(an->rules, cb->name);
+    if (rule)
+      add_finding(an, root_node, links, root_node, NULL,
+                  &an->roots[root_node].loc, cb->name, rule);
+    return;
+  }
+  size_t head = 0, tail = 0;
+  visit(links, queue, &tail, root_node, SIZE_MAX, 0, stamp);
+  while (head < tail) {
+    size_t n = queue[head++];
+    const bw__node *node = &prog->nodes[n];
+    for (size_t c = 0; c < node->ncalls; c++) {
+      size_t call_index = node->calls[c];
+      const bw__call_fact *call = prog->calls[call_index];
+      size_t *targets = NULL;
+      size_t count = bw__program_targets(prog, &call->callee, &targets);
+      for (size_t t = 0; t < count; t++) {
+        const bw__node *callee = &prog->nodes[targets[t]];
+        const bw_blocking_rule *rule =
+            bw_rules_find_blocking(an->rules, callee->name);
+        if (rule) {
+          if (!nonblocking(an, rule, call))
+            add_finding(an, root_node, links, n, call, &call->loc, callee->name,
+                        rule);
+          continue;
+        }
+        if (!callee->def || is_entry(an, callee) ||
+            bw_rules_is_allowed(an->rules, callee->name))
+          continue;
+        visit(links, queue, &tail, targets[t], n, call_index, stamp);
+      }
+      free(targets);
+    }
+  }
+}
+
+void bw__analyze(const bw__program *prog, const bw_rules *rules,
+                 bw__findings *out) {
+  analysis an = {prog, rules, NULL, NULL, NULL, out};
+  size_t n = prog->nnodes;
+  an.wrapper_arg = bw__xmalloc((n + 1) * sizeof(int));
+  for (size_t i = 0; i < n; i++)
+    an.wrapper_arg[i] = -1;
+  an.wrapper_runs_on = bw__xcalloc(n + 1, sizeof(bw_runs_on));
+  an.roots = bw__xcalloc(n + 1, sizeof(root));
+  find_wrappers(&an);
+  find_roots(&an);
+
+  link *links = bw__xcalloc(n + 1, sizeof(link));
+  size_t *queue = bw__xcalloc(n + 1, sizeof(size_t));
+  unsigned stamp = 0;
+  for (size_t i = 0; i < n; i++)
+    if (an.roots[i].set)
+      walk_root(&an, i, links, queue, ++stamp);
+  free(links);
+  free(queue);
+  free(an.wrapper_arg);
+  free(an.wrapper_runs_on);
+  free(an.roots);
+}

@@ -1,0 +1,25 @@
+/* analyze.h - from the merged program to findings: roots (entry call sites,
+ * annotated functions, wrappers), reachability, blocking calls.
+ *
+ * Invariant: the findings borrow from `prog`, which must outlive them.
+ */
+#ifndef BLOCKSCAN_ANALYZE_H
+#define BLOCKSCAN_ANALYZE_H
+
+#include "finding.h"
+#include "program.h"
+
+#include <blockwatch/rules.h>
+
+/* Appends every blocking call reachable from a pool or loop callback to
+ * *out, unsorted and unfiltered except for allow rules and the rules'
+ * non-blocking argument conditions. */
+void bw__analyze(const bw__program *prog, const bw_rules *rules,
+                 bw__findings *out);
+
+/* The fingerprint key of a function: its name, prefixed with its file's
+ * base name when it is static (so it survives code moving and checkouts in
+ * other directories, yet keeps same-name statics apart). Writes into buf. */
+void bw__stable_name(const bw__node *node, char *buf, size_t size);
+
+#endif /* BLOCKSCAN_ANALYZE_H */

@@ -1,0 +1,120 @@
+/* facts.c - freeing TU facts and finding suppression comments in source text.
+ *
+ * The suppression scanner only looks at text, never at libclang, so it is
+ * testable alone and works on any buffer.
+ */
+#include "facts.h"
+
+#include "util.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+void bw__value_free(bw__value *value) {
+  free(value->ref);
+  free(value->name);
+  value->ref = value->name = NULL;
+}
+
+void bw__facts_free(bw__tu_facts *facts) {
+  for (size_t i = 0; i < facts->nfuncs; i++) {
+    free(facts->funcs[i].usr);
+    free(facts->funcs[i].name);
+    free(facts->funcs[i].loc.file);
+  }
+  for (size_t i = 0; i < facts->ncalls; i++) {
+    bw__call_fact *call = &facts->calls[i];
+    free(call->caller);
+    bw__value_free(&call->callee);
+    free(call->loc.file);
+    for (size_t a = 0; a < call->nargs; a++)
+      bw__value_free(&call->args[a]);
+    free(call->args);
+  }
+  for (size_t i = 0; i < facts->nflows; i++) {
+    free(facts->flows[i].slot);
+    bw__value_free(&facts->flows[i].value);
+  }
+  for (size_t i = 0; i < facts->nsuppress; i++) {
+    free(facts->suppress[i].file);
+    free(facts->suppress[i].rule);
+  }
+  for (size_t i = 0; i < facts->ndiags; i++) {
+    free(facts->diags[i].loc.file);
+    free(facts->diags[i].message);
+  }
+  free(facts->funcs);
+  free(facts->calls);
+  free(facts->flows);
+  free(facts->suppress);
+  free(facts->diags);
+  free(facts->file);
+  memset(facts, 0, sizeof(*facts));
+}
+
+/* Adds one suppression; `rule` is the text inside (...), may be NULL. */
+static void add_suppression(bw__tu_facts *facts, const char *file,
+                            unsigned line, const char *rule, size_t rule_len) {
+  bw__suppress_fact *fact =
+      BW__PUSH(facts->suppress, facts->nsuppress, facts->capsuppress);
+  fact->file = bw__xstrdup(file);
+  fact->line = line;
+  if (rule && rule_len) {
+    fact->rule = bw__xmalloc(rule_len + 1);
+    memcpy(fact->rule, rule, rule_len);
+    fact->rule[rule_len] = '\0';
+  }
+}
+
+/* Parses an optional "(rule)" at p; returns the rule span or len 0. */
+static size_t paren_rule(const char *p, const char *end, const char **rule) {
+  if (p >= end || *p != '(')
+    return 0;
+  const char *close = memchr(p, ')', (size_t)(end - p));
+  const char *eol = memchr(p, '\n', (size_t)(end - p));
+  if (!close || (eol && eol < close))
+    return 0;
+  *rule = p + 1;
+  return (size_t)(close - p - 1);
+}
+
+/* Recognises `blockscan-ignore`, `blockscan-ignore(rule)`,
+ * `NOLINT(blockscan-rule)` and `NOLINT(blockscan)`. The NOLINT form names
+ * rules the clang-tidy way, "blockscan-" + rule id. */
+void bw__facts_scan_suppressions(bw__tu_facts *facts, const char *file,
+                                 const char *text, size_t len) {
+  static const char ignore[] = "blockscan-ignore";
+  static const char nolint[] = "NOLINT(blockscan";
+  const char *end = text + len;
+  unsigned line = 1;
+  for (const char *p = text; p < end; p++) {
+    if (*p == '\n') {
+      line++;
+      continue;
+    }
+    if (*p == 'b' && (size_t)(end - p) >= sizeof(ignore) - 1 &&
+        memcmp(p, ignore, sizeof(ignore) - 1) == 0) {
+      const char *after = p + sizeof(ignore) - 1;
+      if (after < end && (isalnum((unsigned char)*after) || *after == '-'))
+        continue;
+      const char *rule = NULL;
+      size_t rule_len = paren_rule(after, end, &rule);
+      add_suppression(facts, file, line, rule, rule_len);
+      p = after - 1;
+    } else if (*p == 'N' && (size_t)(end - p) >= sizeof(nolint) - 1 &&
+               memcmp(p, nolint, sizeof(nolint) - 1) == 0) {
+      const char *after = p + sizeof(nolint) - 1;
+      const char *close = memchr(after, ')', (size_t)(end - after));
+      const char *eol = memchr(after, '\n', (size_t)(end - after));
+      if (!close || (eol && eol < close))
+        continue;
+      if (*after == '-')
+        add_suppression(facts, file, line, after + 1,
+                        (size_t)(close - after - 1));
+      else if (after == close)
+        add_suppression(facts, file, line, NULL, 0);
+      p = close;
+    }
+  }
+}

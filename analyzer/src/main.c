@@ -1,0 +1,265 @@
+/* main.c - blockscan's driver: options, rules, inputs, parallel parsing,
+ * analysis, filters, output, exit status.
+ *
+ * Invariants: the exit status is 2 when anything went wrong (bad options,
+ * rules, inputs, a TU that did not parse) even if findings were printed, else
+ * 1 with findings, else 0; TU facts are stored by input index, so the
+ * result does not depend on which thread parsed what.
+ */
+#include "analyze.h"
+#include "filter.h"
+#include "inputs.h"
+#include "options.h"
+#include "parse.h"
+#include "program.h"
+#include "report.h"
+#include "util.h"
+
+#include <blockwatch/rules.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef BLOCKSCAN_VERSION
+#define BLOCKSCAN_VERSION "0.0.0"
+#endif
+
+/* ---- parallel parsing ---------------------------------------------------- */
+
+typedef struct pool_job {
+  const bw__inputs *inputs;
+  bw__tu_facts *facts;
+  atomic_size_t next; /* next input to take */
+} pool_job;
+
+static void *parse_worker(void *arg) {
+  pool_job *job = arg;
+  bw__parser *parser = bw__parser_new();
+  for (;;) {
+    size_t i = atomic_fetch_add(&job->next, 1);
+    if (i >= job->inputs->count)
+      break;
+    bw__parser_parse(parser, &job->inputs->items[i], &job->facts[i]);
+  }
+  bw__parser_free(parser);
+  return NULL;
+}
+
+static unsigned cpu_count(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (unsigned)n : 1;
+}
+
+/* Parses every input on `jobs` threads (the calling thread is one). */
+static void parse_all(const bw__inputs *inputs, bw__tu_facts *facts,
+                      unsigned jobs) {
+  pool_job job = {inputs, facts, 0};
+  if (jobs > inputs->count)
+    jobs = (unsigned)inputs->count;
+  if (jobs < 1)
+    jobs = 1;
+  pthread_t *threads = bw__xcalloc(jobs, sizeof(pthread_t));
+  unsigned started = 0;
+  for (unsigned t = 1; t < jobs; t++) {
+    if (pthread_create(&threads[t], NULL, parse_worker, &job) != 0)
+      break; /* fewer threads is still correct */
+    started++;
+  }
+  parse_worker(&job);
+  for (unsigned t = 1; t <= started; t++)
+    pthread_join(threads[t], NULL);
+  free(threads);
+}
+
+/* ---- rules -------------------------------------------------------------- */
+
+static void print_rules_error(void *ctx, const bw_rules_error *err) {
+  (void)ctx;
+  fprintf(stderr, "blockscan: %s\n", err->formatted);
+}
+
+/* Loads the embedded packs, then --rules files, then --enable/--disable.
+ * Returns NULL after printing an error. */
+static bw_rules *load_rules(const bw__options *opts, bw__errors *errors) {
+  bw_rules *rules = bw_rules_create();
+  if (!rules) {
+    fputs("blockscan: error: out of memory\n", stderr);
+    return NULL;
+  }
+  bw_rules_set_error_callback(rules, print_rules_error, NULL);
+  int ok = bw_rules_load_default(rules, NULL) == 0;
+  for (size_t i = 0; ok && i < opts->nrules; i++) {
+    if (bw_rules_load_file(rules, opts->rules[i]) != 0) {
+      bw__errors_add(errors, opts->rules[i], 0, 0,
+                     "cannot load this rules file (see above)");
+      ok = 0;
+    }
+  }
+  for (size_t i = 0; ok && i < opts->nenable + opts->ndisable; i++) {
+    int on = i < opts->nenable;
+    const char *name = on ? opts->enable[i] : opts->disable[i - opts->nenable];
+    bw_rule_category cat;
+    if (bw_rule_category_parse(name, &cat) != 0) {
+      fprintf(stderr, "blockscan: error: unknown category '%s' (--%s)\n", name,
+              on ? "enable" : "disable");
+      ok = 0;
+    } else {
+      bw_rules_set_category(rules, cat, on);
+    }
+  }
+  if (!ok) {
+    bw_rules_free(rules);
+    return NULL;
+  }
+  return rules;
+}
+
+/* ---- output -------------------------------------------------------------- */
+
+static int write_report(const bw__options *opts, const bw__report *report,
+                        FILE *out) {
+  int rc = 0;
+  switch (opts->format) {
+  case BW__FORMAT_TEXT:
+    bw__write_text(report, out);
+    break;
+  case BW__FORMAT_JSON:
+    rc = bw__write_json(report, out);
+    break;
+  case BW__FORMAT_SARIF:
+    rc = bw__write_sarif(report, out);
+    break;
+  }
+  if (opts->summary)
+    bw__write_summary(report, opts->format == BW__FORMAT_TEXT ? out : stderr);
+  return rc;
+}
+
+static int use_color(const bw__options *opts, FILE *out) {
+  if (opts->color != BW__COLOR_AUTO)
+    return opts->color == BW__COLOR_ALWAYS;
+  const char *term = getenv("TERM");
+  return out == stdout && isatty(fileno(out)) && !getenv("NO_COLOR") &&
+         !(term && strcmp(term, "dumb") == 0);
+}
+
+/* ---- main ---------------------------------------------------------------- */
+
+static void facts_errors(const bw__tu_facts *facts, size_t n,
+                         bw__errors *errors) {
+  for (size_t t = 0; t < n; t++)
+    for (size_t d = 0; d < facts[t].ndiags; d++) {
+      const bw__diag_fact *diag = &facts[t].diags[d];
+      bw__errors_add(errors, diag->loc.file, diag->loc.line, diag->loc.col,
+                     diag->message);
+    }
+}
+
+int main(int argc, char **argv) {
+  bw__options opts;
+  if (bw__options_parse(&opts, argc, argv) != 0) {
+    fputs("blockscan: try 'blockscan --help'\n", stderr);
+    bw__options_free(&opts);
+    return 2;
+  }
+  if (opts.help || opts.version) {
+    if (opts.help)
+      bw__options_usage(stdout);
+    else
+      printf("blockscan %s\n", BLOCKSCAN_VERSION);
+    bw__options_free(&opts);
+    return 0;
+  }
+  if (opts.npaths == 0 && !opts.build_dir) {
+    fputs("blockscan: error: no input files (give files, directories or "
+          "-p BUILD_DIR)\n",
+          stderr);
+    bw__options_free(&opts);
+    return 2;
+  }
+
+  int status = 0;
+  bw__errors errors = {0};
+  bw_rules *rules = load_rules(&opts, &errors);
+  if (!rules) {
+    for (size_t i = 0; i < errors.count; i++)
+      fprintf(stderr, "blockscan: error: %s: %s\n", errors.items[i].file,
+              errors.items[i].message);
+    bw__errors_free(&errors);
+    bw__options_free(&opts);
+    return 2;
+  }
+
+  bw__inputs inputs;
+  bw__inputs_collect(&opts, &inputs, &errors);
+  bw__tu_facts *facts = bw__xcalloc(inputs.count + 1, sizeof(bw__tu_facts));
+  parse_all(&inputs, facts, opts.jobs ? opts.jobs : cpu_count());
+  facts_errors(facts, inputs.count, &errors);
+
+  bw__program prog;
+  bw__program_build(&prog, facts, inputs.count);
+  bw__findings findings = {0};
+  bw__analyze(&prog, rules, &findings);
+  bw__suppress_apply(&findings, facts, inputs.count);
+  bw__findings_sort(&findings);
+
+  if (opts.baseline && bw__baseline_apply(&findings, opts.baseline) != 0) {
+    char *message =
+        bw__xasprintf("cannot read baseline file: %s", strerror(errno));
+    bw__errors_add(&errors, opts.baseline, 0, 0, message);
+    free(message);
+  }
+  if (opts.write_baseline &&
+      bw__baseline_write(&findings, opts.write_baseline) != 0) {
+    char *message =
+        bw__xasprintf("cannot write baseline file: %s", strerror(errno));
+    bw__errors_add(&errors, opts.write_baseline, 0, 0, message);
+    free(message);
+  }
+
+  FILE *out = stdout;
+  if (opts.output && !(out = fopen(opts.output, "w"))) {
+    fprintf(stderr, "blockscan: error: cannot write '%s': %s\n", opts.output,
+            strerror(errno));
+    out = stdout;
+    status = 2;
+  }
+  char cwd[PATH_MAX];
+  bw__report report = {&findings, &errors, rules, use_color(&opts, out),
+                       getcwd(cwd, sizeof(cwd)) ? cwd : NULL};
+  if (write_report(&opts, &report, out) != 0)
+    status = 2;
+  if (out != stdout && fclose(out) != 0)
+    status = 2;
+  /* Errors also go to stderr when the report is a file or not text. */
+  if (errors.count && (out != stdout || opts.format != BW__FORMAT_TEXT)) {
+    for (size_t i = 0; i < errors.count; i++) {
+      const bw__error *err = &errors.items[i];
+      fprintf(stderr, "%s:%u:%u: error: %s\n",
+              bw__report_path(&report, err->file), err->line, err->col,
+              err->message);
+    }
+  }
+
+  if (errors.count || status)
+    status = 2;
+  else if (findings.count)
+    status = 1;
+
+  bw__findings_free(&findings);
+  bw__program_free(&prog);
+  for (size_t i = 0; i < inputs.count; i++)
+    bw__facts_free(&facts[i]);
+  free(facts);
+  bw__inputs_free(&inputs);
+  bw__errors_free(&errors);
+  bw_rules_free(rules);
+  bw__options_free(&opts);
+  return status;
+}

@@ -1,0 +1,567 @@
+/* parse.c - libclang visitor that extracts TU facts (see facts.h).
+ *
+ * Invariants: every CXString is disposed right where it is read (via
+ * take_string); declarations in system headers are never visited, which
+ * keeps the walk proportional to the user's own code; the context's
+ * func_usr is the USR of the function definition being walked, or NULL at
+ * file scope.
+ */
+#include "parse.h"
+
+#include "util.h"
+
+#include <clang-c/Index.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef BLOCKSCAN_RESOURCE_DIR
+#define BLOCKSCAN_RESOURCE_DIR ""
+#endif
+
+#define ANNOTATION "blockwatch::pool_callback"
+
+struct bw__parser {
+  CXIndex index;
+};
+
+typedef struct visit_ctx {
+  bw__tu_facts *facts;
+  CXTranslationUnit tu;
+  char *func_usr;         /* enclosing definition, NULL at file scope */
+  CXCursor func;          /* its cursor */
+  size_t func_index;      /* its entry in facts->funcs */
+  bw__strmap func_by_usr; /* USR -> index in facts->funcs */
+  bw__strmap scanned;     /* files already scanned for suppressions */
+  char **scanned_keys;    /* owned keys of `scanned` */
+  size_t nscanned, capscanned;
+} visit_ctx;
+
+/* Copies a CXString into a malloc'd string and disposes it. */
+static char *take_string(CXString str) {
+  const char *text = clang_getCString(str);
+  char *copy = bw__xstrdup(text ? text : "");
+  clang_disposeString(str);
+  return copy;
+}
+
+static char *file_name(CXFile file) {
+  if (!file)
+    return NULL;
+  char *name = take_string(clang_File_tryGetRealPathName(file));
+  if (!*name) {
+    free(name);
+    name = take_string(clang_getFileName(file));
+  }
+  return name;
+}
+
+/* Records the suppression comments of `file` once per TU. */
+static void scan_file_once(visit_ctx *ctx, CXFile file, const char *name) {
+  if (bw__strmap_get(&ctx->scanned, name, NULL))
+    return;
+  char **key = BW__PUSH(ctx->scanned_keys, ctx->nscanned, ctx->capscanned);
+  *key = bw__xstrdup(name);
+  bw__strmap_put(&ctx->scanned, *key, 1);
+  size_t size = 0;
+  const char *text = clang_getFileContents(ctx->tu, file, &size);
+  if (text)
+    bw__facts_scan_suppressions(ctx->facts, name, text, size);
+}
+
+/* The expansion location of a cursor: macro uses, not macro bodies. */
+static void cursor_loc(visit_ctx *ctx, CXCursor cursor, bw__loc *out,
+                       int scan) {
+  CXFile file = NULL;
+  clang_getExpansionLocation(clang_getCursorLocation(cursor), &file, &out->line,
+                             &out->col, NULL);
+  out->file = file_name(file);
+  if (scan && out->file)
+    scan_file_once(ctx, file, out->file);
+}
+
+static int in_system_header(CXCursor cursor) {
+  return clang_Location_isInSystemHeader(clang_getCursorLocation(cursor));
+}
+
+/* ---- peeling expressions ---------------------------------------------- */
+
+typedef struct child_pick {
+  CXCursor first, last;
+  int nexpr;
+  CXCursor member_ref; /* last MemberRef child (designators) */
+  int has_member_ref;
+} child_pick;
+
+static enum CXChildVisitResult pick_visitor(CXCursor cursor, CXCursor parent,
+                                            CXClientData data) {
+  (void)parent;
+  child_pick *pick = data;
+  enum CXCursorKind kind = clang_getCursorKind(cursor);
+  if (kind == CXCursor_MemberRef) {
+    pick->member_ref = cursor;
+    pick->has_member_ref = 1;
+  } else if (clang_isExpression(kind)) {
+    if (!pick->nexpr++)
+      pick->first = cursor;
+    pick->last = cursor;
+  }
+  return CXChildVisit_Continue;
+}
+
+static child_pick pick_children(CXCursor cursor) {
+  child_pick pick;
+  memset(&pick, 0, sizeof(pick));
+  clang_visitChildren(cursor, pick_visitor, &pick);
+  return pick;
+}
+
+/* Strips implicit conversions, casts, parentheses, unary & and *, and array
+ * subscripts (a table of handlers), leaving what the value names. */
+static CXCursor peel(CXCursor cursor) {
+  for (int depth = 0; depth < 64; depth++) {
+    enum CXCursorKind kind = clang_getCursorKind(cursor);
+    child_pick pick;
+    switch (kind) {
+    case CXCursor_UnexposedExpr:
+    case CXCursor_ParenExpr:
+    case CXCursor_CStyleCastExpr:
+    case CXCursor_UnaryOperator:
+      pick = pick_children(cursor);
+      if (pick.nexpr != 1 && kind != CXCursor_CStyleCastExpr)
+        return cursor;
+      if (!pick.nexpr)
+        return cursor;
+      cursor = pick.last;
+      break;
+    case CXCursor_ArraySubscriptExpr:
+      pick = pick_children(cursor);
+      if (!pick.nexpr)
+        return cursor;
+      cursor = pick.first;
+      break;
+    default:
+      return cursor;
+    }
+  }
+  return cursor;
+}
+
+static int is_function_kind(enum CXCursorKind kind) {
+  return kind == CXCursor_FunctionDecl;
+}
+
+/* The slot key of a parameter: "<function USR>#<index>". */
+static char *param_slot(CXCursor parm) {
+  CXCursor fn = clang_getCursorSemanticParent(parm);
+  if (!is_function_kind(clang_getCursorKind(fn)))
+    return NULL;
+  int nargs = clang_Cursor_getNumArguments(fn);
+  for (int i = 0; i < nargs; i++) {
+    if (clang_equalCursors(clang_Cursor_getArgument(fn, (unsigned)i), parm)) {
+      char *usr = take_string(clang_getCursorUSR(fn));
+      char *slot = bw__xasprintf("%s#%d", usr, i);
+      free(usr);
+      return slot;
+    }
+  }
+  return NULL;
+}
+
+/* Integer constants, for the rules' "does not block when" conditions. */
+static int eval_int(CXCursor expr, long long *out) {
+  CXEvalResult result = clang_Cursor_Evaluate(expr);
+  if (!result)
+    return 0;
+  int ok = clang_EvalResult_getKind(result) == CXEval_Int;
+  if (ok)
+    *out = clang_EvalResult_getAsLongLong(result);
+  clang_EvalResult_dispose(result);
+  return ok;
+}
+
+/* Worth asking libclang to evaluate: literals, operators and enumerators
+ * (macros such as WNOHANG or FALSE expand to these). */
+static int maybe_constant(CXCursor peeled) {
+  switch (clang_getCursorKind(peeled)) {
+  case CXCursor_IntegerLiteral:
+  case CXCursor_CharacterLiteral:
+  case CXCursor_BinaryOperator:
+  case CXCursor_UnaryOperator:
+  case CXCursor_CXXBoolLiteralExpr:
+    return 1;
+  case CXCursor_DeclRefExpr:
+    return clang_getCursorKind(clang_getCursorReferenced(peeled)) ==
+           CXCursor_EnumConstantDecl;
+  default:
+    return 0;
+  }
+}
+
+/* Describes what expression `expr` denotes. */
+static void value_of(CXCursor expr, bw__value *out) {
+  memset(out, 0, sizeof(*out));
+  CXCursor peeled = peel(expr);
+  enum CXCursorKind kind = clang_getCursorKind(peeled);
+  if (kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr) {
+    CXCursor ref = clang_getCursorReferenced(peeled);
+    enum CXCursorKind ref_kind = clang_getCursorKind(ref);
+    if (is_function_kind(ref_kind)) {
+      out->kind = BW__VAL_FUNC;
+      out->ref = take_string(clang_getCursorUSR(ref));
+    } else if (ref_kind == CXCursor_VarDecl || ref_kind == CXCursor_FieldDecl) {
+      out->kind = BW__VAL_SLOT;
+      out->ref = take_string(clang_getCursorUSR(ref));
+    } else if (ref_kind == CXCursor_ParmDecl) {
+      out->ref = param_slot(ref);
+      out->kind = out->ref ? BW__VAL_SLOT : BW__VAL_OTHER;
+    }
+    if (out->kind != BW__VAL_OTHER) {
+      out->name = take_string(clang_getCursorSpelling(ref));
+      return;
+    }
+  }
+  if (maybe_constant(peeled) && eval_int(expr, &out->ival))
+    out->kind = BW__VAL_INT;
+}
+
+static int holds_function(const bw__value *value) {
+  return value->kind == BW__VAL_FUNC || value->kind == BW__VAL_SLOT;
+}
+
+/* Records "slot may hold value" when value names a function or slot;
+ * takes ownership of value's strings. */
+static void add_flow(visit_ctx *ctx, const char *slot, bw__value *value) {
+  if (!slot || !*slot || !holds_function(value)) {
+    bw__value_free(value);
+    return;
+  }
+  bw__flow_fact *flow =
+      BW__PUSH(ctx->facts->flows, ctx->facts->nflows, ctx->facts->capflows);
+  flow->slot = bw__xstrdup(slot);
+  flow->value = *value;
+}
+
+/* ---- the facts of each construct ---------------------------------------- */
+
+static void record_function(visit_ctx *ctx, CXCursor cursor) {
+  char *usr = take_string(clang_getCursorUSR(cursor));
+  int is_def = clang_isCursorDefinition(cursor);
+  size_t index;
+  bw__func_fact *fact;
+  if (bw__strmap_get(&ctx->func_by_usr, usr, &index)) {
+    fact = &ctx->facts->funcs[index];
+    free(usr);
+    if (!is_def || fact->is_def) {
+      ctx->func_index = index;
+      return;
+    }
+    free(fact->loc.file);
+  } else {
+    index = ctx->facts->nfuncs;
+    fact =
+        BW__PUSH(ctx->facts->funcs, ctx->facts->nfuncs, ctx->facts->capfuncs);
+    fact->usr = usr;
+    fact->name = take_string(clang_getCursorSpelling(cursor));
+    bw__strmap_put(&ctx->func_by_usr, fact->usr, index);
+  }
+  fact->is_def = is_def;
+  fact->is_static = clang_getCursorLinkage(cursor) == CXLinkage_Internal;
+  fact->nparams = clang_Cursor_getNumArguments(cursor);
+  cursor_loc(ctx, cursor, &fact->loc, 0);
+  ctx->func_index = index;
+}
+
+static void record_call(visit_ctx *ctx, CXCursor call) {
+  child_pick pick = pick_children(call);
+  if (!pick.nexpr)
+    return;
+  bw__call_fact *fact =
+      BW__PUSH(ctx->facts->calls, ctx->facts->ncalls, ctx->facts->capcalls);
+  fact->caller = bw__xstrdup(ctx->func_usr);
+  value_of(pick.first, &fact->callee);
+  cursor_loc(ctx, call, &fact->loc, 1);
+  int nargs = clang_Cursor_getNumArguments(call);
+  if (nargs > 0) {
+    fact->nargs = (size_t)nargs;
+    fact->args = bw__xcalloc(fact->nargs, sizeof(bw__value));
+    for (int i = 0; i < nargs; i++)
+      value_of(clang_Cursor_getArgument(call, (unsigned)i), &fact->args[i]);
+  }
+}
+
+static void record_var_init(visit_ctx *ctx, CXCursor var) {
+  child_pick pick = pick_children(var);
+  if (!pick.nexpr || clang_getCursorKind(pick.last) == CXCursor_InitListExpr)
+    return;
+  bw__value value;
+  value_of(pick.last, &value);
+  char *usr = take_string(clang_getCursorUSR(var));
+  add_flow(ctx, usr, &value);
+  free(usr);
+}
+
+static int is_function_pointer(CXType type) {
+  type = clang_getCanonicalType(type);
+  if (type.kind != CXType_Pointer)
+    return 0;
+  CXType pointee = clang_getCanonicalType(clang_getPointeeType(type));
+  return pointee.kind == CXType_FunctionProto ||
+         pointee.kind == CXType_FunctionNoProto;
+}
+
+/* `lhs = rhs` of function-pointer type. Comparisons have type int, so the
+ * result type tells an assignment from them without tokenising. */
+static void record_assignment(visit_ctx *ctx, CXCursor binop) {
+  if (!is_function_pointer(clang_getCursorType(binop)))
+    return;
+  child_pick pick = pick_children(binop);
+  if (pick.nexpr != 2)
+    return;
+  bw__value lhs, rhs;
+  value_of(pick.first, &lhs);
+  value_of(pick.last, &rhs);
+  if (lhs.kind == BW__VAL_SLOT)
+    add_flow(ctx, lhs.ref, &rhs);
+  else
+    bw__value_free(&rhs);
+  bw__value_free(&lhs);
+}
+
+typedef struct field_list {
+  CXCursor *fields;
+  size_t count, cap;
+} field_list;
+
+static enum CXVisitorResult field_visitor(CXCursor field, CXClientData data) {
+  field_list *list = data;
+  *BW__PUSH(list->fields, list->count, list->cap) = field;
+  return CXVisit_Continue;
+}
+
+typedef struct init_ctx {
+  visit_ctx *ctx;
+  field_list fields;
+  size_t next;      /* positional field index */
+  const char *slot; /* for arrays: the variable they initialise */
+} init_ctx;
+
+static enum CXChildVisitResult init_visitor(CXCursor cursor, CXCursor parent,
+                                            CXClientData data) {
+  (void)parent;
+  init_ctx *init = data;
+  if (!clang_isExpression(clang_getCursorKind(cursor)))
+    return CXChildVisit_Continue;
+  CXCursor target = clang_getNullCursor();
+  child_pick pick = pick_children(cursor);
+  CXCursor expr = cursor;
+  if (pick.has_member_ref && pick.nexpr) {
+    /* A designated initialiser: `.field = value`. */
+    target = clang_getCursorReferenced(pick.member_ref);
+    expr = pick.last;
+    for (size_t i = 0; i < init->fields.count; i++)
+      if (clang_equalCursors(init->fields.fields[i], target))
+        init->next = i;
+  } else if (init->next < init->fields.count) {
+    target = init->fields.fields[init->next];
+  }
+  init->next++;
+  if (clang_getCursorKind(expr) == CXCursor_InitListExpr)
+    return CXChildVisit_Continue;
+  bw__value value;
+  value_of(expr, &value);
+  if (!clang_Cursor_isNull(target)) {
+    char *usr = take_string(clang_getCursorUSR(target));
+    add_flow(init->ctx, usr, &value);
+    free(usr);
+  } else {
+    add_flow(init->ctx, init->slot, &value);
+  }
+  return CXChildVisit_Continue;
+}
+
+/* `{ .cb = work }` flows into field cb; `{ a, b }` of an array variable
+ * flows into the variable. Nested lists are visited on their own. */
+static void record_init_list(visit_ctx *ctx, CXCursor list, CXCursor parent) {
+  CXType type = clang_getCanonicalType(clang_getCursorType(list));
+  init_ctx init;
+  memset(&init, 0, sizeof(init));
+  init.ctx = ctx;
+  char *slot = NULL;
+  if (type.kind == CXType_Record) {
+    clang_Type_visitFields(type, field_visitor, &init.fields);
+  } else if (clang_getCursorKind(parent) == CXCursor_VarDecl) {
+    slot = take_string(clang_getCursorUSR(parent));
+    init.slot = slot;
+  } else {
+    return;
+  }
+  clang_visitChildren(list, init_visitor, &init);
+  free(init.fields.fields);
+  free(slot);
+}
+
+static enum CXChildVisitResult body_visitor(CXCursor cursor, CXCursor parent,
+                                            CXClientData data) {
+  visit_ctx *ctx = data;
+  switch (clang_getCursorKind(cursor)) {
+  case CXCursor_AnnotateAttr: {
+    char *text = take_string(clang_getCursorSpelling(cursor));
+    if (strcmp(text, ANNOTATION) == 0)
+      ctx->facts->funcs[ctx->func_index].annotated = 1;
+    free(text);
+    return CXChildVisit_Continue;
+  }
+  case CXCursor_CallExpr:
+    record_call(ctx, cursor);
+    break;
+  case CXCursor_VarDecl:
+    record_var_init(ctx, cursor);
+    break;
+  case CXCursor_BinaryOperator:
+    record_assignment(ctx, cursor);
+    break;
+  case CXCursor_InitListExpr:
+    record_init_list(ctx, cursor, parent);
+    break;
+  default:
+    break;
+  }
+  return CXChildVisit_Recurse;
+}
+
+/* File scope: functions (with their bodies) and variable initialisers. */
+static enum CXChildVisitResult top_visitor(CXCursor cursor, CXCursor parent,
+                                           CXClientData data) {
+  (void)parent;
+  visit_ctx *ctx = data;
+  if (in_system_header(cursor))
+    return CXChildVisit_Continue;
+  switch (clang_getCursorKind(cursor)) {
+  case CXCursor_FunctionDecl:
+    record_function(ctx, cursor);
+    if (clang_isCursorDefinition(cursor)) {
+      ctx->func_usr = ctx->facts->funcs[ctx->func_index].usr;
+      ctx->func = cursor;
+    }
+    /* Prototypes are walked too, for their annotate attributes; calls can
+     * only appear in bodies, so func_usr stays NULL there. */
+    clang_visitChildren(cursor, body_visitor, ctx);
+    ctx->func_usr = NULL;
+    return CXChildVisit_Continue;
+  case CXCursor_VarDecl:
+    record_var_init(ctx, cursor);
+    clang_visitChildren(cursor, body_visitor, ctx);
+    return CXChildVisit_Continue;
+  case CXCursor_LinkageSpec:
+    return CXChildVisit_Recurse;
+  default:
+    return CXChildVisit_Continue;
+  }
+}
+
+/* ---- driving one parse -------------------------------------------------- */
+
+static void add_diag(bw__tu_facts *facts, const char *file, unsigned line,
+                     unsigned col, const char *message) {
+  bw__diag_fact *diag = BW__PUSH(facts->diags, facts->ndiags, facts->capdiags);
+  diag->loc.file = file ? bw__xstrdup(file) : NULL;
+  diag->loc.line = line;
+  diag->loc.col = col;
+  diag->message = bw__xstrdup(message);
+}
+
+/* Decodes libclang's diagnostics in one place: errors fail the TU. */
+static void collect_diagnostics(CXTranslationUnit tu, bw__tu_facts *facts) {
+  unsigned count = clang_getNumDiagnostics(tu);
+  for (unsigned i = 0; i < count; i++) {
+    CXDiagnostic diag = clang_getDiagnostic(tu, i);
+    if (clang_getDiagnosticSeverity(diag) >= CXDiagnostic_Error) {
+      CXFile file = NULL;
+      unsigned line = 0, col = 0;
+      clang_getSpellingLocation(clang_getDiagnosticLocation(diag), &file, &line,
+                                &col, NULL);
+      char *name = file_name(file);
+      char *text = take_string(clang_getDiagnosticSpelling(diag));
+      add_diag(facts, name ? name : facts->file, line, col, text);
+      free(name);
+      free(text);
+      facts->failed = 1;
+    }
+    clang_disposeDiagnostic(diag);
+  }
+}
+
+bw__parser *bw__parser_new(void) {
+  bw__parser *parser = bw__xcalloc(1, sizeof(*parser));
+  parser->index = clang_createIndex(0, 0);
+  return parser;
+}
+
+void bw__parser_free(bw__parser *parser) {
+  if (!parser)
+    return;
+  clang_disposeIndex(parser->index);
+  free(parser);
+}
+
+void bw__parser_parse(bw__parser *parser, const bw__tu_input *input,
+                      bw__tu_facts *out) {
+  memset(out, 0, sizeof(*out));
+  out->file = bw__xstrdup(input->file);
+  if (access(input->file, R_OK) != 0) {
+    char *message =
+        bw__xasprintf("cannot read source file: %s", strerror(errno));
+    add_diag(out, input->file, 0, 0, message);
+    free(message);
+    out->failed = 1;
+    return;
+  }
+  /* The compile command's flags, then what libclang needs on top: the
+   * command's working directory (relative -I paths), clang's builtin
+   * headers, and no warnings (only errors matter; -Werror must not fail a
+   * TU). */
+  size_t nargs = 0;
+  const char **args = bw__xcalloc(input->nargs + 8, sizeof(char *));
+  if (input->directory) {
+    args[nargs++] = "-working-directory";
+    args[nargs++] = input->directory;
+  }
+  for (size_t i = 0; i < input->nargs; i++)
+    args[nargs++] = input->args[i];
+  if (*BLOCKSCAN_RESOURCE_DIR) {
+    args[nargs++] = "-isystem";
+    args[nargs++] = BLOCKSCAN_RESOURCE_DIR;
+  }
+  args[nargs++] = "-w";
+  args[nargs++] = "-Wno-error";
+
+  CXTranslationUnit tu = NULL;
+  enum CXErrorCode err = clang_parseTranslationUnit2(
+      parser->index, input->file, args, (int)nargs, NULL, 0,
+      CXTranslationUnit_IgnoreNonErrorsFromIncludedFiles, &tu);
+  free(args);
+  if (err != CXError_Success || !tu) {
+    char *message =
+        bw__xasprintf("libclang could not parse this file (error %d)", err);
+    add_diag(out, input->file, 0, 0, message);
+    free(message);
+    out->failed = 1;
+    return;
+  }
+  collect_diagnostics(tu, out);
+
+  visit_ctx ctx;
+  memset(&ctx, 0, sizeof(ctx));
+  ctx.facts = out;
+  ctx.tu = tu;
+  clang_visitChildren(clang_getTranslationUnitCursor(tu), top_visitor, &ctx);
+  bw__strmap_free(&ctx.func_by_usr);
+  bw__strmap_free(&ctx.scanned);
+  for (size_t i = 0; i < ctx.nscanned; i++)
+    free(ctx.scanned_keys[i]);
+  free(ctx.scanned_keys);
+  clang_disposeTranslationUnit(tu);
+}

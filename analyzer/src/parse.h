@@ -1,0 +1,34 @@
+/* parse.h - turns one translation unit into TU facts. The only part of
+ * blockscan that touches libclang.
+ *
+ * Invariants: a bw__parser is used by one thread at a time (each worker
+ * thread owns one, with its own CXIndex); each TU is disposed before
+ * bw__parser_parse returns, so memory stays bounded by one TU per thread.
+ */
+#ifndef BLOCKSCAN_PARSE_H
+#define BLOCKSCAN_PARSE_H
+
+#include "facts.h"
+
+/* One translation unit to parse: the source file and the compiler arguments
+ * (without the compiler itself, the source file, -c and -o). */
+typedef struct bw__tu_input {
+  char *file;      /* absolute path */
+  char *directory; /* working directory of the compile command, or NULL */
+  char **args;
+  size_t nargs;
+} bw__tu_input;
+
+typedef struct bw__parser bw__parser;
+
+/* Creates a parser with its own libclang index. */
+bw__parser *bw__parser_new(void);
+
+/* Parses `input` and fills *out (zeroed first). A TU that does not parse
+ * sets out->failed and out->diags; it never aborts the run. */
+void bw__parser_parse(bw__parser *parser, const bw__tu_input *input,
+                      bw__tu_facts *out);
+
+void bw__parser_free(bw__parser *parser);
+
+#endif /* BLOCKSCAN_PARSE_H */

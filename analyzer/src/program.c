@@ -1,0 +1,217 @@
+/* program.c - merging TU facts into one call graph and the slot flows.
+ *
+ * Invariant: a call argument that names a function or slot also flows into
+ * the callee's parameter slot "<callee USR>#<i>", so a call through a
+ * parameter reaches whatever callers pass in (context-insensitive).
+ */
+#include "program.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bw__node *bw__program_node(const bw__program *prog, const char *usr) {
+  size_t index;
+  if (!usr || !bw__strmap_get(&prog->node_by_usr, usr, &index))
+    return NULL;
+  return &prog->nodes[index];
+}
+
+static bw__node *node_for(bw__program *prog, const char *usr,
+                          const char *name) {
+  bw__node *node = bw__program_node(prog, usr);
+  if (node)
+    return node;
+  node = BW__PUSH(prog->nodes, prog->nnodes, prog->capnodes);
+  node->usr = usr;
+  node->name = name;
+  bw__strmap_put(&prog->node_by_usr, usr, prog->nnodes - 1);
+  return node;
+}
+
+static bw__slot *slot_for(bw__program *prog, const char *key) {
+  size_t index;
+  if (bw__strmap_get(&prog->slot_by_key, key, &index))
+    return &prog->slots[index];
+  bw__slot *slot = BW__PUSH(prog->slots, prog->nslots, prog->capslots);
+  slot->key = key;
+  bw__strmap_put(&prog->slot_by_key, key, prog->nslots - 1);
+  return slot;
+}
+
+static void add_value(bw__program *prog, const char *key,
+                      const bw__value *value) {
+  bw__slot *slot = slot_for(prog, key);
+  *BW__PUSH(slot->values, slot->nvalues, slot->capvalues) = value;
+}
+
+/* First pass: functions, so definitions are known before calls. */
+static void merge_functions(bw__program *prog, const bw__tu_facts *tus,
+                            size_t ntus) {
+  for (size_t t = 0; t < ntus; t++) {
+    if (tus[t].failed)
+      continue;
+    for (size_t i = 0; i < tus[t].nfuncs; i++) {
+      const bw__func_fact *fact = &tus[t].funcs[i];
+      bw__node *node = node_for(prog, fact->usr, fact->name);
+      if (!node->decl)
+        node->decl = fact;
+      if (fact->is_def && !node->def) {
+        node->def = fact;
+        node->def_tu = t;
+      }
+      node->annotated |= fact->annotated;
+    }
+  }
+}
+
+static void merge_calls(bw__program *prog, const bw__tu_facts *tus,
+                        size_t ntus) {
+  for (size_t t = 0; t < ntus; t++) {
+    if (tus[t].failed)
+      continue;
+    for (size_t i = 0; i < tus[t].ncalls; i++) {
+      const bw__call_fact *call = &tus[t].calls[i];
+      bw__node *caller = bw__program_node(prog, call->caller);
+      if (!caller || caller->def_tu != t)
+        continue; /* a second copy of a header function's body */
+      size_t index = prog->ncalls;
+      *BW__PUSH(prog->calls, prog->ncalls, prog->capcalls) = call;
+      *BW__PUSH(caller->calls, caller->ncalls, caller->capcalls) = index;
+      if (call->callee.kind == BW__VAL_FUNC)
+        node_for(prog, call->callee.ref, call->callee.name);
+      for (size_t a = 0; a < call->nargs; a++) {
+        const bw__value *arg = &call->args[a];
+        if (arg->kind == BW__VAL_FUNC)
+          node_for(prog, arg->ref, arg->name);
+        if (call->callee.kind != BW__VAL_FUNC ||
+            (arg->kind != BW__VAL_FUNC && arg->kind != BW__VAL_SLOT))
+          continue;
+        char *key = bw__xasprintf("%s#%zu", call->callee.ref, a);
+        *BW__PUSH(prog->owned, prog->nowned, prog->capowned) = key;
+        add_value(prog, key, arg);
+      }
+    }
+    for (size_t i = 0; i < tus[t].nflows; i++) {
+      const bw__flow_fact *flow = &tus[t].flows[i];
+      add_value(prog, flow->slot, &flow->value);
+      if (flow->value.kind == BW__VAL_FUNC)
+        node_for(prog, flow->value.ref, flow->value.name);
+    }
+  }
+}
+
+void bw__program_build(bw__program *prog, const bw__tu_facts *tus,
+                       size_t ntus) {
+  memset(prog, 0, sizeof(*prog));
+  merge_functions(prog, tus, ntus);
+  merge_calls(prog, tus, ntus);
+}
+
+void bw__program_free(bw__program *prog) {
+  for (size_t i = 0; i < prog->nnodes; i++)
+    free(prog->nodes[i].calls);
+  for (size_t i = 0; i < prog->nslots; i++)
+    free(prog->slots[i].values);
+  for (size_t i = 0; i < prog->nowned; i++)
+    free(prog->owned[i]);
+  free(prog->nodes);
+  free(prog->calls);
+  free(prog->slots);
+  free(prog->owned);
+  bw__strmap_free(&prog->node_by_usr);
+  bw__strmap_free(&prog->slot_by_key);
+  memset(prog, 0, sizeof(*prog));
+}
+
+/* Depth-first walk over slot flows; `seen` marks slots (cycles end). */
+typedef struct walk {
+  const bw__program *prog;
+  unsigned char *seen_slot;
+  unsigned char *seen_node;
+  size_t *out;
+  size_t count, cap;
+} walk;
+
+static void walk_value(walk *w, const bw__value *value) {
+  size_t index;
+  if (value->kind == BW__VAL_FUNC) {
+    if (bw__strmap_get(&w->prog->node_by_usr, value->ref, &index) &&
+        !w->seen_node[index]) {
+      w->seen_node[index] = 1;
+      *BW__PUSH(w->out, w->count, w->cap) = index;
+    }
+  } else if (value->kind == BW__VAL_SLOT) {
+    if (!bw__strmap_get(&w->prog->slot_by_key, value->ref, &index) ||
+        w->seen_slot[index])
+      return;
+    w->seen_slot[index] = 1;
+    const bw__slot *slot = &w->prog->slots[index];
+    for (size_t i = 0; i < slot->nvalues; i++)
+      walk_value(w, slot->values[i]);
+  }
+}
+
+static int compare_size(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+size_t bw__program_targets(const bw__program *prog, const bw__value *value,
+                           size_t **out) {
+  walk w = {prog,
+            bw__xcalloc(prog->nslots + 1, 1),
+            bw__xcalloc(prog->nnodes + 1, 1),
+            NULL,
+            0,
+            0};
+  walk_value(&w, value);
+  free(w.seen_slot);
+  free(w.seen_node);
+  /* Node order, so everything downstream is deterministic. */
+  if (w.count)
+    qsort(w.out, w.count, sizeof(size_t), compare_size);
+  *out = w.out;
+  return w.count;
+}
+
+/* Is `key` the slot "<usr>#<n>"? */
+static int param_key(const char *key, const char *usr, int *param) {
+  size_t len = strlen(usr);
+  if (strncmp(key, usr, len) != 0 || key[len] != '#')
+    return 0;
+  char *end = NULL;
+  long n = strtol(key + len + 1, &end, 10);
+  if (*end || n < 0)
+    return 0;
+  *param = (int)n;
+  return 1;
+}
+
+/* Follows slot-to-slot flows only, looking for a parameter of usr. */
+static int find_param(const bw__program *prog, const char *key, const char *usr,
+                      int *param, unsigned char *seen) {
+  if (param_key(key, usr, param))
+    return 1;
+  size_t index;
+  if (!bw__strmap_get(&prog->slot_by_key, key, &index) || seen[index])
+    return 0;
+  seen[index] = 1;
+  const bw__slot *slot = &prog->slots[index];
+  for (size_t i = 0; i < slot->nvalues; i++) {
+    const bw__value *value = slot->values[i];
+    if (value->kind == BW__VAL_SLOT &&
+        find_param(prog, value->ref, usr, param, seen))
+      return 1;
+  }
+  return 0;
+}
+
+int bw__program_param_of(const bw__program *prog, const bw__value *value,
+                         const char *usr, int *param) {
+  if (value->kind != BW__VAL_SLOT)
+    return 0;
+  unsigned char *seen = bw__xcalloc(prog->nslots + 1, 1);
+  int found = find_param(prog, value->ref, usr, param, seen);
+  free(seen);
+  return found;
+}

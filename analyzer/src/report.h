@@ -1,0 +1,42 @@
+/* report.h - writing the findings: text (clang style), JSON, SARIF 2.1.0,
+ * the --summary tables and baselines.
+ *
+ * Invariants: writers print findings in list order (the caller sorts);
+ * file paths are printed relative to the current directory when the file is
+ * under it, so golden files do not depend on where the tree is checked out.
+ */
+#ifndef BLOCKSCAN_REPORT_H
+#define BLOCKSCAN_REPORT_H
+
+#include "finding.h"
+
+#include <stdio.h>
+
+typedef struct bw__report {
+  const bw__findings *findings;
+  const bw__errors *errors;
+  const bw_rules *rules;
+  int color;           /* text: ANSI colours */
+  const char *srcroot; /* absolute directory that paths are relative to */
+} bw__report;
+
+/* The path to print for `file`: relative to srcroot when under it. Returns
+ * a pointer into file or to a static "<unknown>". */
+const char *bw__report_path(const bw__report *report, const char *file);
+
+void bw__write_text(const bw__report *report, FILE *out);
+/* Return 0, or -1 when jansson could not write. */
+int bw__write_json(const bw__report *report, FILE *out);
+int bw__write_sarif(const bw__report *report, FILE *out);
+
+/* Counts per rule, per directory and the top callbacks. */
+void bw__write_summary(const bw__report *report, FILE *out);
+
+/* Baselines: one "fingerprint rule function" line per finding. */
+int bw__baseline_write(const bw__findings *findings, const char *path);
+/* Removes the findings whose fingerprint is in the file (each line
+ * removes at most one finding, so new copies of a baselined problem still
+ * show). Returns 0 or -1 when the file cannot be read. */
+int bw__baseline_apply(bw__findings *findings, const char *path);
+
+#endif /* BLOCKSCAN_REPORT_H */

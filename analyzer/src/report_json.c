@@ -1,0 +1,124 @@
+/* report_json.c - the JSON report (version 1) and baselines.
+ *
+ * Invariant: key names are a contract read by other tools and tests:
+ * {"version":1,"findings":[{"file","line","column","rule","function",
+ * "category","severity","message","hint","callback":{"name","file","line"},
+ * "submit":{"entry","file","line","column"},"chain":[{"function","file",
+ * "line","column"}],"fingerprint"}],"errors":[{"file","line","column",
+ * "message"}]}. Add keys, never rename them.
+ */
+#include "report.h"
+
+#include "util.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+static json_t *str(const char *text) {
+  return json_string(text ? text : "");
+}
+
+static void set_loc(json_t *obj, const bw__report *report, const bw__loc *loc,
+                    int with_column) {
+  json_object_set_new(obj, "file", str(bw__report_path(report, loc->file)));
+  json_object_set_new(obj, "line", json_integer(loc->line));
+  if (with_column)
+    json_object_set_new(obj, "column", json_integer(loc->col));
+}
+
+static json_t *finding_json(const bw__report *report, const bw__finding *f) {
+  json_t *obj = json_object();
+  set_loc(obj, report, &f->loc, 1);
+  json_object_set_new(obj, "rule", str(f->rule->id));
+  json_object_set_new(obj, "function", str(f->callee));
+  json_object_set_new(obj, "category",
+                      str(bw_rule_category_name(f->rule->category)));
+  json_object_set_new(obj, "severity",
+                      str(bw_rule_severity_name(f->rule->severity)));
+  json_object_set_new(obj, "message", str(f->message));
+  json_object_set_new(obj, "hint", str(f->rule->hint));
+  json_object_set_new(obj, "runs_on", str(bw_runs_on_name(f->runs_on)));
+  json_t *cb = json_object();
+  json_object_set_new(cb, "name", str(f->callback));
+  set_loc(cb, report, &f->callback_loc, 0);
+  json_object_set_new(obj, "callback", cb);
+  json_t *submit = json_object();
+  json_object_set_new(submit, "entry", str(f->entry));
+  set_loc(submit, report, &f->submit_loc, 1);
+  json_object_set_new(obj, "submit", submit);
+  json_t *chain = json_array();
+  for (size_t s = 0; s < f->nchain; s++) {
+    json_t *step = json_object();
+    json_object_set_new(step, "function", str(f->chain[s].function));
+    set_loc(step, report, &f->chain[s].loc, 1);
+    json_array_append_new(chain, step);
+  }
+  json_object_set_new(obj, "chain", chain);
+  json_object_set_new(obj, "fingerprint", str(f->fingerprint));
+  return obj;
+}
+
+int bw__write_json(const bw__report *report, FILE *out) {
+  json_t *root = json_object();
+  json_object_set_new(root, "version", json_integer(1));
+  json_t *findings = json_array();
+  for (size_t i = 0; i < report->findings->count; i++)
+    json_array_append_new(findings,
+                          finding_json(report, &report->findings->items[i]));
+  json_object_set_new(root, "findings", findings);
+  json_t *errors = json_array();
+  for (size_t i = 0; i < report->errors->count; i++) {
+    const bw__error *err = &report->errors->items[i];
+    json_t *obj = json_object();
+    json_object_set_new(obj, "file", str(bw__report_path(report, err->file)));
+    json_object_set_new(obj, "line", json_integer(err->line));
+    json_object_set_new(obj, "column", json_integer(err->col));
+    json_object_set_new(obj, "message", str(err->message));
+    json_array_append_new(errors, obj);
+  }
+  json_object_set_new(root, "errors", errors);
+  int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  fputc('\n', out);
+  json_decref(root);
+  return rc == 0 ? 0 : -1;
+}
+
+int bw__baseline_write(const bw__findings *findings, const char *path) {
+  FILE *out = fopen(path, "w");
+  if (!out)
+    return -1;
+  fputs("# blockscan baseline: fingerprint rule function callback\n", out);
+  for (size_t i = 0; i < findings->count; i++) {
+    const bw__finding *f = &findings->items[i];
+    fprintf(out, "%s %s %s %s\n", f->fingerprint, f->rule->id, f->callee,
+            f->callback);
+  }
+  return fclose(out) == 0 ? 0 : -1;
+}
+
+int bw__baseline_apply(bw__findings *findings, const char *path) {
+  FILE *in = fopen(path, "r");
+  if (!in)
+    return -1;
+  char line[1024];
+  while (fgets(line, sizeof(line), in)) {
+    if (line[0] == '#' || line[0] == '\n')
+      continue;
+    char print[17];
+    size_t len = strcspn(line, " \t\n");
+    if (len != 16)
+      continue;
+    memcpy(print, line, 16);
+    print[16] = '\0';
+    for (size_t i = 0; i < findings->count; i++) {
+      if (strcmp(findings->items[i].fingerprint, print) == 0) {
+        bw__findings_remove(findings, i);
+        break;
+      }
+    }
+  }
+  fclose(in);
+  return 0;
+}

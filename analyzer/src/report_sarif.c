@@ -1,0 +1,247 @@
+/* report_sarif.c - SARIF 2.1.0 as GitHub code scanning accepts it.
+ *
+ * Invariants: tool.driver.rules holds one rule per category, in the
+ * category order of <blockwatch/rules.h>, so ruleIndex is stable; every
+ * location under the source root is a relative URI with uriBaseId
+ * %SRCROOT% (defined in originalUriBaseIds), others are absolute file://
+ * URIs; the chain is the one threadFlow of the one codeFlow; the submit site
+ * is relatedLocations[0].
+ */
+#include "report.h"
+
+#include "util.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef BLOCKSCAN_VERSION
+#define BLOCKSCAN_VERSION "0.0.0"
+#endif
+
+#define INFORMATION_URI "https://github.com/blockwatch/blockwatch"
+
+static json_t *text(const char *value) {
+  json_t *obj = json_object();
+  json_object_set_new(obj, "text", json_string(value ? value : ""));
+  return obj;
+}
+
+/* Percent-encodes what may not appear raw in a URI path. */
+static char *uri_path(const char *path) {
+  size_t len = strlen(path);
+  char *out = bw__xmalloc(len * 3 + 1);
+  size_t o = 0;
+  for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+    if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+        (*p >= '0' && *p <= '9') || strchr("/-._~+", *p)) {
+      out[o++] = (char)*p;
+    } else {
+      static const char hex[] = "0123456789ABCDEF";
+      out[o++] = '%';
+      out[o++] = hex[*p >> 4];
+      out[o++] = hex[*p & 15];
+    }
+  }
+  out[o] = '\0';
+  return out;
+}
+
+static json_t *physical(const bw__report *report, const bw__loc *loc) {
+  json_t *artifact = json_object();
+  const char *shown = bw__report_path(report, loc->file);
+  char *encoded = uri_path(shown);
+  if (loc->file && shown != loc->file) {
+    json_object_set_new(artifact, "uri", json_string(encoded));
+    json_object_set_new(artifact, "uriBaseId", json_string("%SRCROOT%"));
+  } else {
+    char *uri = bw__xasprintf("file://%s", encoded);
+    json_object_set_new(artifact, "uri", json_string(uri));
+    free(uri);
+  }
+  free(encoded);
+  json_t *region = json_object();
+  json_object_set_new(region, "startLine",
+                      json_integer(loc->line ? loc->line : 1));
+  if (loc->col)
+    json_object_set_new(region, "startColumn", json_integer(loc->col));
+  json_t *phys = json_object();
+  json_object_set_new(phys, "artifactLocation", artifact);
+  json_object_set_new(phys, "region", region);
+  return phys;
+}
+
+static json_t *location(const bw__report *report, const bw__loc *loc,
+                        const char *message) {
+  json_t *obj = json_object();
+  json_object_set_new(obj, "physicalLocation", physical(report, loc));
+  if (message)
+    json_object_set_new(obj, "message", text(message));
+  return obj;
+}
+
+static const char *level_of(bw_rule_severity severity) {
+  return severity == BW_SEVERITY_ERROR  ? "error"
+         : severity == BW_SEVERITY_NOTE ? "note"
+                                        : "warning";
+}
+
+/* The hint of the first loaded rule of a category, for the rule's help. */
+static const char *category_hint(const bw_rules *rules, bw_rule_category cat) {
+  size_t count = bw_rules_blocking_count(rules);
+  for (size_t i = 0; i < count; i++) {
+    const bw_blocking_rule *rule = bw_rules_blocking_at(rules, i);
+    if (rule->category == cat)
+      return rule->hint;
+  }
+  return NULL;
+}
+
+static json_t *driver_rules(const bw__report *report) {
+  json_t *rules = json_array();
+  for (int c = 0; c < BW_CATEGORY_COUNT; c++) {
+    bw_rule_category cat = (bw_rule_category)c;
+    json_t *rule = json_object();
+    const char *desc = bw_rule_category_description(cat);
+    json_object_set_new(rule, "id", json_string(bw_rule_category_id(cat)));
+    char *shortd = bw__xasprintf("Blocking call: %s", desc);
+    json_object_set_new(rule, "shortDescription", text(shortd));
+    free(shortd);
+    char *full = bw__xasprintf(
+        "A call that %s, reachable from a thread-pool or event-loop "
+        "callback: while it blocks, the worker or loop runs nothing else.",
+        desc);
+    json_object_set_new(rule, "fullDescription", text(full));
+    free(full);
+    const char *hint = category_hint(report->rules, cat);
+    char *help = bw__xasprintf(
+        "Do not block a pool worker or an event loop. %s",
+        hint ? hint : "Use the non-blocking alternative of the call.");
+    json_object_set_new(rule, "help", text(help));
+    free(help);
+    json_t *config = json_object();
+    json_object_set_new(config, "level", json_string("warning"));
+    json_object_set_new(rule, "defaultConfiguration", config);
+    json_array_append_new(rules, rule);
+  }
+  return rules;
+}
+
+static json_t *result(const bw__report *report, const bw__finding *f) {
+  json_t *obj = json_object();
+  json_object_set_new(obj, "ruleId", json_string(f->rule->id));
+  json_object_set_new(obj, "ruleIndex", json_integer(f->rule->category));
+  json_object_set_new(obj, "level", json_string(level_of(f->rule->severity)));
+  char *message = bw__xasprintf("%s. %s", f->message, f->rule->hint);
+  json_object_set_new(obj, "message", text(message));
+  free(message);
+  json_t *locations = json_array();
+  json_array_append_new(locations, location(report, &f->loc, NULL));
+  json_object_set_new(obj, "locations", locations);
+
+  json_t *flow_locations = json_array();
+  for (size_t s = 0; s < f->nchain; s++) {
+    char *step =
+        s + 1 < f->nchain
+            ? bw__xasprintf("'%s' calls '%s'", f->chain[s].function,
+                            f->chain[s + 1].function)
+            : bw__xasprintf("'%s' calls '%s'", f->chain[s].function, f->callee);
+    json_t *tfl = json_object();
+    json_object_set_new(tfl, "location",
+                        location(report, &f->chain[s].loc, step));
+    free(step);
+    json_array_append_new(flow_locations, tfl);
+  }
+  if (f->nchain) {
+    json_t *thread_flow = json_object();
+    json_object_set_new(thread_flow, "locations", flow_locations);
+    json_t *thread_flows = json_array();
+    json_array_append_new(thread_flows, thread_flow);
+    json_t *code_flow = json_object();
+    json_object_set_new(code_flow, "threadFlows", thread_flows);
+    json_t *code_flows = json_array();
+    json_array_append_new(code_flows, code_flow);
+    json_object_set_new(obj, "codeFlows", code_flows);
+  } else {
+    json_decref(flow_locations);
+  }
+
+  char *submit =
+      bw__xasprintf("callback '%s' handed to '%s' here", f->callback, f->entry);
+  json_t *related = location(report, &f->submit_loc, submit);
+  free(submit);
+  json_object_set_new(related, "id", json_integer(1));
+  json_t *related_list = json_array();
+  json_array_append_new(related_list, related);
+  json_object_set_new(obj, "relatedLocations", related_list);
+
+  json_t *prints = json_object();
+  json_object_set_new(prints, "blockscanFingerprint/v1",
+                      json_string(f->fingerprint));
+  json_object_set_new(obj, "partialFingerprints", prints);
+  return obj;
+}
+
+int bw__write_sarif(const bw__report *report, FILE *out) {
+  json_t *driver = json_object();
+  json_object_set_new(driver, "name", json_string("blockscan"));
+  json_object_set_new(driver, "version", json_string(BLOCKSCAN_VERSION));
+  json_object_set_new(driver, "informationUri", json_string(INFORMATION_URI));
+  json_object_set_new(driver, "rules", driver_rules(report));
+  json_t *tool = json_object();
+  json_object_set_new(tool, "driver", driver);
+
+  json_t *run = json_object();
+  json_object_set_new(run, "tool", tool);
+  if (report->srcroot) {
+    char *encoded = uri_path(report->srcroot);
+    char *root_uri = bw__xasprintf("file://%s/", encoded);
+    free(encoded);
+    json_t *base = json_object();
+    json_object_set_new(base, "uri", json_string(root_uri));
+    free(root_uri);
+    json_t *bases = json_object();
+    json_object_set_new(bases, "%SRCROOT%", base);
+    json_object_set_new(run, "originalUriBaseIds", bases);
+  }
+  json_t *results = json_array();
+  for (size_t i = 0; i < report->findings->count; i++)
+    json_array_append_new(results, result(report, &report->findings->items[i]));
+  json_object_set_new(run, "results", results);
+  if (report->errors->count) {
+    /* Parse failures become tool notifications, not results. */
+    json_t *notes = json_array();
+    for (size_t i = 0; i < report->errors->count; i++) {
+      const bw__error *err = &report->errors->items[i];
+      json_t *note = json_object();
+      json_object_set_new(note, "level", json_string("error"));
+      json_object_set_new(note, "message", text(err->message));
+      if (err->file) {
+        bw__loc loc = {err->file, err->line, err->col};
+        json_t *locs = json_array();
+        json_array_append_new(locs, location(report, &loc, NULL));
+        json_object_set_new(note, "locations", locs);
+      }
+      json_array_append_new(notes, note);
+    }
+    json_t *invocation = json_object();
+    json_object_set_new(invocation, "executionSuccessful", json_false());
+    json_object_set_new(invocation, "toolExecutionNotifications", notes);
+    json_t *invocations = json_array();
+    json_array_append_new(invocations, invocation);
+    json_object_set_new(run, "invocations", invocations);
+  }
+  json_t *runs = json_array();
+  json_array_append_new(runs, run);
+
+  json_t *root = json_object();
+  json_object_set_new(
+      root, "$schema",
+      json_string("https://json.schemastore.org/sarif-2.1.0.json"));
+  json_object_set_new(root, "version", json_string("2.1.0"));
+  json_object_set_new(root, "runs", runs);
+  int rc = json_dumpf(root, out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  fputc('\n', out);
+  json_decref(root);
+  return rc == 0 ? 0 : -1;
+}
