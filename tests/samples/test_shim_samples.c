@@ -1,0 +1,147 @@
+/* test_shim_samples.c - the samples under libblockwatch.so: the shim's JSON
+ * report must agree with what the samples measured themselves.
+ *
+ *  - starvation_probe (compensation off): the report's largest starvation
+ *    delay (pools[].starvation_delay_ms.max) is the probe's queue wait that
+ *    the sample printed ("probe waited X ms"), within 10% + SLACK_MS.
+ *  - delay_vs_sleep --delay-only: no blocking call on a worker at all;
+ *    --sleep-only: exactly one per sleeping item (the control that shows the
+ *    zero above is not a shim that counts nothing).
+ *
+ * Invariants: each run writes its report into a fresh mkdtemp() directory,
+ * removed at the end; the report path is given explicitly, so the shim uses
+ * it as is.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run_child.h"
+
+#ifndef SHIM_LIB
+#error "SHIM_LIB must name libblockwatch.so"
+#endif
+
+#define SLACK_MS 30.0
+#define DEFAULT_SLEEP_ITEMS 20 /* delay_vs_sleep's default batch */
+
+static char tmpdir[64];
+
+/* Runs a sample under the shim; returns its stdout and loads the report. */
+static char *run_under_shim(const char *program, const char *flag,
+                            json_t **report) {
+  static int runs;
+  char report_path[160], preload[600], options[400];
+  snprintf(report_path, sizeof report_path, "%s/report-%d.json", tmpdir,
+           runs++);
+  snprintf(preload, sizeof preload, "LD_PRELOAD=%s", SHIM_LIB);
+  snprintf(options, sizeof options,
+           "BLOCKWATCH_OPTIONS=report=json:report_path=%s", report_path);
+  char *argv[] = {(char *)program, (char *)flag, NULL};
+  char *env[] = {preload, options, NULL};
+  child_result res;
+  assert_int_equal(run_child(argv, env, NULL, 120, &res), 0);
+  if (res.status != 0)
+    fail_msg("%s %s exited with %d; output:\n%s", program, flag, res.status,
+             res.out);
+  json_error_t err;
+  *report = json_load_file(report_path, 0, &err);
+  if (*report == NULL)
+    fail_msg("no JSON report at %s (%s); sample output:\n%s", report_path,
+             err.text, res.out);
+  return res.out;
+}
+
+static double number_at(json_t *obj, const char *key) {
+  json_t *v = json_object_get(obj, key);
+  if (!json_is_number(v))
+    fail_msg("report: \"%s\" is missing or not a number", key);
+  return json_number_value(v);
+}
+
+static void test_starvation_delay_matches_the_probe_wait(void **state) {
+  (void)state;
+  json_t *report;
+  char *out = run_under_shim(STARVATION_PROBE, "--off-only", &report);
+  const char *line = strstr(out, "probe waited ");
+  double printed;
+  if (line == NULL || sscanf(line, "probe waited %lf ms", &printed) != 1)
+    fail_msg("no 'probe waited X ms' line in:\n%s", out);
+
+  json_t *pools = json_object_get(report, "pools");
+  assert_true(json_is_array(pools));
+  double reported = -1;
+  size_t i;
+  json_t *pool;
+  json_array_foreach(pools, i, pool) {
+    double max = number_at(json_object_get(pool, "starvation_delay_ms"), "max");
+    if (max > reported)
+      reported = max;
+  }
+  print_message("probe waited %.1f ms; shim reports starvation delay max "
+                "%.1f ms\n",
+                printed, reported);
+  assert_true(printed > 100.0); /* the experiment did starve the probe */
+  if (fabs(reported - printed) > 0.10 * printed + SLACK_MS)
+    fail_msg("starvation delay %.1f ms vs probe wait %.1f ms: off by more "
+             "than 10%% + %.0f ms",
+             reported, printed, SLACK_MS);
+  json_decref(report);
+  free(out);
+}
+
+static json_int_t on_workers(json_t *report) {
+  json_t *calls = json_object_get(report, "blocking_calls");
+  json_t *n = json_object_get(calls, "on_workers");
+  if (!json_is_integer(n))
+    fail_msg("report: blocking_calls.on_workers missing");
+  return json_integer_value(n);
+}
+
+static void test_delay_half_blocks_no_worker(void **state) {
+  (void)state;
+  json_t *report;
+  char *out = run_under_shim(DELAY_VS_SLEEP, "--delay-only", &report);
+  assert_int_equal(on_workers(report), 0);
+  json_decref(report);
+  free(out);
+}
+
+static void test_sleep_half_blocks_a_worker_per_item(void **state) {
+  (void)state;
+  json_t *report;
+  char *out = run_under_shim(DELAY_VS_SLEEP, "--sleep-only", &report);
+  assert_int_equal(on_workers(report), DEFAULT_SLEEP_ITEMS);
+  json_decref(report);
+  free(out);
+}
+
+static int make_tmpdir(void **state) {
+  (void)state;
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/bw-shim-samples-XXXXXX");
+  return mkdtemp(tmpdir) != NULL ? 0 : -1;
+}
+
+static int remove_tmpdir(void **state) {
+  (void)state;
+  char cmd[128];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_starvation_delay_matches_the_probe_wait),
+      cmocka_unit_test(test_delay_half_blocks_no_worker),
+      cmocka_unit_test(test_sleep_half_blocks_a_worker_per_item),
+  };
+  return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+}
