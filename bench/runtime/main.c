@@ -34,6 +34,8 @@ static void usage(FILE *out) {
           "  --comp-reps N   (c) runs with compensation (default 3)\n"
           "  --ref-reps N    (c) runs without compensation (default 1)\n"
           "  --links N       (d) chain length (default 20000)\n"
+          "  --peers LIST    only these peers, comma separated (blockwatch\n"
+          "                  always runs), e.g. --peers libuv,oneTBB\n"
           "  --quick         small sizes for a smoke test (seconds)\n");
 }
 
@@ -93,7 +95,8 @@ static int parse_args(int argc, char **argv, bench_options *o,
     O_CREPS,
     O_RREPS,
     O_LINKS,
-    O_QUICK
+    O_QUICK,
+    O_PEERS
   };
   static const struct option longopts[] = {
       {"only", required_argument, NULL, O_ONLY},
@@ -105,6 +108,7 @@ static int parse_args(int argc, char **argv, bench_options *o,
       {"ref-reps", required_argument, NULL, O_RREPS},
       {"links", required_argument, NULL, O_LINKS},
       {"quick", no_argument, NULL, O_QUICK},
+      {"peers", required_argument, NULL, O_PEERS},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -146,6 +150,9 @@ static int parse_args(int argc, char **argv, bench_options *o,
       break;
     case O_QUICK:
       quick(o);
+      break;
+    case O_PEERS:
+      o->peers = optarg;
       break;
     case 'h':
       usage(stdout);

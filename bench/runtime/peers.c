@@ -15,6 +15,7 @@ extern const bench_peer bench_peer_glib;
 extern const bench_peer bench_peer_thpool;
 extern const bench_peer bench_peer_openmp;
 extern const bench_peer bench_peer_tbb;
+extern const bench_peer bench_peer_tbb_enqueue;
 
 const bench_peer *const bench_peers[] = {
     &bench_peer_blockwatch,
@@ -32,6 +33,7 @@ const bench_peer *const bench_peers[] = {
 #endif
 #ifdef BENCH_HAVE_TBB
     &bench_peer_tbb,
+    &bench_peer_tbb_enqueue,
 #endif
     &bench_peer_blockwatch_submit,
     NULL,

@@ -36,13 +36,30 @@ static int has_op(const bench_peer *peer, op which) {
   return 0;
 }
 
+/* Whether --peers selected this peer (blockwatch, entry 0, always is). */
+static int selected(const bench_options *o, size_t index) {
+  if (o->peers == NULL || index == 0)
+    return 1;
+  size_t len = strlen(bench_peers[index]->name);
+  for (const char *at = o->peers; *at; at += strcspn(at, ",")) {
+    at += *at == ',';
+    if (strncmp(at, bench_peers[index]->name, len) == 0 &&
+        (at[len] == ',' || at[len] == '\0'))
+      return 1;
+  }
+  return 0;
+}
+
 /* The columns of a section: every general pool (one with tiny items; the
  * n/a cells say what it lacks) and any other peer that has the operation
  * (the bw-submit chain variant). */
-static size_t section_columns(table *t, const bench_peer **peers, op which) {
+static size_t section_columns(const bench_options *o, table *t,
+                              const bench_peer **peers, op which) {
   size_t n = 0;
   for (size_t i = 0; bench_peers[i] && n < TABLE_MAX_COLS; i++) {
     if (bench_peers[i]->tiny == NULL && !has_op(bench_peers[i], which))
+      continue;
+    if (!selected(o, i))
       continue;
     peers[n] = bench_peers[i];
     t->col_names[n] = bench_peers[i]->name;
@@ -90,7 +107,7 @@ static size_t rotated(unsigned rep, size_t j, size_t n) {
 
 void bench_section_tiny(const bench_options *o, table *t) {
   const bench_peer *peers[TABLE_MAX_COLS];
-  size_t n = section_columns(t, peers, OP_TINY);
+  size_t n = section_columns(o, t, peers, OP_TINY);
   t->corner = "ns per item";
   t->rows = 4;
   for (size_t w = 0; w < 2; w++)
@@ -132,7 +149,7 @@ void bench_section_tiny(const bench_options *o, table *t) {
 
 void bench_section_delays(const bench_options *o, table *t) {
   const bench_peer *peers[TABLE_MAX_COLS];
-  size_t n = section_columns(t, peers, OP_DELAYS);
+  size_t n = section_columns(o, t, peers, OP_DELAYS);
   t->corner = "makespan ms";
   t->rows = 2;
   for (size_t r = 0; r < 2; r++)
@@ -179,7 +196,7 @@ void bench_section_sleepers(const bench_options *o, table *t) {
   size_t n = 0;
   for (size_t i = 0; bench_peers[i] && n + 1 < TABLE_MAX_ROWS; i++) {
     const bench_peer *peer = bench_peers[i];
-    if (peer->tiny == NULL)
+    if (peer->tiny == NULL || !selected(o, i))
       continue;
     if (i == 0) { /* blockwatch: with and without compensation */
       rows[n++] = (sleeper_row){peer, BENCH_COMPENSATE | BENCH_ELASTIC};
@@ -233,7 +250,7 @@ void bench_section_sleepers(const bench_options *o, table *t) {
 
 void bench_section_chain(const bench_options *o, table *t) {
   const bench_peer *peers[TABLE_MAX_COLS];
-  size_t n = section_columns(t, peers, OP_CHAIN);
+  size_t n = section_columns(o, t, peers, OP_CHAIN);
   t->corner = "ns per link";
   t->rows = 2;
   for (size_t w = 0; w < 2; w++)

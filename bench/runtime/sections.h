@@ -27,6 +27,8 @@ typedef struct bench_options {
   unsigned comp_reps;     /* (c) runs with compensation */
   unsigned ref_reps;      /* (c) runs without (sleep-bound, so few) */
   size_t chain_links;     /* (d) */
+  const char *peers;      /* comma list of peers to run; NULL: all (and
+                             blockwatch always, ratios need it) */
 } bench_options;
 
 /* (a) ns per tiny item. */
