@@ -1,0 +1,190 @@
+/* gate.c - the pool's gate thread: delay timers, starvation injection and
+ * joining retired workers (.NET's gate thread and timer queue in one).
+ *
+ * Invariants:
+ *  - pool->timers is a binary min-heap on task deadline, under gate_mu; each
+ *    entry holds one reference to its delay task. A delay canceled early
+ *    stays in the heap until its deadline (lazy removal); firing it then is a
+ *    no-op because the task has already been resolved.
+ *  - Timers fire (and delays are canceled at stop) with gate_mu released:
+ *    completing a task runs continuations and token code whose locks come
+ *    before gate_mu in the lock order (token->mu -> gate_mu -> park_mu).
+ *  - Starvation: when work is queued and the workers' summed `started`
+ *    counter has not moved for starvation_ms while no worker is parked, one
+ *    worker is added (up to max_workers), then the clock starts again.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+/* The gate never sleeps longer than this, so retired workers are joined
+ * (and their slots reused) within about a second. */
+#define GATE_MAX_SLEEP_NS 1000000000ull
+
+static void heap_swap(bw_task **a, bw_task **b) {
+  bw_task *t = *a;
+  *a = *b;
+  *b = t;
+}
+
+static int heap_push(bw__timer_heap *h, bw_task *task) {
+  if (h->len == h->cap) {
+    size_t cap = h->cap ? h->cap * 2 : 64;
+    bw_task **items = realloc(h->items, cap * sizeof(*items));
+    if (items == NULL)
+      return -ENOMEM;
+    h->items = items;
+    h->cap = cap;
+  }
+  size_t i = h->len++;
+  h->items[i] = task;
+  while (i > 0) {
+    size_t parent = (i - 1) / 2;
+    if (bw__task_deadline(h->items[parent]) <= bw__task_deadline(h->items[i]))
+      break;
+    heap_swap(&h->items[parent], &h->items[i]);
+    i = parent;
+  }
+  return 0;
+}
+
+static bw_task *heap_pop(bw__timer_heap *h) {
+  if (h->len == 0)
+    return NULL;
+  bw_task *top = h->items[0];
+  h->items[0] = h->items[--h->len];
+  size_t i = 0;
+  for (;;) {
+    size_t l = 2 * i + 1, r = l + 1, min = i;
+    if (l < h->len &&
+        bw__task_deadline(h->items[l]) < bw__task_deadline(h->items[min]))
+      min = l;
+    if (r < h->len &&
+        bw__task_deadline(h->items[r]) < bw__task_deadline(h->items[min]))
+      min = r;
+    if (min == i)
+      break;
+    heap_swap(&h->items[i], &h->items[min]);
+    i = min;
+  }
+  return top;
+}
+
+int bw__gate_add_timer(bw_pool *pool, bw_task *task) {
+  pthread_mutex_lock(&pool->gate_mu);
+  if (pool->gate_stop) {
+    pthread_mutex_unlock(&pool->gate_mu);
+    return -ESHUTDOWN;
+  }
+  int rc = heap_push(&pool->timers, task);
+  /* Wake the gate only when this deadline is the new earliest one. */
+  if (rc == 0 && pool->timers.items[0] == task)
+    pthread_cond_signal(&pool->gate_cv);
+  pthread_mutex_unlock(&pool->gate_mu);
+  return rc;
+}
+
+static void abs_time(struct timespec *ts, uint64_t ns) {
+  ts->tv_sec = (time_t)(ns / 1000000000u);
+  ts->tv_nsec = (long)(ns % 1000000000u);
+}
+
+/* One starvation check; see the invariants above. */
+static void check_starvation(bw_pool *pool, uint64_t now, uint64_t *progress,
+                             uint64_t *since) {
+  uint64_t p = bw__pool_progress(pool);
+  if (p != *progress || bw__pool_queue_length(pool) == 0 ||
+      atomic_load_explicit(&pool->sleepers, memory_order_relaxed) > 0) {
+    *progress = p;
+    *since = now;
+    return;
+  }
+  if (now - *since < (uint64_t)pool->starvation_ms * 1000000u)
+    return;
+  *since = now;
+  if (pool->flags & BW_POOL_NO_INJECTION)
+    return;
+  pthread_mutex_lock(&pool->park_mu);
+  (void)bw__pool_spawn_locked(pool, 0);
+  pthread_mutex_unlock(&pool->park_mu);
+}
+
+static void *gate_main(void *arg) {
+  bw_pool *pool = arg;
+  char name[16];
+  snprintf(name, sizeof(name), "%.10s.gate", pool->name);
+  pthread_setname_np(pthread_self(), name);
+
+  uint64_t tick = (uint64_t)pool->starvation_ms * 1000000u / 4u;
+  if (tick < 2000000u)
+    tick = 2000000u;
+  if (tick > 250000000u)
+    tick = 250000000u;
+  uint64_t progress = 0, since = bw__now_ns(), next_check = since + tick;
+  uint64_t next_reap = since + GATE_MAX_SLEEP_NS;
+
+  pthread_mutex_lock(&pool->gate_mu);
+  while (!pool->gate_stop) {
+    uint64_t now = bw__now_ns();
+    if (pool->timers.len > 0 &&
+        bw__task_deadline(pool->timers.items[0]) <= now) {
+      bw_task *task = heap_pop(&pool->timers);
+      pthread_mutex_unlock(&pool->gate_mu);
+      bw__task_fire_delay(task, 0);
+      pthread_mutex_lock(&pool->gate_mu);
+      continue;
+    }
+    if (now >= next_check) {
+      pthread_mutex_unlock(&pool->gate_mu);
+      check_starvation(pool, now, &progress, &since);
+      if (now >= next_reap) {
+        pthread_mutex_lock(&pool->park_mu);
+        bw__pool_reap_locked(pool);
+        pthread_mutex_unlock(&pool->park_mu);
+        next_reap = now + GATE_MAX_SLEEP_NS;
+      }
+      pthread_mutex_lock(&pool->gate_mu);
+      next_check = now + tick;
+      continue;
+    }
+    uint64_t wake = next_check;
+    if (pool->timers.len > 0 && bw__task_deadline(pool->timers.items[0]) < wake)
+      wake = bw__task_deadline(pool->timers.items[0]);
+    struct timespec ts;
+    abs_time(&ts, wake);
+    pthread_cond_timedwait(&pool->gate_cv, &pool->gate_mu, &ts);
+  }
+  pthread_mutex_unlock(&pool->gate_mu);
+  return NULL;
+}
+
+int bw__gate_start(bw_pool *pool) {
+  /* Like the workers, the gate runs with every signal blocked. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = pthread_create(&pool->gate, NULL, gate_main, pool);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0)
+    return -EAGAIN;
+  pool->gate_started = 1;
+  return 0;
+}
+
+void bw__gate_stop(bw_pool *pool) {
+  pthread_mutex_lock(&pool->gate_mu);
+  pool->gate_stop = 1;
+  pthread_cond_signal(&pool->gate_cv);
+  pthread_mutex_unlock(&pool->gate_mu);
+  if (pool->gate_started) {
+    pthread_join(pool->gate, NULL);
+    pool->gate_started = 0;
+  }
+  /* No one adds timers once gate_stop is set, so the heap is ours. */
+  bw_task *task;
+  while ((task = heap_pop(&pool->timers)) != NULL)
+    bw__task_fire_delay(task, 1);
+}

@@ -1,0 +1,227 @@
+/* internal.h - the runtime's private types, shared by its source files.
+ *
+ * Invariants (each file repeats the ones its code depends on):
+ *  - An item (bw__item) is owned by exactly one queue or one worker at a
+ *    time; item->run() runs it once and disposes of it.
+ *  - Worker structs live in pool->slots and are freed only by
+ *    bw_pool_destroy, so stealers may read any slot's deque at any time.
+ *  - Lock order, outermost first: token->mu -> pool->gate_mu ->
+ *    pool->park_mu -> pool->q_mu -> waiter->mu. Observer callbacks may run
+ *    under park_mu or the registry lock; they never call back in.
+ */
+#ifndef BW_RUNTIME_INTERNAL_H
+#define BW_RUNTIME_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "blockwatch/observer.h"
+#include "blockwatch/runtime.h"
+
+#define BW__CACHE_LINE 64
+
+/* ---- clock -------------------------------------------------------------- */
+
+static inline uint64_t bw__now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- items -------------------------------------------------------------- */
+
+typedef struct bw__item bw__item;
+struct bw__item {
+  bw__item *next;            /* link in the global queue */
+  void (*run)(bw__item *it); /* runs the item once and disposes of it */
+  uint64_t id;               /* observer item id; 0 = none assigned */
+  uint64_t enqueue_ns;       /* 0 = not timestamped (stats are sampled) */
+};
+
+/* ---- work-stealing deque (deque.c) -------------------------------------- */
+
+typedef struct bw__deque_buf bw__deque_buf;
+struct bw__deque_buf {
+  int64_t mask;           /* capacity - 1; capacity is a power of two */
+  bw__deque_buf *retired; /* older, smaller buffers freed with the deque */
+  _Atomic(bw__item *) cells[];
+};
+
+typedef struct bw__deque {
+  _Alignas(BW__CACHE_LINE) _Atomic int64_t top;    /* stealers take here */
+  _Alignas(BW__CACHE_LINE) _Atomic int64_t bottom; /* owner pushes/pops */
+  _Atomic(bw__deque_buf *) buf;
+} bw__deque;
+
+int bw__deque_init(bw__deque *dq);
+void bw__deque_free(bw__deque *dq);
+/* Owner only. Returns -ENOMEM when the deque could not grow. */
+int bw__deque_push(bw__deque *dq, bw__item *it);
+/* Owner only: the newest item, or NULL. */
+bw__item *bw__deque_pop(bw__deque *dq);
+/* Any thread: the oldest item, or NULL (empty or lost a race). */
+bw__item *bw__deque_steal(bw__deque *dq, int *lost_race);
+/* Any thread: a racy size, exact when nobody pushes or pops. */
+size_t bw__deque_size(bw__deque *dq);
+
+/* ---- queue-wait histogram (stats.c) ------------------------------------- */
+
+#define BW__HIST_BUCKETS 496
+
+typedef struct bw__hist {
+  /* Written by one thread (the owning worker) with relaxed stores; read by
+   * bw_pool_stats with relaxed loads. */
+  _Atomic uint64_t count[BW__HIST_BUCKETS];
+  _Atomic uint64_t min_ns, max_ns, samples;
+} bw__hist;
+
+void bw__hist_init(bw__hist *h);
+void bw__hist_add(bw__hist *h, uint64_t ns);
+/* Merges src into a plain (non-atomic) bucket array. */
+void bw__hist_merge(const bw__hist *src, uint64_t *buckets, uint64_t *min_ns,
+                    uint64_t *max_ns, uint64_t *samples);
+/* The lower bound of the bucket holding the q-quantile (0..1). */
+uint64_t bw__hist_quantile(const uint64_t *buckets, uint64_t samples, double q);
+
+/* ---- workers and pools (pool.c) ----------------------------------------- */
+
+enum { BW__SLOT_FREE = 0, BW__SLOT_LIVE, BW__SLOT_ZOMBIE };
+
+typedef struct bw__worker {
+  bw__deque deque;
+  bw_pool *pool;
+  pthread_t thread;
+  unsigned slot;          /* index in pool->slots */
+  unsigned index;         /* <n> in the thread name, unique in the pool */
+  int state;              /* BW__SLOT_*, under pool->park_mu */
+  unsigned blocked_depth; /* notify_blocked nesting; owner only */
+  uint32_t rng;           /* victim choice; owner only */
+  /* Owner-written counters (relaxed stores, read by stats). */
+  _Atomic uint64_t started;
+  _Atomic uint64_t completed;
+  _Atomic int running;
+  bw__hist hist;
+} bw__worker;
+
+typedef struct bw__timer_heap {
+  bw_task **items; /* min-heap on task deadline */
+  size_t len, cap;
+} bw__timer_heap;
+
+struct bw_pool {
+  uint64_t id;
+  char name[16];
+  unsigned min_workers, max_workers, starvation_ms, idle_timeout_ms, flags;
+  int is_default;
+
+  /* Global FIFO queue. q_len is changed under q_mu, read anywhere. */
+  _Alignas(BW__CACHE_LINE) pthread_mutex_t q_mu;
+  bw__item *q_head, *q_tail;
+  int shutting_down; /* under q_mu: outside submits fail with ESHUTDOWN */
+  _Atomic size_t q_len;
+
+  /* Workers: park_mu protects slot states, live, stop and the condvars. */
+  _Alignas(BW__CACHE_LINE) _Atomic unsigned sleepers;
+  pthread_mutex_t park_mu;
+  pthread_cond_t park_cv;    /* parked workers wait here */
+  pthread_cond_t quiesce_cv; /* bw_pool_destroy waits here */
+  bw__worker **slots;        /* max_workers entries */
+  _Atomic unsigned nslots;   /* slots ever used; only grows */
+  _Atomic unsigned live;     /* LIVE workers (written under park_mu) */
+  unsigned next_index;
+  int stop;     /* workers exit once they find no work */
+  int draining; /* destroy is waiting for quiescence */
+  _Atomic unsigned blocked;
+  _Atomic uint64_t injected, compensated, retired;
+  _Atomic uint64_t next_item_id;
+
+  /* Gate/timer thread: delays, starvation injection, joining retirees. */
+  pthread_mutex_t gate_mu;
+  pthread_cond_t gate_cv;
+  pthread_t gate;
+  int gate_started;
+  int gate_stop;         /* under gate_mu */
+  bw__timer_heap timers; /* under gate_mu */
+
+  bw_pool *reg_next; /* the process-wide registry list (observer.c) */
+};
+
+/* The worker the calling thread is, or NULL. */
+bw__worker *bw__current_worker(void);
+/* Queues an item. `internal` items (continuations, timer completions) are
+ * accepted while the pool drains; outside submits are not. */
+int bw__pool_push(bw_pool *pool, bw__item *it, int internal);
+/* Formats a worker's thread name "<pool name>-<n>" (15 chars at most). */
+char *bw__thread_name(char out[16], const char *pool_name, unsigned index);
+/* Resolves NULL to the default pool. */
+bw_pool *bw__pool_resolve(bw_pool *pool);
+/* Starts one more worker if below max_workers; reason is the observer's
+ * worker_added_or_retired reason (0 injection, 1 compensation). Caller holds
+ * park_mu. Returns 0 or a negative errno. */
+int bw__pool_spawn_locked(bw_pool *pool, int reason);
+/* Joins retired workers; caller holds park_mu. */
+void bw__pool_reap_locked(bw_pool *pool);
+/* Racy but ordered (seq_cst) check for queued work anywhere in the pool. */
+int bw__pool_has_work(bw_pool *pool);
+size_t bw__pool_queue_length(bw_pool *pool);
+/* Sum of items started by all workers: the gate's progress signal. */
+uint64_t bw__pool_progress(bw_pool *pool);
+
+/* ---- gate / timer thread (gate.c) --------------------------------------- */
+
+int bw__gate_start(bw_pool *pool);
+/* Stops the gate thread and cancels every pending delay. */
+void bw__gate_stop(bw_pool *pool);
+/* Adds a delay task (holding one reference for the heap). */
+int bw__gate_add_timer(bw_pool *pool, bw_task *task);
+
+/* ---- observer (observer.c) ---------------------------------------------- */
+
+extern _Atomic(const bw_observer *) bw__observer;
+
+/* The registered observer, or NULL: one relaxed load on the fast path. */
+static inline const bw_observer *bw__obs(void) {
+  if (atomic_load_explicit(&bw__observer, memory_order_relaxed) == NULL)
+    return NULL;
+  return atomic_load_explicit(&bw__observer, memory_order_acquire);
+}
+
+/* Calls the tool's attach function once per runtime copy (first pool). */
+void bw__observer_attach_tool(void);
+/* Adds/removes a pool in the registry; add announces it to the observer. */
+void bw__registry_add(bw_pool *pool);
+void bw__registry_remove(bw_pool *pool);
+
+/* ---- cancellation registrations (cancel.c) ------------------------------ */
+
+/* Something that honours a token. `fire` runs at most once, on the canceling
+ * thread, with no lock held; it owns whatever reference the registration
+ * kept alive. */
+typedef struct bw__cancel_reg bw__cancel_reg;
+struct bw__cancel_reg {
+  bw__cancel_reg *prev, *next;
+  void (*fire)(bw__cancel_reg *reg);
+  int linked; /* under token->mu */
+};
+
+/* Links reg; returns 1 (and links nothing) when the token is already
+ * canceled, 0 otherwise. The caller keeps a token reference until it has
+ * called bw__token_unregister. */
+int bw__token_register(bw_cancel_token *token, bw__cancel_reg *reg);
+/* Unlinks reg. Returns 1 when it was still linked (fire will never run), 0
+ * when a cancel took it (fire runs or has run: it owns the cleanup). */
+int bw__token_unregister(bw_cancel_token *token, bw__cancel_reg *reg);
+bw_cancel_token *bw__token_retain(bw_cancel_token *token);
+
+/* ---- tasks (task.c) ----------------------------------------------------- */
+
+/* Called by the gate: completes (or cancels) a delay task. */
+void bw__task_fire_delay(bw_task *task, int canceled);
+uint64_t bw__task_deadline(const bw_task *task);
+/* The task the calling worker is running, or NULL. */
+extern _Thread_local bw_task *bw__tls_task;
+
+#endif /* BW_RUNTIME_INTERNAL_H */

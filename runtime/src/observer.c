@@ -1,0 +1,125 @@
+/* observer.c - the observer registration, the pool registry and how a
+ * preloaded tool finds this copy of the runtime.
+ *
+ * Invariants:
+ *  - bw__observer points at an immutable copy of the registered observer, or
+ *    is NULL. Copies are never freed (a callback may still be running on
+ *    another thread after unregister); one small struct per registration.
+ *  - registry_mu protects the pool list and serialises register/unregister
+ *    with pool creation, so each pool is announced exactly once to an
+ *    observer: either by register (pool already listed) or by
+ *    bw__registry_add (observer already set).
+ *  - Each copy of the runtime (static in the program, shared library) has its
+ *    own statics, so the tool is attached once per copy.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+_Atomic(const bw_observer *) bw__observer = NULL;
+
+static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static bw_pool *registry_head;
+static pthread_once_t attach_once = PTHREAD_ONCE_INIT;
+
+/* Fields of bw_observer a tool built against an older header may lack: the
+ * copy starts zeroed and takes at most `size` bytes. */
+int bw_observer_register(const bw_observer *observer) {
+  if (observer == NULL || observer->version != BW_OBSERVER_VERSION ||
+      observer->size < offsetof(bw_observer, pool_created))
+    return -EINVAL;
+  bw_observer *copy = calloc(1, sizeof(*copy));
+  if (copy == NULL)
+    return -ENOMEM;
+  size_t n = observer->size < sizeof(*copy) ? observer->size : sizeof(*copy);
+  memcpy(copy, observer, n);
+  copy->size = (uint32_t)n;
+
+  pthread_mutex_lock(&registry_mu);
+  if (atomic_load_explicit(&bw__observer, memory_order_relaxed) != NULL) {
+    pthread_mutex_unlock(&registry_mu);
+    free(copy);
+    return -EBUSY;
+  }
+  atomic_store_explicit(&bw__observer, copy, memory_order_release);
+  if (copy->pool_created != NULL) {
+    for (bw_pool *p = registry_head; p != NULL; p = p->reg_next)
+      copy->pool_created(copy->user, p->id, p->name, p->min_workers,
+                         p->max_workers);
+  }
+  pthread_mutex_unlock(&registry_mu);
+  return 0;
+}
+
+int bw_observer_unregister(void) {
+  pthread_mutex_lock(&registry_mu);
+  const bw_observer *old =
+      atomic_exchange_explicit(&bw__observer, NULL, memory_order_acq_rel);
+  pthread_mutex_unlock(&registry_mu);
+  return old == NULL ? -EINVAL : 0;
+}
+
+void bw__registry_add(bw_pool *pool) {
+  pthread_mutex_lock(&registry_mu);
+  pool->reg_next = registry_head;
+  registry_head = pool;
+  const bw_observer *o = bw__obs();
+  if (o != NULL && o->pool_created != NULL)
+    o->pool_created(o->user, pool->id, pool->name, pool->min_workers,
+                    pool->max_workers);
+  pthread_mutex_unlock(&registry_mu);
+}
+
+void bw__registry_remove(bw_pool *pool) {
+  pthread_mutex_lock(&registry_mu);
+  for (bw_pool **pp = &registry_head; *pp != NULL; pp = &(*pp)->reg_next) {
+    if (*pp == pool) {
+      *pp = pool->reg_next;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&registry_mu);
+}
+
+static int hook_current_worker(uint64_t *pool_id, unsigned *worker_index) {
+  bw__worker *w = bw__current_worker();
+  if (w == NULL)
+    return 0;
+  if (pool_id != NULL)
+    *pool_id = w->pool->id;
+  if (worker_index != NULL)
+    *worker_index = w->index;
+  return 1;
+}
+
+static const bw_runtime_hooks hooks = {
+    .version = BW_OBSERVER_VERSION,
+    .size = sizeof(bw_runtime_hooks),
+    .observer_register = bw_observer_register,
+    .observer_unregister = bw_observer_unregister,
+    .notify_blocked = bw_pool_notify_blocked,
+    .notify_unblocked = bw_pool_notify_unblocked,
+    .current_worker = hook_current_worker,
+};
+
+/* dlsym(RTLD_DEFAULT) searches the global scope: the program, its libraries
+ * and anything LD_PRELOADed, so it finds the tool whichever way this copy of
+ * the runtime was linked. The symbol is looked up, never linked, so the
+ * runtime works with no tool present. */
+static void attach_tool(void) {
+  void *sym = dlsym(RTLD_DEFAULT, BW_TOOL_ATTACH_SYMBOL);
+  if (sym == NULL)
+    return;
+  bw_tool_attach_fn attach;
+  /* ISO C has no function/object pointer conversion; POSIX guarantees it. */
+  memcpy(&attach, &sym, sizeof(attach));
+  attach(&hooks);
+}
+
+void bw__observer_attach_tool(void) {
+  pthread_once(&attach_once, attach_tool);
+}

@@ -1,0 +1,719 @@
+/* pool.c - pools, workers, the global queue, parking and work items.
+ *
+ * Invariants:
+ *  - A worker looks for work in this order: its own deque (newest first),
+ *    the global FIFO queue, then the other workers' deques (oldest first).
+ *  - No lost wake-ups (the park protocol): a pusher publishes its item with a
+ *    seq_cst write (deque bottom, or q_len) and then reads `sleepers`
+ *    (seq_cst); a parker increments `sleepers` (seq_cst, under park_mu) and
+ *    then re-checks every queue (seq_cst) before waiting on park_cv under
+ *    park_mu. In the single total order one of them sees the other, so either
+ *    the parker finds the item or the pusher signals park_cv under park_mu,
+ *    which cannot slip in between the parker's check and its wait. A push
+ *    onto busy workers (sleepers == 0) makes no system call.
+ *  - Lock order: park_mu -> q_mu. Spawning a thread happens under park_mu.
+ *  - Destroy: shutting_down is set under q_mu, so no outside push lands after
+ *    it; pushes from the pool's own workers (which are busy, hence the pool
+ *    is not quiescent) and internal continuation pushes still land. Workers
+ *    are stopped only once every live worker is parked and no queue holds
+ *    work, so every queued item (and what it queues) runs.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Spins before parking: a worker that finds work again within this many
+ * polls costs the submitter no wake-up system call. */
+#define PARK_SPINS 64
+/* Items are timestamped for the queue-wait statistics one in this many (per
+ * submitting thread) when no observer needs every timestamp. */
+#define STATS_SAMPLE_MASK 31u
+
+static _Thread_local bw__worker *tls_worker;
+static _Thread_local unsigned tls_sample;
+static _Atomic uint64_t next_pool_id = 1;
+
+bw__worker *bw__current_worker(void) {
+  return tls_worker;
+}
+
+bw_pool *bw_current_pool(void) {
+  return tls_worker != NULL ? tls_worker->pool : NULL;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+static inline void store_inc(_Atomic uint64_t *c) {
+  atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                        memory_order_relaxed);
+}
+
+/* ---- queues ------------------------------------------------------------- */
+
+static bw__item *global_pop(bw_pool *pool) {
+  if (atomic_load_explicit(&pool->q_len, memory_order_relaxed) == 0)
+    return NULL;
+  pthread_mutex_lock(&pool->q_mu);
+  bw__item *it = pool->q_head;
+  if (it != NULL) {
+    pool->q_head = it->next;
+    if (pool->q_head == NULL)
+      pool->q_tail = NULL;
+    atomic_fetch_sub_explicit(&pool->q_len, 1, memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&pool->q_mu);
+  return it;
+}
+
+/* Tries every other worker's deque once, starting at a random one. */
+static bw__item *steal_any(bw__worker *self) {
+  bw_pool *pool = self->pool;
+  unsigned n = atomic_load_explicit(&pool->nslots, memory_order_acquire);
+  if (n < 2)
+    return NULL;
+  self->rng = self->rng * 1103515245u + 12345u;
+  unsigned start = (self->rng >> 8) % n;
+  for (int round = 0; round < 2; round++) {
+    int lost = 0;
+    for (unsigned k = 0; k < n; k++) {
+      bw__worker *victim = pool->slots[(start + k) % n];
+      if (victim == self)
+        continue;
+      bw__item *it = bw__deque_steal(&victim->deque, &lost);
+      if (it != NULL)
+        return it;
+    }
+    if (!lost) /* every deque looked empty: no point in a second round */
+      break;
+  }
+  return NULL;
+}
+
+static bw__item *find_work(bw__worker *w) {
+  bw__item *it = bw__deque_pop(&w->deque);
+  if (it == NULL)
+    it = global_pop(w->pool);
+  if (it == NULL)
+    it = steal_any(w);
+  return it;
+}
+
+int bw__pool_has_work(bw_pool *pool) {
+  if (atomic_load_explicit(&pool->q_len, memory_order_seq_cst) > 0)
+    return 1;
+  unsigned n = atomic_load_explicit(&pool->nslots, memory_order_acquire);
+  for (unsigned i = 0; i < n; i++) {
+    if (bw__deque_size(&pool->slots[i]->deque) > 0)
+      return 1;
+  }
+  return 0;
+}
+
+size_t bw__pool_queue_length(bw_pool *pool) {
+  size_t len = atomic_load_explicit(&pool->q_len, memory_order_relaxed);
+  unsigned n = atomic_load_explicit(&pool->nslots, memory_order_acquire);
+  for (unsigned i = 0; i < n; i++)
+    len += bw__deque_size(&pool->slots[i]->deque);
+  return len;
+}
+
+uint64_t bw__pool_progress(bw_pool *pool) {
+  uint64_t sum = 0;
+  unsigned n = atomic_load_explicit(&pool->nslots, memory_order_acquire);
+  for (unsigned i = 0; i < n; i++)
+    sum += atomic_load_explicit(&pool->slots[i]->started, memory_order_relaxed);
+  return sum;
+}
+
+static void wake_one(bw_pool *pool) {
+  pthread_mutex_lock(&pool->park_mu);
+  pthread_cond_signal(&pool->park_cv);
+  pthread_mutex_unlock(&pool->park_mu);
+}
+
+int bw__pool_push(bw_pool *pool, bw__item *it, int internal) {
+  const bw_observer *o = bw__obs();
+  uint64_t id = 0, enqueue_ns = 0;
+  if (o != NULL) {
+    id =
+        atomic_fetch_add_explicit(&pool->next_item_id, 1, memory_order_relaxed);
+    enqueue_ns = bw__now_ns();
+  } else if ((tls_sample++ & STATS_SAMPLE_MASK) == 0) {
+    enqueue_ns = bw__now_ns();
+  }
+  it->id = id;
+  it->enqueue_ns = enqueue_ns;
+
+  bw__worker *w = tls_worker;
+  if (w == NULL || w->pool != pool || bw__deque_push(&w->deque, it) != 0) {
+    it->next = NULL;
+    pthread_mutex_lock(&pool->q_mu);
+    if (pool->shutting_down && !internal && (w == NULL || w->pool != pool)) {
+      pthread_mutex_unlock(&pool->q_mu);
+      return -ESHUTDOWN;
+    }
+    if (pool->q_tail != NULL)
+      pool->q_tail->next = it;
+    else
+      pool->q_head = it;
+    pool->q_tail = it;
+    atomic_fetch_add_explicit(&pool->q_len, 1, memory_order_seq_cst);
+    pthread_mutex_unlock(&pool->q_mu);
+  }
+  /* `it` may have run and been freed from here on. */
+  if (atomic_load_explicit(&pool->sleepers, memory_order_seq_cst) > 0)
+    wake_one(pool);
+  if (o != NULL && o->item_enqueued != NULL)
+    o->item_enqueued(o->user, pool->id, id, enqueue_ns,
+                     bw__pool_queue_length(pool));
+  return 0;
+}
+
+/* ---- workers ------------------------------------------------------------ */
+
+static void run_item(bw__worker *w, bw__item *it) {
+  bw_pool *pool = w->pool;
+  store_inc(&w->started);
+  atomic_store_explicit(&w->running, 1, memory_order_relaxed);
+  const bw_observer *o = bw__obs();
+  if (o == NULL) {
+    if (it->enqueue_ns != 0)
+      bw__hist_add(&w->hist, bw__now_ns() - it->enqueue_ns);
+    it->run(it);
+  } else {
+    uint64_t start_ns = bw__now_ns();
+    if (it->id == 0) /* queued before the observer registered */
+      it->id = atomic_fetch_add_explicit(&pool->next_item_id, 1,
+                                         memory_order_relaxed);
+    if (it->enqueue_ns == 0)
+      it->enqueue_ns = start_ns;
+    uint64_t id = it->id;
+    bw__hist_add(&w->hist, start_ns - it->enqueue_ns);
+    if (o->item_started != NULL)
+      o->item_started(o->user, pool->id, id, it->enqueue_ns, start_ns);
+    it->run(it);
+    if (o->item_finished != NULL)
+      o->item_finished(o->user, pool->id, id, bw__now_ns());
+  }
+  store_inc(&w->completed);
+  atomic_store_explicit(&w->running, 0, memory_order_relaxed);
+}
+
+static void deadline_after_ms(struct timespec *ts, unsigned ms) {
+  clock_gettime(CLOCK_MONOTONIC, ts);
+  ts->tv_sec += ms / 1000u;
+  ts->tv_nsec += (long)(ms % 1000u) * 1000000L;
+  if (ts->tv_nsec >= 1000000000L) {
+    ts->tv_sec++;
+    ts->tv_nsec -= 1000000000L;
+  }
+}
+
+enum { PARK_AGAIN = 0, PARK_EXIT, PARK_RETIRE };
+
+/* Parks the worker until there may be work. See the park protocol at the
+ * top of the file. Returns PARK_AGAIN, or PARK_EXIT/PARK_RETIRE when the
+ * worker must leave (the caller exits). */
+static int park(bw__worker *w) {
+  bw_pool *pool = w->pool;
+  int result = PARK_AGAIN;
+  struct timespec deadline;
+  int timed = 0;
+  pthread_mutex_lock(&pool->park_mu);
+  atomic_fetch_add_explicit(&pool->sleepers, 1, memory_order_seq_cst);
+  for (;;) {
+    if (bw__pool_has_work(pool))
+      break;
+    unsigned live = atomic_load_explicit(&pool->live, memory_order_relaxed);
+    unsigned sleepers =
+        atomic_load_explicit(&pool->sleepers, memory_order_relaxed);
+    if (pool->stop) {
+      result = PARK_EXIT;
+      break;
+    }
+    if (pool->draining && sleepers == live)
+      pthread_cond_signal(&pool->quiesce_cv);
+    if (live > pool->min_workers) {
+      if (!timed) {
+        deadline_after_ms(&deadline, pool->idle_timeout_ms);
+        timed = 1;
+      }
+      int rc =
+          pthread_cond_timedwait(&pool->park_cv, &pool->park_mu, &deadline);
+      if (rc == ETIMEDOUT && !bw__pool_has_work(pool) &&
+          atomic_load_explicit(&pool->live, memory_order_relaxed) >
+              pool->min_workers) {
+        result = PARK_RETIRE;
+        break;
+      }
+    } else {
+      timed = 0;
+      pthread_cond_wait(&pool->park_cv, &pool->park_mu);
+    }
+  }
+  atomic_fetch_sub_explicit(&pool->sleepers, 1, memory_order_seq_cst);
+  if (result == PARK_RETIRE) {
+    atomic_fetch_sub_explicit(&pool->live, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&pool->retired, 1, memory_order_relaxed);
+    w->state = BW__SLOT_ZOMBIE; /* joined and reused by a later spawn */
+    if (pool->draining)
+      pthread_cond_signal(&pool->quiesce_cv);
+    const bw_observer *o = bw__obs();
+    if (o != NULL && o->worker_added_or_retired != NULL)
+      o->worker_added_or_retired(o->user, pool->id, 2);
+  }
+  pthread_mutex_unlock(&pool->park_mu);
+  return result;
+}
+
+/* "<pool name>-<n>" in the 15 characters Linux allows, cutting the pool
+ * name rather than the number. */
+char *bw__thread_name(char out[16], const char *pool_name, unsigned index) {
+  char suffix[12];
+  int slen = snprintf(suffix, sizeof(suffix), "-%u", index);
+  size_t keep = strlen(pool_name);
+  if (keep > 15u - (size_t)slen)
+    keep = 15u - (size_t)slen;
+  memcpy(out, pool_name, keep);
+  memcpy(out + keep, suffix, (size_t)slen + 1);
+  return out;
+}
+
+static void *worker_main(void *arg) {
+  bw__worker *w = arg;
+  bw_pool *pool = w->pool;
+  uint64_t pool_id = pool->id;
+  unsigned index = w->index;
+  char name[16];
+  pthread_setname_np(pthread_self(), bw__thread_name(name, pool->name, index));
+  tls_worker = w;
+  w->rng = (uint32_t)(index * 2654435761u) | 1u;
+
+  const bw_observer *o = bw__obs();
+  if (o != NULL && o->worker_started != NULL)
+    o->worker_started(o->user, pool_id, index);
+  for (;;) {
+    bw__item *it = find_work(w);
+    if (it != NULL) {
+      run_item(w, it);
+      continue;
+    }
+    int spins = 0;
+    while (spins < PARK_SPINS && !bw__pool_has_work(pool)) {
+      cpu_relax();
+      spins++;
+    }
+    if (spins < PARK_SPINS)
+      continue;
+    if (park(w) != PARK_AGAIN)
+      break;
+  }
+  /* After park() returned EXIT/RETIRE only the joiner may reuse `w`, and it
+   * joins this thread first; the pool outlives the join. */
+  tls_worker = NULL;
+  o = bw__obs();
+  if (o != NULL && o->worker_stopped != NULL)
+    o->worker_stopped(o->user, pool_id, index);
+  return NULL;
+}
+
+static bw__worker *worker_new(bw_pool *pool, unsigned slot) {
+  bw__worker *w =
+      aligned_alloc(BW__CACHE_LINE, (sizeof(bw__worker) + BW__CACHE_LINE - 1) /
+                                        BW__CACHE_LINE * BW__CACHE_LINE);
+  if (w == NULL)
+    return NULL;
+  memset(w, 0, sizeof(*w));
+  if (bw__deque_init(&w->deque) != 0) {
+    free(w);
+    return NULL;
+  }
+  w->pool = pool;
+  w->slot = slot;
+  w->state = BW__SLOT_FREE;
+  atomic_init(&w->started, 0);
+  atomic_init(&w->completed, 0);
+  atomic_init(&w->running, 0);
+  bw__hist_init(&w->hist);
+  return w;
+}
+
+void bw__pool_reap_locked(bw_pool *pool) {
+  unsigned n = atomic_load_explicit(&pool->nslots, memory_order_relaxed);
+  for (unsigned i = 0; i < n; i++) {
+    bw__worker *w = pool->slots[i];
+    if (w->state == BW__SLOT_ZOMBIE) {
+      /* The zombie released park_mu before we took it and takes no lock
+       * again, so this join is short and cannot deadlock. */
+      pthread_join(w->thread, NULL);
+      w->state = BW__SLOT_FREE;
+    }
+  }
+}
+
+int bw__pool_spawn_locked(bw_pool *pool, int reason) {
+  if (pool->stop)
+    return -ESHUTDOWN;
+  if (atomic_load_explicit(&pool->live, memory_order_relaxed) >=
+      pool->max_workers)
+    return -EAGAIN;
+  bw__pool_reap_locked(pool);
+  unsigned n = atomic_load_explicit(&pool->nslots, memory_order_relaxed);
+  bw__worker *w = NULL;
+  for (unsigned i = 0; i < n && w == NULL; i++) {
+    if (pool->slots[i]->state == BW__SLOT_FREE)
+      w = pool->slots[i];
+  }
+  if (w == NULL) {
+    if (n >= pool->max_workers)
+      return -EAGAIN;
+    w = worker_new(pool, n);
+    if (w == NULL)
+      return -ENOMEM;
+    pool->slots[n] = w;
+    atomic_store_explicit(&pool->nslots, n + 1, memory_order_release);
+  }
+  w->index = pool->next_index++;
+  w->state = BW__SLOT_LIVE;
+  atomic_fetch_add_explicit(&pool->live, 1, memory_order_relaxed);
+
+  /* Workers start with every signal blocked, so the program's handlers run
+   * on its own threads, never in the middle of someone's work item. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = pthread_create(&w->thread, NULL, worker_main, w);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc != 0) {
+    w->state = BW__SLOT_FREE;
+    atomic_fetch_sub_explicit(&pool->live, 1, memory_order_relaxed);
+    return -EAGAIN;
+  }
+  if (reason == 0)
+    atomic_fetch_add_explicit(&pool->injected, 1, memory_order_relaxed);
+  else if (reason == 1)
+    atomic_fetch_add_explicit(&pool->compensated, 1, memory_order_relaxed);
+  const bw_observer *o = bw__obs();
+  if (reason >= 0 && o != NULL && o->worker_added_or_retired != NULL)
+    o->worker_added_or_retired(o->user, pool->id, reason);
+  return 0;
+}
+
+/* ---- pools -------------------------------------------------------------- */
+
+static unsigned cpu_count(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? (unsigned)n : 1u;
+}
+
+static int cond_init_monotonic(pthread_cond_t *cv) {
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  int rc = pthread_cond_init(cv, &attr);
+  pthread_condattr_destroy(&attr);
+  return rc;
+}
+
+/* Joins every thread and frees the pool; workers must have been told to
+ * stop (or never started). */
+static void pool_free(bw_pool *pool) {
+  unsigned n = atomic_load_explicit(&pool->nslots, memory_order_relaxed);
+  for (unsigned i = 0; i < n; i++) {
+    bw__worker *w = pool->slots[i];
+    if (w->state != BW__SLOT_FREE)
+      pthread_join(w->thread, NULL);
+    bw__deque_free(&w->deque);
+    free(w);
+  }
+  free(pool->slots);
+  free(pool->timers.items);
+  pthread_mutex_destroy(&pool->q_mu);
+  pthread_mutex_destroy(&pool->park_mu);
+  pthread_cond_destroy(&pool->park_cv);
+  pthread_cond_destroy(&pool->quiesce_cv);
+  pthread_mutex_destroy(&pool->gate_mu);
+  pthread_cond_destroy(&pool->gate_cv);
+  free(pool);
+}
+
+/* Tells workers to exit and waits for them; used by create's error path. */
+static void stop_workers(bw_pool *pool) {
+  pthread_mutex_lock(&pool->park_mu);
+  pool->stop = 1;
+  pthread_cond_broadcast(&pool->park_cv);
+  pthread_mutex_unlock(&pool->park_mu);
+}
+
+static bw_pool *pool_create(const bw_pool_config *cfg, int is_default) {
+  bw_pool_config c = {0};
+  if (cfg != NULL)
+    c = *cfg;
+  if (c.name == NULL)
+    c.name = "bw";
+  if (c.name[0] == '\0') {
+    errno = EINVAL;
+    return NULL;
+  }
+  if (c.min_workers == 0)
+    c.min_workers = cpu_count();
+  if (c.max_workers == 0)
+    c.max_workers = c.min_workers > 256 ? c.min_workers : 256;
+  if (c.max_workers < c.min_workers) {
+    errno = EINVAL;
+    return NULL;
+  }
+  if (c.starvation_ms == 0)
+    c.starvation_ms = 500;
+  if (c.idle_timeout_ms == 0)
+    c.idle_timeout_ms = 10000;
+
+  bw_pool *pool = calloc(1, sizeof(*pool));
+  if (pool == NULL) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  pool->slots = calloc(c.max_workers, sizeof(*pool->slots));
+  if (pool->slots == NULL) {
+    free(pool);
+    errno = ENOMEM;
+    return NULL;
+  }
+  pool->id = atomic_fetch_add(&next_pool_id, 1);
+  snprintf(pool->name, sizeof(pool->name), "%s", c.name);
+  pool->min_workers = c.min_workers;
+  pool->max_workers = c.max_workers;
+  pool->starvation_ms = c.starvation_ms;
+  pool->idle_timeout_ms = c.idle_timeout_ms;
+  pool->flags = c.flags;
+  pool->is_default = is_default;
+  atomic_init(&pool->q_len, 0);
+  atomic_init(&pool->sleepers, 0);
+  atomic_init(&pool->nslots, 0);
+  atomic_init(&pool->live, 0);
+  atomic_init(&pool->blocked, 0);
+  atomic_init(&pool->injected, 0);
+  atomic_init(&pool->compensated, 0);
+  atomic_init(&pool->retired, 0);
+  atomic_init(&pool->next_item_id, 1);
+  pthread_mutex_init(&pool->q_mu, NULL);
+  pthread_mutex_init(&pool->park_mu, NULL);
+  pthread_mutex_init(&pool->gate_mu, NULL);
+  cond_init_monotonic(&pool->park_cv);
+  cond_init_monotonic(&pool->quiesce_cv);
+  cond_init_monotonic(&pool->gate_cv);
+
+  /* The tool (if any) attaches before the pool is announced, so it sees
+   * pool_created for this very pool. */
+  bw__observer_attach_tool();
+  bw__registry_add(pool);
+
+  int rc = 0;
+  pthread_mutex_lock(&pool->park_mu);
+  for (unsigned i = 0; i < c.min_workers && rc == 0; i++)
+    rc = bw__pool_spawn_locked(pool, -1);
+  pthread_mutex_unlock(&pool->park_mu);
+  if (rc == 0)
+    rc = bw__gate_start(pool);
+  if (rc != 0) {
+    bw__registry_remove(pool);
+    stop_workers(pool);
+    pool_free(pool);
+    errno = -rc;
+    return NULL;
+  }
+  return pool;
+}
+
+bw_pool *bw_pool_create(const bw_pool_config *cfg) {
+  return pool_create(cfg, 0);
+}
+
+static bw_pool *default_pool;
+static pthread_once_t default_once = PTHREAD_ONCE_INIT;
+
+/* Strict parse: the whole string must be a number in 1..65535. */
+static unsigned env_workers(void) {
+  const char *s = getenv("BW_DEFAULT_POOL_WORKERS");
+  if (s == NULL || *s == '\0')
+    return 0;
+  char *end = NULL;
+  errno = 0;
+  unsigned long v = strtoul(s, &end, 10);
+  if (errno != 0 || *end != '\0' || v == 0 || v > 65535 || s[0] == '-') {
+    fprintf(stderr,
+            "blockwatch: ignoring BW_DEFAULT_POOL_WORKERS=\"%s\" (want a "
+            "number from 1 to 65535)\n",
+            s);
+    return 0;
+  }
+  return (unsigned)v;
+}
+
+static void default_create(void) {
+  bw_pool_config cfg = {0};
+  cfg.name = "bw-default";
+  cfg.min_workers = env_workers();
+  default_pool = pool_create(&cfg, 1);
+}
+
+bw_pool *bw_pool_default(void) {
+  pthread_once(&default_once, default_create);
+  if (default_pool == NULL)
+    errno = EAGAIN;
+  return default_pool;
+}
+
+bw_pool *bw__pool_resolve(bw_pool *pool) {
+  return pool != NULL ? pool : bw_pool_default();
+}
+
+int bw_pool_destroy(bw_pool *pool) {
+  if (pool == NULL || pool->is_default)
+    return -EINVAL;
+  if (tls_worker != NULL && tls_worker->pool == pool)
+    return -EDEADLK;
+  pthread_mutex_lock(&pool->q_mu);
+  int again = pool->shutting_down;
+  pool->shutting_down = 1;
+  pthread_mutex_unlock(&pool->q_mu);
+  if (again)
+    return -EINVAL; /* a second destroy racing the first */
+
+  /* Pending delays are canceled; their continuations are queued here. */
+  bw__gate_stop(pool);
+
+  pthread_mutex_lock(&pool->park_mu);
+  pool->draining = 1;
+  while (atomic_load_explicit(&pool->sleepers, memory_order_relaxed) !=
+             atomic_load_explicit(&pool->live, memory_order_relaxed) ||
+         bw__pool_has_work(pool))
+    pthread_cond_wait(&pool->quiesce_cv, &pool->park_mu);
+  pool->stop = 1;
+  pthread_cond_broadcast(&pool->park_cv);
+  pthread_mutex_unlock(&pool->park_mu);
+
+  bw__registry_remove(pool);
+  uint64_t id = pool->id;
+  pool_free(pool); /* joins the workers */
+  const bw_observer *o = bw__obs();
+  if (o != NULL && o->pool_destroyed != NULL)
+    o->pool_destroyed(o->user, id);
+  return 0;
+}
+
+int bw_pool_stats_get(bw_pool *pool, bw_pool_stats *out) {
+  if (out == NULL)
+    return -EINVAL;
+  pool = bw__pool_resolve(pool);
+  if (pool == NULL)
+    return -ENOMEM;
+  memset(out, 0, sizeof(*out));
+  uint64_t *buckets = calloc(BW__HIST_BUCKETS, sizeof(uint64_t));
+  if (buckets == NULL)
+    return -ENOMEM;
+  uint64_t min_ns = UINT64_MAX, max_ns = 0, samples = 0;
+  unsigned n = atomic_load_explicit(&pool->nslots, memory_order_acquire);
+  for (unsigned i = 0; i < n; i++) {
+    bw__worker *w = pool->slots[i];
+    out->busy +=
+        (unsigned)atomic_load_explicit(&w->running, memory_order_relaxed);
+    out->items_completed +=
+        atomic_load_explicit(&w->completed, memory_order_relaxed);
+    bw__hist_merge(&w->hist, buckets, &min_ns, &max_ns, &samples);
+  }
+  out->workers = atomic_load_explicit(&pool->live, memory_order_relaxed);
+  out->idle = atomic_load_explicit(&pool->sleepers, memory_order_relaxed);
+  out->blocked = atomic_load_explicit(&pool->blocked, memory_order_relaxed);
+  out->queue_length = bw__pool_queue_length(pool);
+  out->threads_injected =
+      atomic_load_explicit(&pool->injected, memory_order_relaxed);
+  out->threads_compensated =
+      atomic_load_explicit(&pool->compensated, memory_order_relaxed);
+  out->threads_retired =
+      atomic_load_explicit(&pool->retired, memory_order_relaxed);
+  if (samples > 0) {
+    out->queue_wait_min_ns = min_ns;
+    out->queue_wait_max_ns = max_ns;
+    out->queue_wait_median_ns = bw__hist_quantile(buckets, samples, 0.5);
+    out->queue_wait_p99_ns = bw__hist_quantile(buckets, samples, 0.99);
+  }
+  free(buckets);
+  return 0;
+}
+
+int bw_pool_notify_blocked(void) {
+  bw__worker *w = tls_worker;
+  if (w == NULL)
+    return -EPERM;
+  if (w->blocked_depth++ > 0)
+    return 0;
+  bw_pool *pool = w->pool;
+  unsigned blocked =
+      atomic_fetch_add_explicit(&pool->blocked, 1, memory_order_relaxed) + 1;
+  if (pool->flags & BW_POOL_COMPENSATE) {
+    pthread_mutex_lock(&pool->park_mu);
+    unsigned live = atomic_load_explicit(&pool->live, memory_order_relaxed);
+    /* Keep min_workers workers that are not blocked. */
+    if (live < blocked + pool->min_workers)
+      (void)bw__pool_spawn_locked(pool, 1);
+    pthread_mutex_unlock(&pool->park_mu);
+  }
+  return 0;
+}
+
+int bw_pool_notify_unblocked(void) {
+  bw__worker *w = tls_worker;
+  if (w == NULL)
+    return -EPERM;
+  if (w->blocked_depth == 0)
+    return -EINVAL;
+  if (--w->blocked_depth == 0)
+    atomic_fetch_sub_explicit(&w->pool->blocked, 1, memory_order_relaxed);
+  return 0;
+}
+
+/* ---- work items --------------------------------------------------------- */
+
+typedef struct work_item {
+  bw__item base;
+  void (*fn)(void *arg);
+  void *arg;
+} work_item;
+
+static void run_work_item(bw__item *it) {
+  work_item *wi = (work_item *)it;
+  void (*fn)(void *) = wi->fn;
+  void *arg = wi->arg;
+  free(wi);
+  fn(arg);
+}
+
+int bw_submit(bw_pool *pool, void (*fn)(void *arg), void *arg) {
+  if (fn == NULL)
+    return -EINVAL;
+  pool = bw__pool_resolve(pool);
+  if (pool == NULL)
+    return -ENOMEM;
+  work_item *wi = malloc(sizeof(*wi));
+  if (wi == NULL)
+    return -ENOMEM;
+  wi->base.run = run_work_item;
+  wi->fn = fn;
+  wi->arg = arg;
+  int rc = bw__pool_push(pool, &wi->base, 0);
+  if (rc != 0)
+    free(wi);
+  return rc;
+}

@@ -1,0 +1,563 @@
+/* task.c - tasks: bw_run, continuations, delays, completion sources,
+ * when_all/when_any and the blocking waits.
+ *
+ * Invariants:
+ *  - state goes PENDING -> RESOLVING -> COMPLETED|CANCELED exactly once; the
+ *    thread whose CAS leaves PENDING writes `result` and then publishes the
+ *    final state with a release store. Readers load state with acquire.
+ *  - `conts` is a lock-free stack of continuation nodes (then-tasks, when
+ *    nodes, waiters). Resolving swaps in CONTS_DONE and fires the nodes it
+ *    took, oldest first; a node attached after that fires at once. So every
+ *    node fires exactly once, after the final state is visible.
+ *  - References: the caller's one, plus one held by the runtime while the
+ *    task is queued (run/then) or in the timer heap (delay) or registered
+ *    with a token (delay), plus one per continuation or when node that
+ *    depends on it (released after that node fired). A waiter that timed out
+ *    leaves its node in `conts` holding only the waiter; such nodes are
+ *    fired with done == NULL when the task is freed.
+ *  - magic is TASK_LIVE from creation until free; a call on a task whose
+ *    magic is wrong returns -EINVAL. That check catches a use after free only
+ *    while the memory has not been reused: it is a debugging aid, not a
+ *    guarantee (a released task must not be used).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define TASK_LIVE 0x6277746bu /* "bwtk" */
+#define TASK_DEAD 0xdead7a5cu
+
+enum task_kind { K_RUN, K_THEN, K_DELAY, K_SOURCE, K_WHEN_ALL, K_WHEN_ANY };
+/* Beyond the public states: a resolution in progress. */
+enum { S_RESOLVING = 3 };
+
+typedef struct bw__cont bw__cont;
+struct bw__cont {
+  bw__cont *next;
+  /* done is the resolved task, or NULL when it is freed unresolved. */
+  void (*fire)(bw__cont *c, bw_task *done);
+};
+
+static bw__cont conts_done_marker;
+#define CONTS_DONE (&conts_done_marker)
+
+typedef struct when_node {
+  bw__cont cont;
+  bw_task *owner;
+} when_node;
+
+struct bw_task {
+  bw__item item; /* first: queued as an item (run/then) */
+  uint32_t magic;
+  int kind;
+  _Atomic int state;
+  _Atomic unsigned refs;
+  void *result;
+  bw_pool *pool;
+  _Atomic(bw__cont *) conts;
+  union {
+    struct {
+      void *(*fn)(void *arg);
+      void *arg;
+    } run;
+    struct {
+      void *(*fn)(bw_task *done, void *arg);
+      void *arg;
+      bw_task *antecedent;
+      bw__cont node;
+    } then;
+    struct {
+      uint64_t deadline_ns;
+      bw_cancel_token *token;
+      bw__cancel_reg reg;
+    } delay;
+    struct {
+      _Atomic size_t left; /* nodes not yet fired */
+      _Atomic int any_canceled;
+      when_node *nodes;
+    } when;
+  } u;
+};
+
+_Thread_local bw_task *bw__tls_task;
+
+static bw_task *task_new(int kind, bw_pool *pool, unsigned refs) {
+  bw_task *t = malloc(sizeof(*t));
+  if (t == NULL) {
+    errno = ENOMEM;
+    return NULL;
+  }
+  t->magic = TASK_LIVE;
+  t->kind = kind;
+  atomic_init(&t->state, BW_TASK_PENDING);
+  atomic_init(&t->refs, refs);
+  t->result = NULL;
+  t->pool = pool;
+  atomic_init(&t->conts, NULL);
+  return t;
+}
+
+static int task_ok(const bw_task *t) {
+  return t != NULL && t->magic == TASK_LIVE;
+}
+
+uint64_t bw__task_deadline(const bw_task *task) {
+  return task->u.delay.deadline_ns;
+}
+
+bw_task *bw_task_retain(bw_task *task) {
+  if (task_ok(task))
+    atomic_fetch_add_explicit(&task->refs, 1, memory_order_relaxed);
+  return task;
+}
+
+void bw_task_release(bw_task *task) {
+  if (!task_ok(task))
+    return;
+  if (atomic_fetch_sub_explicit(&task->refs, 1, memory_order_acq_rel) != 1)
+    return;
+  /* Only abandoned waiter nodes can remain on an unresolved task. */
+  bw__cont *c = atomic_load_explicit(&task->conts, memory_order_acquire);
+  while (c != NULL && c != CONTS_DONE) {
+    bw__cont *next = c->next;
+    c->fire(c, NULL);
+    c = next;
+  }
+  if (task->kind == K_DELAY && task->u.delay.token != NULL)
+    bw_cancel_token_release(task->u.delay.token);
+  task->magic = TASK_DEAD;
+  free(task);
+}
+
+/* Fires every node attached so far, oldest first. */
+static void fire_conts(bw_task *task) {
+  bw__cont *list =
+      atomic_exchange_explicit(&task->conts, CONTS_DONE, memory_order_acq_rel);
+  bw__cont *fifo = NULL;
+  while (list != NULL) { /* the stack is newest first: reverse it */
+    bw__cont *next = list->next;
+    list->next = fifo;
+    fifo = list;
+    list = next;
+  }
+  while (fifo != NULL) {
+    bw__cont *next = fifo->next;
+    fifo->fire(fifo, task);
+    fifo = next;
+  }
+}
+
+/* Returns 1 if this call resolved the task, 0 if it was already resolved. */
+static int try_resolve(bw_task *task, int final_state, void *result) {
+  int expected = BW_TASK_PENDING;
+  if (!atomic_compare_exchange_strong_explicit(
+          &task->state, &expected, S_RESOLVING, memory_order_acquire,
+          memory_order_relaxed))
+    return 0;
+  task->result = final_state == BW_TASK_COMPLETED ? result : NULL;
+  atomic_store_explicit(&task->state, final_state, memory_order_release);
+  fire_conts(task);
+  return 1;
+}
+
+static void attach(bw_task *task, bw__cont *c) {
+  bw__cont *head = atomic_load_explicit(&task->conts, memory_order_acquire);
+  for (;;) {
+    if (head == CONTS_DONE) {
+      c->fire(c, task);
+      return;
+    }
+    c->next = head;
+    if (atomic_compare_exchange_weak_explicit(
+            &task->conts, &head, c, memory_order_acq_rel, memory_order_acquire))
+      return;
+  }
+}
+
+bw_task_state bw_task_state_get(const bw_task *task) {
+  if (!task_ok(task))
+    return BW_TASK_PENDING;
+  int s = atomic_load_explicit(&task->state, memory_order_acquire);
+  return s == S_RESOLVING ? BW_TASK_PENDING : (bw_task_state)s;
+}
+
+void *bw_task_result(const bw_task *task) {
+  if (!task_ok(task) ||
+      atomic_load_explicit(&task->state, memory_order_acquire) !=
+          BW_TASK_COMPLETED)
+    return NULL;
+  return task->result;
+}
+
+/* ---- run and then ------------------------------------------------------- */
+
+static void run_task_item(bw__item *it) {
+  bw_task *task = (bw_task *)it;
+  bw_task *outer = bw__tls_task;
+  bw__tls_task = task;
+  void *result;
+  if (task->kind == K_RUN) {
+    result = task->u.run.fn(task->u.run.arg);
+  } else {
+    bw_task *done = task->u.then.antecedent;
+    result = task->u.then.fn(done, task->u.then.arg);
+    bw_task_release(done);
+  }
+  bw__tls_task = outer;
+  try_resolve(task, BW_TASK_COMPLETED, result);
+  bw_task_release(task); /* the queue's reference */
+}
+
+bw_task *bw_run(bw_pool *pool, void *(*fn)(void *arg), void *arg) {
+  if (fn == NULL) {
+    errno = EINVAL;
+    return NULL;
+  }
+  pool = bw__pool_resolve(pool);
+  if (pool == NULL)
+    return NULL;
+  bw_task *t = task_new(K_RUN, pool, 2);
+  if (t == NULL)
+    return NULL;
+  t->item.run = run_task_item;
+  t->u.run.fn = fn;
+  t->u.run.arg = arg;
+  int rc = bw__pool_push(pool, &t->item, 0);
+  if (rc != 0) {
+    t->magic = TASK_DEAD;
+    free(t);
+    errno = -rc;
+    return NULL;
+  }
+  return t;
+}
+
+/* The antecedent resolved: queue the continuation on the pool. */
+static void then_fire(bw__cont *c, bw_task *done) {
+  (void)done;
+  bw_task *t = (bw_task *)((char *)c - offsetof(bw_task, u.then.node));
+  (void)bw__pool_push(t->pool, &t->item, 1); /* internal: cannot fail */
+}
+
+bw_task *bw_then(bw_task *task, void *(*fn)(bw_task *done, void *arg),
+                 void *arg) {
+  if (!task_ok(task) || fn == NULL) {
+    errno = EINVAL;
+    return NULL;
+  }
+  bw_task *t = task_new(K_THEN, task->pool, 2);
+  if (t == NULL)
+    return NULL;
+  t->item.run = run_task_item;
+  t->u.then.fn = fn;
+  t->u.then.arg = arg;
+  t->u.then.antecedent = bw_task_retain(task);
+  t->u.then.node.fire = then_fire;
+  attach(task, &t->u.then.node);
+  return t;
+}
+
+/* ---- completion sources ------------------------------------------------- */
+
+bw_task *bw_completion_create(bw_pool *pool) {
+  pool = bw__pool_resolve(pool);
+  if (pool == NULL)
+    return NULL;
+  return task_new(K_SOURCE, pool, 1);
+}
+
+int bw_task_complete(bw_task *task, void *result) {
+  if (!task_ok(task))
+    return -EINVAL;
+  if (task->kind != K_SOURCE)
+    return -EPERM;
+  return try_resolve(task, BW_TASK_COMPLETED, result) ? 0 : -EALREADY;
+}
+
+int bw_task_cancel(bw_task *task) {
+  if (!task_ok(task))
+    return -EINVAL;
+  if (task->kind != K_SOURCE && task->kind != K_DELAY)
+    return -EPERM;
+  return try_resolve(task, BW_TASK_CANCELED, NULL) ? 0 : -EALREADY;
+}
+
+/* ---- delays ------------------------------------------------------------- */
+
+/* The token was canceled: cancel the delay; drop the registration's ref. */
+static void delay_token_fire(bw__cancel_reg *reg) {
+  bw_task *t = (bw_task *)((char *)reg - offsetof(bw_task, u.delay.reg));
+  try_resolve(t, BW_TASK_CANCELED, NULL);
+  bw_task_release(t);
+}
+
+void bw__task_fire_delay(bw_task *task, int canceled) {
+  try_resolve(task, canceled ? BW_TASK_CANCELED : BW_TASK_COMPLETED, NULL);
+  if (task->u.delay.token != NULL &&
+      bw__token_unregister(task->u.delay.token, &task->u.delay.reg))
+    bw_task_release(task); /* the registration's reference */
+  bw_task_release(task);   /* the heap's reference */
+}
+
+bw_task *bw_delay_cancelable(bw_pool *pool, uint64_t ms,
+                             bw_cancel_token *token) {
+  pool = bw__pool_resolve(pool);
+  if (pool == NULL)
+    return NULL;
+  if (ms > UINT64_MAX / 2000000u) /* keep the deadline from overflowing */
+    ms = UINT64_MAX / 2000000u;
+  /* The caller's reference, the heap's, and the token registration's. */
+  bw_task *t = task_new(K_DELAY, pool, token != NULL ? 3 : 2);
+  if (t == NULL)
+    return NULL;
+  t->u.delay.deadline_ns = bw__now_ns() + ms * 1000000u;
+  t->u.delay.token = token != NULL ? bw__token_retain(token) : NULL;
+  t->u.delay.reg.fire = delay_token_fire;
+  if (token != NULL && bw__token_register(token, &t->u.delay.reg)) {
+    try_resolve(t, BW_TASK_CANCELED, NULL); /* already canceled */
+    atomic_fetch_sub_explicit(&t->refs, 2, memory_order_relaxed);
+    return t;
+  }
+  int rc = bw__gate_add_timer(pool, t);
+  if (rc != 0) {
+    /* Never in the heap: cancel it and drop the heap's and the
+     * registration's references the way a firing timer does. */
+    bw__task_fire_delay(t, 1);
+    bw_task_release(t);
+    errno = -rc;
+    return NULL;
+  }
+  return t;
+}
+
+bw_task *bw_delay(bw_pool *pool, uint64_t ms) {
+  return bw_delay_cancelable(pool, ms, NULL);
+}
+
+/* ---- when_all / when_any ------------------------------------------------ */
+
+static void when_fire(bw__cont *c, bw_task *done) {
+  when_node *node = (when_node *)c;
+  bw_task *t = node->owner;
+  if (t->kind == K_WHEN_ALL) {
+    if (bw_task_state_get(done) == BW_TASK_CANCELED)
+      atomic_store_explicit(&t->u.when.any_canceled, 1, memory_order_relaxed);
+  } else {
+    try_resolve(t, BW_TASK_COMPLETED, done);
+  }
+  bw_task_release(done); /* the node's reference on its antecedent */
+  if (atomic_fetch_sub_explicit(&t->u.when.left, 1, memory_order_acq_rel) != 1)
+    return;
+  if (t->kind == K_WHEN_ALL) {
+    int canceled =
+        atomic_load_explicit(&t->u.when.any_canceled, memory_order_relaxed);
+    try_resolve(t, canceled ? BW_TASK_CANCELED : BW_TASK_COMPLETED, NULL);
+  }
+  free(t->u.when.nodes);
+  bw_task_release(t); /* the nodes' reference */
+}
+
+static bw_task *when_create(int kind, bw_task *const *tasks, size_t n) {
+  if (n > 0 && tasks == NULL) {
+    errno = EINVAL;
+    return NULL;
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (!task_ok(tasks[i])) {
+      errno = EINVAL;
+      return NULL;
+    }
+  }
+  bw_pool *pool = n > 0 ? tasks[0]->pool : bw_pool_default();
+  if (pool == NULL)
+    return NULL;
+  bw_task *t = task_new(kind, pool, n > 0 ? 2 : 1);
+  if (t == NULL)
+    return NULL;
+  if (n == 0) {
+    try_resolve(t, BW_TASK_COMPLETED, NULL);
+    return t;
+  }
+  t->u.when.nodes = calloc(n, sizeof(when_node));
+  if (t->u.when.nodes == NULL) {
+    t->magic = TASK_DEAD;
+    free(t);
+    errno = ENOMEM;
+    return NULL;
+  }
+  atomic_init(&t->u.when.left, n);
+  atomic_init(&t->u.when.any_canceled, 0);
+  /* `left` may reach zero (and free the nodes) during the last attach:
+   * take the array pointer once. */
+  when_node *nodes = t->u.when.nodes;
+  for (size_t i = 0; i < n; i++) {
+    nodes[i].owner = t;
+    nodes[i].cont.fire = when_fire;
+    bw_task_retain(tasks[i]);
+    attach(tasks[i], &nodes[i].cont);
+  }
+  return t;
+}
+
+bw_task *bw_when_all(bw_task *const *tasks, size_t n) {
+  return when_create(K_WHEN_ALL, tasks, n);
+}
+
+bw_task *bw_when_any(bw_task *const *tasks, size_t n) {
+  if (n == 0) {
+    errno = EINVAL; /* it could never complete */
+    return NULL;
+  }
+  return when_create(K_WHEN_ANY, tasks, n);
+}
+
+/* ---- waits -------------------------------------------------------------- */
+
+/* A blocked waiter. References: the waiting thread's, the task node's, and
+ * the token registration's while linked. */
+typedef struct waiter {
+  bw__cont cont;
+  bw__cancel_reg reg;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int done, canceled; /* under mu */
+  _Atomic unsigned refs;
+} waiter;
+
+static void waiter_release(waiter *w) {
+  if (atomic_fetch_sub_explicit(&w->refs, 1, memory_order_acq_rel) != 1)
+    return;
+  pthread_mutex_destroy(&w->mu);
+  pthread_cond_destroy(&w->cv);
+  free(w);
+}
+
+static void waiter_task_fire(bw__cont *c, bw_task *done) {
+  waiter *w = (waiter *)c;
+  (void)done;
+  pthread_mutex_lock(&w->mu);
+  w->done = 1;
+  pthread_cond_signal(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  waiter_release(w);
+}
+
+static void waiter_token_fire(bw__cancel_reg *reg) {
+  waiter *w = (waiter *)((char *)reg - offsetof(waiter, reg));
+  pthread_mutex_lock(&w->mu);
+  w->canceled = 1;
+  pthread_cond_signal(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  waiter_release(w);
+}
+
+static int final_code(const bw_task *task) {
+  int s = atomic_load_explicit(&task->state, memory_order_acquire);
+  if (s == BW_TASK_COMPLETED)
+    return 0;
+  if (s == BW_TASK_CANCELED)
+    return -ECANCELED;
+  return 1; /* still pending */
+}
+
+/* Waiting on a task that needs a worker of this pool, from a worker of this
+ * pool, when every other worker already waits and the pool cannot grow:
+ * nothing could ever run the task. */
+static int would_deadlock(const bw_task *task, bw__worker *self) {
+  if (self == NULL || self->pool != task->pool)
+    return 0;
+  if (task->kind != K_RUN && task->kind != K_THEN)
+    return 0;
+  bw_pool *pool = self->pool;
+  unsigned live = atomic_load_explicit(&pool->live, memory_order_relaxed);
+  unsigned blocked = atomic_load_explicit(&pool->blocked, memory_order_relaxed);
+  int can_grow =
+      live < pool->max_workers && (!(pool->flags & BW_POOL_NO_INJECTION) ||
+                                   (pool->flags & BW_POOL_COMPENSATE));
+  return blocked + 1 >= live && !can_grow;
+}
+
+static void deadline_in(struct timespec *ts, int64_t ms) {
+  clock_gettime(CLOCK_MONOTONIC, ts);
+  ts->tv_sec += (time_t)(ms / 1000);
+  ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (ts->tv_nsec >= 1000000000L) {
+    ts->tv_sec++;
+    ts->tv_nsec -= 1000000000L;
+  }
+}
+
+int bw_wait_cancelable(bw_task *task, int64_t timeout_ms,
+                       bw_cancel_token *token) {
+  if (!task_ok(task))
+    return -EINVAL;
+  int rc = final_code(task);
+  if (rc <= 0)
+    return rc;
+  if (bw__tls_task == task)
+    return -EDEADLK;
+  if (bw_cancel_token_is_canceled(token))
+    return -ECANCELED;
+  if (timeout_ms == 0)
+    return -ETIMEDOUT;
+  bw__worker *self = bw__current_worker();
+  if (would_deadlock(task, self))
+    return -EDEADLK;
+
+  waiter *w = malloc(sizeof(*w));
+  if (w == NULL)
+    return -ENOMEM;
+  pthread_mutex_init(&w->mu, NULL);
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  pthread_cond_init(&w->cv, &attr);
+  pthread_condattr_destroy(&attr);
+  w->done = 0;
+  w->canceled = 0;
+  w->cont.fire = waiter_task_fire;
+  w->reg.fire = waiter_token_fire;
+  atomic_init(&w->refs, token != NULL ? 3 : 2);
+  if (token != NULL) {
+    bw__token_retain(token);
+    if (bw__token_register(token, &w->reg)) {
+      w->canceled = 1; /* canceled meanwhile: nothing registered */
+      atomic_fetch_sub_explicit(&w->refs, 1, memory_order_relaxed);
+    }
+  }
+  attach(task, &w->cont);
+
+  if (self != NULL)
+    bw_pool_notify_blocked();
+  struct timespec deadline;
+  if (timeout_ms > 0)
+    deadline_in(&deadline, timeout_ms);
+  pthread_mutex_lock(&w->mu);
+  while (!w->done && !w->canceled) {
+    if (timeout_ms < 0) {
+      pthread_cond_wait(&w->cv, &w->mu);
+    } else if (pthread_cond_timedwait(&w->cv, &w->mu, &deadline) == ETIMEDOUT) {
+      break;
+    }
+  }
+  int canceled = w->canceled;
+  pthread_mutex_unlock(&w->mu);
+  if (self != NULL)
+    bw_pool_notify_unblocked();
+
+  if (token != NULL) {
+    if (bw__token_unregister(token, &w->reg))
+      waiter_release(w); /* the registration's reference */
+    bw_cancel_token_release(token);
+  }
+  waiter_release(w);
+  rc = final_code(task);
+  if (rc <= 0)
+    return rc;
+  return canceled ? -ECANCELED : -ETIMEDOUT;
+}
+
+int bw_wait(bw_task *task, int64_t timeout_ms) {
+  return bw_wait_cancelable(task, timeout_ms, NULL);
+}

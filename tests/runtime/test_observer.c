@@ -1,0 +1,376 @@
+/* test_observer.c - the observer ABI: the tool lookup through
+ * dlsym(RTLD_DEFAULT, "blockwatch_tool_attach"), registration rules, and the
+ * callbacks with consistent ids, threads and timestamps.
+ *
+ * This program plays the tool: it defines blockwatch_tool_attach and is
+ * linked with exported symbols. It is built twice, against the shared and
+ * the static runtime, since the lookup must work from either copy.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "blockwatch/observer.h"
+#include "blockwatch/runtime.h"
+#include "rt_helpers.h"
+
+/* ---- the "tool" --------------------------------------------------------- */
+
+static const bw_runtime_hooks *g_hooks;
+static atomic_int g_attach_calls;
+
+void blockwatch_tool_attach(const bw_runtime_hooks *hooks);
+void blockwatch_tool_attach(const bw_runtime_hooks *hooks) {
+  g_hooks = hooks;
+  atomic_fetch_add(&g_attach_calls, 1);
+}
+
+/* ---- a recording observer ----------------------------------------------- */
+
+#define MAX_ITEMS 256
+
+typedef struct rec_item {
+  uint64_t id;
+  uint64_t enq_ns, enq_ns_started, start_ns, end_ns;
+  int enqueued, started, finished;
+  pthread_t start_thread, finish_thread;
+} rec_item;
+
+typedef struct recorder {
+  pthread_mutex_t mu;
+  uint64_t pool_id;
+  int created, destroyed;
+  unsigned created_min, created_max;
+  char created_name[32];
+  int workers_started, workers_stopped;
+  int added[3];
+  rec_item items[MAX_ITEMS];
+  int nitems;
+  int unknown_events;
+} recorder;
+
+static recorder g_rec;
+
+static rec_item *find_item(recorder *r, uint64_t id, int create) {
+  for (int i = 0; i < r->nitems; i++) {
+    if (r->items[i].id == id)
+      return &r->items[i];
+  }
+  if (!create || r->nitems == MAX_ITEMS)
+    return NULL;
+  rec_item *it = &r->items[r->nitems++];
+  memset(it, 0, sizeof(*it));
+  it->id = id;
+  return it;
+}
+
+static void on_pool_created(void *user, uint64_t pool_id, const char *name,
+                            unsigned min_workers, unsigned max_workers) {
+  recorder *r = user;
+  pthread_mutex_lock(&r->mu);
+  if (strcmp(name, "obs") == 0) {
+    r->pool_id = pool_id;
+    r->created++;
+    r->created_min = min_workers;
+    r->created_max = max_workers;
+    snprintf(r->created_name, sizeof(r->created_name), "%s", name);
+  }
+  pthread_mutex_unlock(&r->mu);
+}
+
+static void on_pool_destroyed(void *user, uint64_t pool_id) {
+  recorder *r = user;
+  pthread_mutex_lock(&r->mu);
+  if (pool_id == r->pool_id)
+    r->destroyed++;
+  pthread_mutex_unlock(&r->mu);
+}
+
+static void on_worker_started(void *user, uint64_t pool_id, unsigned index) {
+  recorder *r = user;
+  uint64_t id = 0;
+  unsigned idx = 99;
+  /* The contract: called on the worker itself. */
+  int is_worker = g_hooks->current_worker(&id, &idx);
+  pthread_mutex_lock(&r->mu);
+  if (pool_id == r->pool_id) {
+    r->workers_started++;
+    if (!is_worker || id != pool_id || idx != index)
+      r->unknown_events++;
+  }
+  pthread_mutex_unlock(&r->mu);
+}
+
+static void on_worker_stopped(void *user, uint64_t pool_id, unsigned index) {
+  recorder *r = user;
+  (void)index;
+  pthread_mutex_lock(&r->mu);
+  if (pool_id == r->pool_id)
+    r->workers_stopped++;
+  pthread_mutex_unlock(&r->mu);
+}
+
+static void on_item_enqueued(void *user, uint64_t pool_id, uint64_t item_id,
+                             uint64_t enqueue_ns, size_t queue_length) {
+  recorder *r = user;
+  (void)queue_length;
+  pthread_mutex_lock(&r->mu);
+  if (pool_id == r->pool_id) {
+    rec_item *it = find_item(r, item_id, 1);
+    if (it != NULL) {
+      it->enqueued++;
+      it->enq_ns = enqueue_ns;
+    }
+  }
+  pthread_mutex_unlock(&r->mu);
+}
+
+static void on_item_started(void *user, uint64_t pool_id, uint64_t item_id,
+                            uint64_t enqueue_ns, uint64_t start_ns) {
+  recorder *r = user;
+  pthread_mutex_lock(&r->mu);
+  if (pool_id == r->pool_id) {
+    rec_item *it = find_item(r, item_id, 1);
+    if (it != NULL) {
+      it->started++;
+      it->enq_ns_started = enqueue_ns;
+      it->start_ns = start_ns;
+      it->start_thread = pthread_self();
+    }
+  }
+  pthread_mutex_unlock(&r->mu);
+}
+
+static void on_item_finished(void *user, uint64_t pool_id, uint64_t item_id,
+                             uint64_t end_ns) {
+  recorder *r = user;
+  pthread_mutex_lock(&r->mu);
+  if (pool_id == r->pool_id) {
+    rec_item *it = find_item(r, item_id, 1);
+    if (it != NULL) {
+      it->finished++;
+      it->end_ns = end_ns;
+      it->finish_thread = pthread_self();
+    }
+  }
+  pthread_mutex_unlock(&r->mu);
+}
+
+static void on_added_or_retired(void *user, uint64_t pool_id, int reason) {
+  recorder *r = user;
+  pthread_mutex_lock(&r->mu);
+  if (pool_id == r->pool_id && reason >= 0 && reason <= 2)
+    r->added[reason]++;
+  pthread_mutex_unlock(&r->mu);
+}
+
+static bw_observer make_observer(void) {
+  bw_observer o;
+  memset(&o, 0, sizeof(o));
+  o.version = BW_OBSERVER_VERSION;
+  o.size = sizeof(o);
+  o.user = &g_rec;
+  o.pool_created = on_pool_created;
+  o.pool_destroyed = on_pool_destroyed;
+  o.worker_started = on_worker_started;
+  o.worker_stopped = on_worker_stopped;
+  o.item_enqueued = on_item_enqueued;
+  o.item_started = on_item_started;
+  o.item_finished = on_item_finished;
+  o.worker_added_or_retired = on_added_or_retired;
+  return o;
+}
+
+static int reset_recorder(void **state) {
+  (void)state;
+  pthread_mutex_destroy(&g_rec.mu);
+  memset(&g_rec, 0, sizeof(g_rec));
+  pthread_mutex_init(&g_rec.mu, NULL);
+  g_rec.pool_id = UINT64_MAX;
+  return 0;
+}
+
+static int unregister_after(void **state) {
+  (void)state;
+  bw_observer_unregister();
+  return 0;
+}
+
+static bw_pool *make_pool(unsigned workers) {
+  bw_pool_config cfg = {0};
+  cfg.name = "obs";
+  cfg.min_workers = workers;
+  cfg.max_workers = workers + 2;
+  cfg.flags = BW_POOL_COMPENSATE;
+  bw_pool *pool = bw_pool_create(&cfg);
+  assert_non_null(pool);
+  return pool;
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+static void test_observer_tool_is_found_through_dlsym_once(void **state) {
+  (void)state;
+  assert_int_equal(atomic_load(&g_attach_calls), 0);
+  bw_pool *a = make_pool(1);
+  bw_pool *b = make_pool(1);
+  assert_int_equal(atomic_load(&g_attach_calls), 1);
+  assert_non_null(g_hooks);
+  assert_int_equal(g_hooks->version, BW_OBSERVER_VERSION);
+  assert_true(g_hooks->size >= sizeof(bw_runtime_hooks));
+  assert_int_equal(g_hooks->current_worker(NULL, NULL), 0);
+  assert_int_equal(g_hooks->notify_blocked(), -EPERM);
+  assert_int_equal(bw_pool_destroy(a), 0);
+  assert_int_equal(bw_pool_destroy(b), 0);
+}
+
+static void test_observer_register_rules(void **state) {
+  (void)state;
+  bw_observer o = make_observer();
+  bw_observer bad = o;
+  bad.version = 99;
+  assert_int_equal(g_hooks->observer_register(&bad), -EINVAL);
+  assert_int_equal(bw_observer_register(NULL), -EINVAL);
+  assert_int_equal(bw_observer_unregister(), -EINVAL);
+  assert_int_equal(g_hooks->observer_register(&o), 0);
+  assert_int_equal(bw_observer_register(&o), -EBUSY);
+  assert_int_equal(g_hooks->observer_unregister(), 0);
+  assert_int_equal(bw_observer_register(&o), 0);
+  assert_int_equal(bw_observer_unregister(), 0);
+}
+
+static void test_observer_existing_pools_are_announced(void **state) {
+  (void)state;
+  bw_pool *pool = make_pool(2);
+  bw_observer o = make_observer();
+  assert_int_equal(bw_observer_register(&o), 0);
+  pthread_mutex_lock(&g_rec.mu);
+  assert_int_equal(g_rec.created, 1);
+  assert_int_equal(g_rec.created_min, 2);
+  assert_int_equal(g_rec.created_max, 4);
+  assert_string_equal(g_rec.created_name, "obs");
+  pthread_mutex_unlock(&g_rec.mu);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+  assert_int_equal(g_rec.destroyed, 1);
+  /* Workers were announced before registration, so not to us, but they
+   * still stop in front of us. */
+  assert_int_equal(g_rec.workers_started, 0);
+  assert_int_equal(g_rec.workers_stopped, 2);
+}
+
+static void tiny(void *arg) {
+  atomic_fetch_add((atomic_long *)arg, 1);
+}
+
+typedef struct probe {
+  int is_worker;
+  uint64_t pool_id;
+  unsigned index;
+  atomic_long done;
+} probe;
+
+static void probe_item(void *arg) {
+  probe *p = arg;
+  p->is_worker = g_hooks->current_worker(&p->pool_id, &p->index);
+  atomic_fetch_add(&p->done, 1);
+}
+
+static void
+test_observer_sees_items_with_consistent_ids_and_times(void **state) {
+  (void)state;
+  bw_observer o = make_observer();
+  assert_int_equal(bw_observer_register(&o), 0);
+  bw_pool *pool = make_pool(2);
+  assert_int_equal(g_rec.created, 1);
+  atomic_long count = 0;
+  for (int i = 0; i < 100; i++)
+    assert_int_equal(bw_submit(pool, tiny, &count), 0);
+  probe p = {0};
+  assert_int_equal(bw_submit(pool, probe_item, &p), 0);
+  assert_int_equal(rt_wait_count(&p.done, 1, 20000), 1);
+  assert_int_equal(p.is_worker, 1);
+  assert_int_equal(p.pool_id, g_rec.pool_id);
+  assert_true(p.index < 2);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+
+  pthread_mutex_lock(&g_rec.mu);
+  assert_int_equal(g_rec.destroyed, 1);
+  assert_int_equal(g_rec.workers_started, 2);
+  assert_int_equal(g_rec.workers_stopped, 2);
+  assert_int_equal(g_rec.unknown_events, 0);
+  assert_int_equal(g_rec.nitems, 101);
+  for (int i = 0; i < g_rec.nitems; i++) {
+    rec_item *it = &g_rec.items[i];
+    assert_true(it->id != 0);
+    assert_int_equal(it->enqueued, 1);
+    assert_int_equal(it->started, 1);
+    assert_int_equal(it->finished, 1);
+    assert_true(it->enq_ns == it->enq_ns_started);
+    assert_true(it->enq_ns <= it->start_ns);
+    assert_true(it->start_ns <= it->end_ns);
+    assert_true(pthread_equal(it->start_thread, it->finish_thread));
+  }
+  pthread_mutex_unlock(&g_rec.mu);
+}
+
+static void blocking_item(void *arg) {
+  assert_int_equal(bw_pool_notify_blocked(), 0);
+  rt_sleep_ms(50);
+  assert_int_equal(bw_pool_notify_unblocked(), 0);
+  atomic_fetch_add((atomic_long *)arg, 1);
+}
+
+static void test_observer_sees_compensation(void **state) {
+  (void)state;
+  bw_observer o = make_observer();
+  assert_int_equal(bw_observer_register(&o), 0);
+  bw_pool *pool = make_pool(1);
+  atomic_long count = 0;
+  assert_int_equal(bw_submit(pool, blocking_item, &count), 0);
+  assert_int_equal(rt_wait_count(&count, 1, 20000), 1);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+  pthread_mutex_lock(&g_rec.mu);
+  assert_int_equal(g_rec.added[1], 1);
+  assert_int_equal(g_rec.workers_started, 2);
+  assert_int_equal(g_rec.workers_stopped, 2);
+  pthread_mutex_unlock(&g_rec.mu);
+}
+
+static void test_observer_short_struct_is_accepted(void **state) {
+  (void)state;
+  /* A tool built against an older, shorter header: fields past `size` are
+   * never read (here the item callbacks, which are set but cut off). */
+  bw_observer o = make_observer();
+  o.size = (uint32_t)offsetof(bw_observer, item_enqueued);
+  assert_int_equal(bw_observer_register(&o), 0);
+  bw_pool *pool = make_pool(1);
+  atomic_long count = 0;
+  assert_int_equal(bw_submit(pool, tiny, &count), 0);
+  assert_int_equal(rt_wait_count(&count, 1, 20000), 1);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+  assert_int_equal(g_rec.created, 1);
+  assert_int_equal(g_rec.nitems, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_observer_tool_is_found_through_dlsym_once),
+      cmocka_unit_test(test_observer_register_rules),
+      cmocka_unit_test_setup_teardown(
+          test_observer_existing_pools_are_announced, reset_recorder,
+          unregister_after),
+      cmocka_unit_test_setup_teardown(
+          test_observer_sees_items_with_consistent_ids_and_times,
+          reset_recorder, unregister_after),
+      cmocka_unit_test_setup_teardown(test_observer_sees_compensation,
+                                      reset_recorder, unregister_after),
+      cmocka_unit_test_setup_teardown(test_observer_short_struct_is_accepted,
+                                      reset_recorder, unregister_after),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
