@@ -4,7 +4,8 @@
  * Invariants:
  *  - bw__observer points at an immutable copy of the registered observer, or
  *    is NULL. Copies are never freed (a callback may still be running on
- *    another thread after unregister); one small struct per registration.
+ *    another thread after unregister); one small struct per registration,
+ *    all kept on kept_list.
  *  - registry_mu protects the pool list and serialises register/unregister
  *    with pool creation, so each pool is announced exactly once to an
  *    observer: either by register (pool already listed) or by
@@ -26,15 +27,25 @@ static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
 static bw_pool *registry_head;
 static pthread_once_t attach_once = PTHREAD_ONCE_INIT;
 
+/* Every copy ever registered, newest first (under registry_mu). Kept, not
+ * freed, because a callback may still be running after unregister; the list
+ * also keeps them reachable, so leak checkers stay quiet. */
+typedef struct kept_observer {
+  bw_observer obs;
+  struct kept_observer *older;
+} kept_observer;
+static kept_observer *kept_list;
+
 /* Fields of bw_observer a tool built against an older header may lack: the
  * copy starts zeroed and takes at most `size` bytes. */
 int bw_observer_register(const bw_observer *observer) {
   if (observer == NULL || observer->version != BW_OBSERVER_VERSION ||
       observer->size < offsetof(bw_observer, pool_created))
     return -EINVAL;
-  bw_observer *copy = calloc(1, sizeof(*copy));
-  if (copy == NULL)
+  kept_observer *kept = calloc(1, sizeof(*kept));
+  if (kept == NULL)
     return -ENOMEM;
+  bw_observer *copy = &kept->obs;
   size_t n = observer->size < sizeof(*copy) ? observer->size : sizeof(*copy);
   memcpy(copy, observer, n);
   copy->size = (uint32_t)n;
@@ -42,9 +53,11 @@ int bw_observer_register(const bw_observer *observer) {
   pthread_mutex_lock(&registry_mu);
   if (atomic_load_explicit(&bw__observer, memory_order_relaxed) != NULL) {
     pthread_mutex_unlock(&registry_mu);
-    free(copy);
+    free(kept);
     return -EBUSY;
   }
+  kept->older = kept_list;
+  kept_list = kept;
   atomic_store_explicit(&bw__observer, copy, memory_order_release);
   if (copy->pool_created != NULL) {
     for (bw_pool *p = registry_head; p != NULL; p = p->reg_next)

@@ -430,10 +430,14 @@ static int cond_init_monotonic(pthread_cond_t *cv) {
  * stop (or never started). */
 static void pool_free(bw_pool *pool) {
   unsigned n = atomic_load_explicit(&pool->nslots, memory_order_relaxed);
+  /* Join them all before freeing any deque: a live worker may be stealing
+   * from any slot. */
+  for (unsigned i = 0; i < n; i++) {
+    if (pool->slots[i]->state != BW__SLOT_FREE)
+      pthread_join(pool->slots[i]->thread, NULL);
+  }
   for (unsigned i = 0; i < n; i++) {
     bw__worker *w = pool->slots[i];
-    if (w->state != BW__SLOT_FREE)
-      pthread_join(w->thread, NULL);
     bw__deque_free(&w->deque);
     free(w);
   }

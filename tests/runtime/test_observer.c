@@ -257,9 +257,9 @@ static void test_observer_existing_pools_are_announced(void **state) {
   pthread_mutex_unlock(&g_rec.mu);
   assert_int_equal(bw_pool_destroy(pool), 0);
   assert_int_equal(g_rec.destroyed, 1);
-  /* Workers were announced before registration, so not to us, but they
-   * still stop in front of us. */
-  assert_int_equal(g_rec.workers_started, 0);
+  /* Workers that started before registration were not announced to us
+   * (a slow start may still be seen), but every one stops in front of us. */
+  assert_true(g_rec.workers_started <= 2);
   assert_int_equal(g_rec.workers_stopped, 2);
 }
 
