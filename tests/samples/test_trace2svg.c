@@ -186,7 +186,7 @@ static void test_fixture_loads_lanes_spans_waits_counters(void **state) {
   assert_true(t.waits[0].dur_us == 999800.0);
   assert_true(t.waits[1].start_us == 2000000.0 - 3500.0);
   assert_int_equal(t.n_counters, 2);
-  assert_string_equal(t.counters[0].name, "blocked workers");
+  assert_string_equal(t.counters[0].name, "blocked workers probe-off");
   assert_int_equal(t.counters[0].n_points, 3);
   assert_true(t.counters[1].max_value == 16.0);
   /* process_name, the flow event, the X without ts and the R mark. */
@@ -214,7 +214,7 @@ static void test_fixture_svg_is_well_formed_with_lanes_and_spans(void **state) {
   assert_true(f.ticks >= 4);
   assert_string_equal(f.labels->str, "waiting items|probe|probe-off-0|"
                                      "probe-off-1|starvation_probe|"
-                                     "blocked workers (max 2)|"
+                                     "blocked workers probe-off (max 2)|"
                                      "queue length (max 16)|");
   assert_non_null(strstr(f.tooltips->str, "queue wait 999.8 ms"));
   assert_non_null(strstr(f.tooltips->str, "nanosleep 250.0 ms"));

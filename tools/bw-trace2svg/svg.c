@@ -10,7 +10,9 @@
 #include <math.h>
 #include <string.h>
 
-#define MARGIN_LEFT 180.0
+#define MIN_MARGIN_LEFT 120.0 /* the label column grows to its longest label   \
+                               */
+#define MAX_MARGIN_LEFT 420.0
 #define MARGIN_RIGHT 30.0
 #define HEADER_H 64.0
 #define LANE_H 20.0
@@ -30,11 +32,12 @@ typedef struct canvas {
   double width;
   double t_begin;
   double t_span; /* > 0 */
+  double left;   /* x where the plot starts; row labels end just before */
   double plot_w;
 } canvas;
 
 static double x_of(const canvas *c, double t_us) {
-  return MARGIN_LEFT + (t_us - c->t_begin) / c->t_span * c->plot_w;
+  return c->left + (t_us - c->t_begin) / c->t_span * c->plot_w;
 }
 
 static void put_escaped(FILE *out, const char *s) {
@@ -130,11 +133,35 @@ static void put_span(canvas *c, const t2s_span *s, double y, const char *cls,
   }
 }
 
+/* The label a counter row shows. */
+static void counter_label(const t2s_counter *ctr, char *buf, size_t size) {
+  snprintf(buf, size, "%s (max %g)", ctr->name, ctr->max_value);
+}
+
+/* Wide enough for the longest row label at 12px, within bounds. */
+static double label_column(const t2s_trace *t) {
+  size_t longest = strlen("waiting items");
+  for (size_t i = 0; i < t->n_lanes; i++) {
+    if (strlen(t->lanes[i].name) > longest)
+      longest = strlen(t->lanes[i].name);
+  }
+  for (size_t i = 0; i < t->n_counters; i++) {
+    char label[300];
+    counter_label(&t->counters[i], label, sizeof label);
+    if (strlen(label) > longest)
+      longest = strlen(label);
+  }
+  double w = (double)longest * 7.0 + 20;
+  return w < MIN_MARGIN_LEFT   ? MIN_MARGIN_LEFT
+         : w > MAX_MARGIN_LEFT ? MAX_MARGIN_LEFT
+                               : w;
+}
+
 static void put_row_label(canvas *c, double y, const char *name) {
   fprintf(c->out,
           "  <text class=\"lane-label\" x=\"%.0f\" y=\"%.2f\" "
           "font-size=\"12\" text-anchor=\"end\" fill=\"%s\">",
-          MARGIN_LEFT - 8, y + LANE_H - 6, COLOR_TEXT);
+          c->left - 8, y + LANE_H - 6, COLOR_TEXT);
   put_escaped(c->out, name);
   fputs("</text>\n", c->out);
 }
@@ -143,7 +170,7 @@ static void put_row_background(canvas *c, double y, double h, size_t row) {
   fprintf(c->out,
           "  <rect class=\"lane-bg\" x=\"%.0f\" y=\"%.2f\" width=\"%.2f\" "
           "height=\"%.0f\" fill=\"%s\"/>\n",
-          MARGIN_LEFT, y, c->plot_w, h, row % 2 ? "#ffffff" : "#f4f4f4");
+          c->left, y, c->plot_w, h, row % 2 ? "#ffffff" : "#f4f4f4");
 }
 
 static double put_waits(canvas *c, const t2s_trace *t, double y) {
@@ -182,7 +209,7 @@ static double put_counters(canvas *c, const t2s_trace *t, double y) {
     fputs(" <g class=\"counter-row\">\n", c->out);
     put_row_background(c, y, COUNTER_H, 1);
     char label[300];
-    snprintf(label, sizeof label, "%s (max %g)", ctr->name, ctr->max_value);
+    counter_label(ctr, label, sizeof label);
     put_row_label(c, y + COUNTER_H / 2 - LANE_H / 2 + 4, label);
     fprintf(c->out,
             "  <path class=\"counter\" fill=\"none\" stroke=\"%s\" "
@@ -238,7 +265,7 @@ static void put_axis(canvas *c, double y) {
   fprintf(c->out,
           "  <line x1=\"%.0f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
           "stroke=\"%s\"/>\n",
-          MARGIN_LEFT, y, MARGIN_LEFT + c->plot_w, y, COLOR_TEXT);
+          c->left, y, c->left + c->plot_w, y, COLOR_TEXT);
   for (double t = 0; t <= c->t_span + step / 1e6; t += step) {
     double x = x_of(c, c->t_begin + t);
     char label[32];
@@ -253,7 +280,7 @@ static void put_axis(canvas *c, double y) {
   fprintf(c->out,
           "  <text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" "
           "text-anchor=\"end\" fill=\"%s\">time since the first event</text>\n",
-          MARGIN_LEFT + c->plot_w, y + 34, COLOR_TEXT);
+          c->left + c->plot_w, y + 34, COLOR_TEXT);
   fputs(" </g>\n", c->out);
 }
 
@@ -308,7 +335,8 @@ int t2s_svg_render(const t2s_trace *t, const t2s_svg_options *opts, FILE *out) {
               .width = width,
               .t_begin = t->t_begin,
               .t_span = t->t_end > t->t_begin ? t->t_end - t->t_begin : 1.0,
-              .plot_w = width - MARGIN_LEFT - MARGIN_RIGHT};
+              .left = label_column(t)};
+  c.plot_w = width - c.left - MARGIN_RIGHT;
   if (c.plot_w < 100)
     c.plot_w = 100;
   double rows_h = (t->n_waits ? LANE_H + LANE_GAP : 0) +

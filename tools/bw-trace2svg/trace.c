@@ -231,7 +231,8 @@ static t2s_counter *counter_named(loader *ld, const char *name) {
   return c;
 }
 
-/* "C": one series per numeric argument ("name" alone when there is one). */
+/* "C": one series per numeric argument ("name key", or "name" for the
+ * conventional key "value"). */
 static void on_counter(loader *ld, json_t *ev) {
   const char *name = json_string_value(json_object_get(ev, "name"));
   json_t *args = json_object_get(ev, "args");
@@ -246,11 +247,13 @@ static void on_counter(loader *ld, json_t *ev) {
   json_object_foreach(args, key, value) {
     if (!json_is_number(value))
       continue;
+    /* Chrome draws one series per name and key: the shim writes one
+     * "blocked workers" counter per pool, keyed by the pool's name. */
     char series[256];
-    if (json_object_size(args) == 1)
+    if (strcmp(key, "value") == 0)
       snprintf(series, sizeof series, "%s", name);
     else
-      snprintf(series, sizeof series, "%s.%s", name, key);
+      snprintf(series, sizeof series, "%s %s", name, key);
     t2s_counter *c = counter_named(ld, series);
     if (c == NULL || c->name == NULL ||
         grow((void **)&c->points, c->n_points, sizeof *c->points) != 0) {

@@ -39,7 +39,7 @@ typedef struct t2s_point {
 
 /* A "C" counter series: one per counter name and argument key. */
 typedef struct t2s_counter {
-  char *name; /* "name" or "name.key" when the counter has several keys */
+  char *name; /* "name key"; just "name" when the key is "value" */
   t2s_point *points;
   size_t n_points;
   double max_value;
