@@ -104,8 +104,9 @@ static int run_variant(int compensate, unsigned items, unsigned wait_ms) {
   probe p = {.pool = pool, .started = bw_completion_create(pool)};
 
   double t0 = sample_now_ms();
+  void (*sleeper)(void *) = compensate ? compensated_item : blocking_item;
   for (unsigned i = 0; i < items; i++)
-    bw_submit(pool, compensate ? compensated_item : blocking_item, &b);
+    bw_submit(pool, sleeper, &b);
 
   pthread_t tid;
   if (pthread_create(&tid, NULL, probe_thread, &p) != 0) {

@@ -317,6 +317,13 @@ static int cmp_point(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* qsort with a NULL base is undefined even for zero elements. */
+static void sort(void *base, size_t n, size_t size,
+                 int (*cmp)(const void *, const void *)) {
+  if (n > 1)
+    qsort(base, n, size, cmp);
+}
+
 static int cmp_lane(const void *a, const void *b) {
   const t2s_lane *x = a, *y = b;
   int by_name = strverscmp(x->name, y->name);
@@ -339,15 +346,15 @@ static int finish(t2s_trace *t) {
       if (lane->name == NULL)
         return -1;
     }
-    qsort(lane->spans, lane->n_spans, sizeof *lane->spans, cmp_span);
+    sort(lane->spans, lane->n_spans, sizeof *lane->spans, cmp_span);
     t->lanes[kept++] = *lane;
   }
   t->n_lanes = kept;
-  qsort(t->lanes, t->n_lanes, sizeof *t->lanes, cmp_lane);
-  qsort(t->waits, t->n_waits, sizeof *t->waits, cmp_span);
+  sort(t->lanes, t->n_lanes, sizeof *t->lanes, cmp_lane);
+  sort(t->waits, t->n_waits, sizeof *t->waits, cmp_span);
   for (size_t i = 0; i < t->n_counters; i++)
-    qsort(t->counters[i].points, t->counters[i].n_points, sizeof(t2s_point),
-          cmp_point);
+    sort(t->counters[i].points, t->counters[i].n_points, sizeof(t2s_point),
+         cmp_point);
   if (t->t_end < t->t_begin)
     t->t_begin = t->t_end = 0;
   return 0;
