@@ -15,13 +15,19 @@
 #include "rules_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* A rule file larger than this is surely a mistake (a binary, a log). */
 #define MAX_RULE_FILE (16u << 20)
+/* Internal error code of read_file(): the path is not a regular file. It
+ * only travels from read_file() to errno_text() and the load's result. */
+#define ENOTREG 4095
 
 /* ---- errors ---- */
 
@@ -194,11 +200,31 @@ static int push_identity(bw__load *ld, const char *identity, const char *shown,
   return 0;
 }
 
-/* Reads a whole file into a malloc'ed, NUL-terminated buffer. */
+/* Reads a whole regular file into a malloc'ed, NUL-terminated buffer.
+ * The file is opened with O_NONBLOCK and checked with fstat() first, so an
+ * include of a FIFO or a device (/dev/stdin, /dev/zero) is an error instead
+ * of a hang. Reading goes through stdio, not read(): inside the shim, read()
+ * is one of the wrapped functions. */
 static int read_file(const char *path, char **out, size_t *out_len) {
-  FILE *fp = fopen(path, "rb");
-  if (fp == NULL)
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
     return -errno;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    int err = S_ISDIR(st.st_mode) ? -EISDIR : -ENOTREG;
+    close(fd);
+    return err;
+  }
+  if ((unsigned long long)st.st_size > MAX_RULE_FILE) {
+    close(fd);
+    return -EFBIG;
+  }
+  FILE *fp = fdopen(fd, "rb");
+  if (fp == NULL) {
+    int err = -errno;
+    close(fd);
+    return err;
+  }
   size_t cap = 4096, len = 0;
   char *buf = malloc(cap);
   int err = buf ? 0 : -ENOMEM;
@@ -234,6 +260,8 @@ static int read_file(const char *path, char **out, size_t *out_len) {
 static const char *errno_text(int err, char *buf, size_t size) {
   if (err == -EFBIG)
     return "file too large";
+  if (err == -ENOTREG)
+    return "not a regular file";
   if (strerror_r(-err, buf, size) != 0)
     snprintf(buf, size, "error %d", -err);
   return buf;
@@ -278,7 +306,7 @@ void bw__load_path(bw__load *ld, const char *path, const char *from_file,
       bw__report(ld, where, 0, 0, "cannot read '%s': %s", path,
                  errno_text(err, reason, sizeof(reason)));
     if (!from_file && !ld->io_err)
-      ld->io_err = err;
+      ld->io_err = err == -ENOTREG ? -EINVAL : err;
   } else {
     char *dir = dir_from_path(ld, path);
     char *api = api_from_name(ld, path);

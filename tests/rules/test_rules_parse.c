@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "blockwatch/rules.h"
 
@@ -758,6 +760,28 @@ static void test_directory_is_not_a_rule_file(void **state) {
   assert_non_null(strstr(s->errors[0], "error: cannot read '"));
 }
 
+static void test_device_is_not_a_rule_file(void **state) {
+  SEEN;
+  assert_int_equal(bw_rules_load_file(s->rs, "/dev/null"), -EINVAL);
+  assert_string_equal(s->errors[0], "/dev/null: error: cannot read "
+                                    "'/dev/null': not a regular file");
+  /* Opening a FIFO with no writer would otherwise hang the loader. */
+  char dir[] = "/tmp/bw_rules_test_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char fifo[64], text[128], expect[256];
+  snprintf(fifo, sizeof(fifo), "%s/pipe.rules", dir);
+  assert_int_equal(mkfifo(fifo, 0600), 0);
+  snprintf(text, sizeof(text), "include: %s\n", fifo);
+  int rc = load(s, text);
+  unlink(fifo);
+  rmdir(dir);
+  assert_int_equal(rc, -EINVAL);
+  snprintf(expect, sizeof(expect),
+           "t.rules:1:10: error: cannot read include '%s': not a regular file",
+           fifo);
+  assert_string_equal(s->errors[1], expect);
+}
+
 static void test_string_include_resolves_against_its_name(void **state) {
   SEEN;
   char name[1024];
@@ -997,6 +1021,7 @@ int main(void) {
       T(test_missing_include_is_an_error),
       T(test_missing_file_returns_enoent),
       T(test_directory_is_not_a_rule_file),
+      T(test_device_is_not_a_rule_file),
       T(test_string_include_resolves_against_its_name),
       T(test_default_categories),
       T(test_enable_disable_in_file),
