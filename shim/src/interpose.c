@@ -1,0 +1,643 @@
+/* interpose.c - the wrapped functions, generated from table.h, and the
+ * resolution of the real ones.
+ *
+ * Invariants:
+ *  - One typed static pointer real_<fn> per wrapped function, resolved in
+ *    one place (bw__resolve_all, from the constructor) with
+ *    dlsym(RTLD_NEXT). A call that arrives before that (another library's
+ *    constructor) resolves its own pointer lazily; a call that arrives
+ *    while this thread is inside dlsym (dlsym may call calloc, and a
+ *    preloaded allocator may call back into us) cannot resolve and fails
+ *    with ENOSYS and a loud message - never a call through NULL.
+ *  - A wrapper goes straight to the real function, with nothing else done,
+ *    when: the shim is not active yet (before the constructor, or in a
+ *    process whose options said so), this thread is inside the shim
+ *    (bw__self.depth), the function is not counted (rules/options), or the
+ *    call cannot block (gate: O_NONBLOCK, WNOHANG, zero timeout).
+ *  - The return value is the real one, unchanged, and so is errno.
+ *  - pthread_cond_wait/timedwait exist in two symbol versions on x86_64
+ *    (GLIBC_2.3.2, the default, and the old GLIBC_2.2.5 ABI); each of ours
+ *    forwards to the same version the caller linked against (dlvsym).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#undef _FORTIFY_SOURCE
+#include "shim.h"
+
+#include <blockwatch/runtime.h>
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <mqueue.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/msg.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* ---- gates: can this call block? ---------------------------------------- */
+
+static inline int tv_waits(const struct timeval *tv) {
+  return !tv || tv->tv_sec || tv->tv_usec;
+}
+
+static inline int ts_waits(const struct timespec *ts) {
+  return !ts || ts->tv_sec || ts->tv_nsec;
+}
+
+static inline int sock_blocks(int fd, int flags) {
+  return !(flags & MSG_DONTWAIT) && bw__fd_blocking(fd);
+}
+
+static inline int file_blocks(FILE *fp) {
+  return fp && bw__fd_blocking(fileno_unlocked(fp));
+}
+
+static inline void forget_pair(int r, const int fds[2]) {
+  if (r == 0) {
+    bw__fd_forget(fds[0]);
+    bw__fd_forget(fds[1]);
+  }
+}
+
+/* ---- resolution ---------------------------------------------------------- */
+
+static BW__TLS __thread int resolving;
+
+/* dlsym / dlvsym with the re-entrancy guard described above. */
+static void *lookup(const char *name, const char *version) {
+  if (resolving)
+    return NULL;
+  resolving = 1;
+  bw__self.depth++;
+  void *p = version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
+  bw__self.depth--;
+  resolving = 0;
+  return p;
+}
+
+/* A wrapped function whose real one cannot be found: loud, never NULL. */
+static long missing(const char *name) {
+  static const char msg[] = "blockwatch: ERROR: real function not found: ";
+  bw__write_all(2, msg, sizeof msg - 1);
+  bw__write_all(2, name, strlen(name));
+  bw__write_all(2, "\n", 1);
+  errno = ENOSYS;
+  return -1;
+}
+
+/* The value a failed call returns: -1, or NULL for pointer results. */
+#define FAIL_VALUE(ret, name)                                                  \
+  ((ret)(intptr_t)(_Generic((ret)0, FILE * : 1, char * : 1,                    \
+                            struct hostent * : 1, default : 0)                 \
+                       ? (missing(#name), 0)                                   \
+                       : missing(#name)))
+
+/* Typed pointer, its lazy resolver (function pointers may not live in a
+ * void *, so the dlsym result is copied in). */
+#define DEFINE_REAL(ret, name, params, version)                                \
+  static ret(*real_##name) params;                                             \
+  static ret(*resolve_##name(void)) params {                                   \
+    void *p = lookup(#name, version);                                          \
+    ret(*fn) params = NULL;                                                    \
+    memcpy(&fn, &p, sizeof fn);                                                \
+    if (fn)                                                                    \
+      __atomic_store_n(&real_##name, fn, __ATOMIC_RELEASE);                    \
+    return fn;                                                                 \
+  }                                                                            \
+  static inline ret(*get_##name(void)) params {                                \
+    ret(*fn) params = __atomic_load_n(&real_##name, __ATOMIC_ACQUIRE);         \
+    return __builtin_expect(fn != NULL, 1) ? fn : resolve_##name();            \
+  }
+
+static inline int passthrough(int fn) {
+  return !atomic_load_explicit(&bw__active, memory_order_relaxed) ||
+         bw__self.depth || !bw__fn_enabled[fn];
+}
+
+/* ---- the generated wrappers ---------------------------------------------- */
+
+#define REAL_FUNC(ret, name, canon, params, args, cat, gate)                   \
+  DEFINE_REAL(ret, name, params, NULL)
+BW_SHIM_FUNCS(REAL_FUNC)
+#undef REAL_FUNC
+
+#define WRAP_FUNC(ret, name, canon, params, args, cat, gate)                   \
+  EXPORT ret name params {                                                     \
+    ret(*fn) params = get_##name();                                            \
+    if (!fn)                                                                   \
+      return FAIL_VALUE(ret, name);                                            \
+    if (__builtin_expect(passthrough(BW_FN_##name), 1))                        \
+      return fn args;                                                          \
+    int saved = errno;                                                         \
+    int may_block = (gate);                                                    \
+    errno = saved;                                                             \
+    if (!may_block)                                                            \
+      return fn args;                                                          \
+    bw__call call;                                                             \
+    bw__call_begin(&call, BW_FN_##name);                                       \
+    ret r = fn args;                                                           \
+    bw__call_end(&call);                                                       \
+    return r;                                                                  \
+  }
+BW_SHIM_FUNCS(WRAP_FUNC)
+#undef WRAP_FUNC
+
+/* Locks: try first; only a lock that is held by someone else is timed. */
+#define REAL_LOCK(name, type, trylock, cat)                                    \
+  DEFINE_REAL(int, name, (type *), NULL)                                       \
+  DEFINE_REAL(int, trylock, (type *), NULL)
+BW_SHIM_LOCKS(REAL_LOCK)
+#undef REAL_LOCK
+
+#define WRAP_LOCK(name, type, trylock, cat)                                    \
+  EXPORT int name(type *lk) {                                                  \
+    int (*fn)(type *) = get_##name();                                          \
+    if (!fn)                                                                   \
+      return FAIL_VALUE(int, name);                                            \
+    int (*try_fn)(type *);                                                     \
+    if (__builtin_expect(passthrough(BW_FN_##name), 1) ||                      \
+        !(try_fn = get_##trylock()))                                           \
+      return fn(lk);                                                           \
+    int r = try_fn(lk);                                                        \
+    if (r != EBUSY)                                                            \
+      return r; /* taken at once (or an error lock would give too) */          \
+    bw__call call;                                                             \
+    bw__call_begin(&call, BW_FN_##name);                                       \
+    r = fn(lk);                                                                \
+    bw__call_end(&call);                                                       \
+    return r;                                                                  \
+  }
+BW_SHIM_LOCKS(WRAP_LOCK)
+#undef WRAP_LOCK
+
+/* Descriptor bookkeeping: never counted, only keeps the fd cache honest. */
+#define WRAP_FD(ret, name, params, args, before, after)                        \
+  DEFINE_REAL(ret, name, params, NULL)                                         \
+  EXPORT ret name params {                                                     \
+    ret(*fn) params = get_##name();                                            \
+    if (!fn)                                                                   \
+      return FAIL_VALUE(ret, name);                                            \
+    before;                                                                    \
+    ret r = fn args;                                                           \
+    int saved = errno;                                                         \
+    after;                                                                     \
+    errno = saved;                                                             \
+    return r;                                                                  \
+  }
+BW_SHIM_FDS(WRAP_FD)
+#undef WRAP_FD
+
+/* fcntl/ioctl/open are variadic: the optional argument is passed on as a
+ * long / pointer, which is how the x86_64 and aarch64 ABIs pass it. */
+DEFINE_REAL(int, fcntl, (int, int, ...), NULL)
+DEFINE_REAL(int, fcntl64, (int, int, ...), NULL)
+DEFINE_REAL(int, ioctl, (int, unsigned long, ...), NULL)
+DEFINE_REAL(int, open, (const char *, int, ...), NULL)
+DEFINE_REAL(int, open64, (const char *, int, ...), NULL)
+DEFINE_REAL(int, openat, (int, const char *, int, ...), NULL)
+DEFINE_REAL(int, openat64, (int, const char *, int, ...), NULL)
+
+static int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd, long arg) {
+  if (!fn)
+    return FAIL_VALUE(int, fcntl);
+  int r = fn(fd, cmd, arg);
+  int saved = errno;
+  if (cmd == F_SETFL)
+    bw__fd_forget(fd);
+  else if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
+    bw__fd_forget(r);
+  errno = saved;
+  return r;
+}
+
+EXPORT int fcntl(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  long arg = va_arg(ap, long);
+  va_end(ap);
+  return fcntl_common(get_fcntl(), fd, cmd, arg);
+}
+
+EXPORT int fcntl64(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  long arg = va_arg(ap, long);
+  va_end(ap);
+  return fcntl_common(get_fcntl64(), fd, cmd, arg);
+}
+
+EXPORT int ioctl(int fd, unsigned long req, ...) {
+  va_list ap;
+  va_start(ap, req);
+  void *arg = va_arg(ap, void *);
+  va_end(ap);
+  int (*fn)(int, unsigned long, ...) = get_ioctl();
+  if (!fn)
+    return FAIL_VALUE(int, ioctl);
+  int r = fn(fd, req, arg);
+  if (req == FIONBIO)
+    bw__fd_forget(fd);
+  return r;
+}
+
+#define WRAP_OPEN(name, params, pre, call)                                     \
+  EXPORT int name params {                                                     \
+    va_list ap;                                                                \
+    va_start(ap, flags);                                                       \
+    unsigned mode = va_arg(ap, unsigned);                                      \
+    va_end(ap);                                                                \
+    int(*fn) pre = get_##name();                                               \
+    if (!fn)                                                                   \
+      return FAIL_VALUE(int, name);                                            \
+    int r = fn call;                                                           \
+    bw__fd_forget(r);                                                          \
+    return r;                                                                  \
+  }
+WRAP_OPEN(open, (const char *path, int flags, ...), (const char *, int, ...),
+          (path, flags, mode))
+WRAP_OPEN(open64, (const char *path, int flags, ...), (const char *, int, ...),
+          (path, flags, mode))
+WRAP_OPEN(openat, (int dfd, const char *path, int flags, ...),
+          (int, const char *, int, ...), (dfd, path, flags, mode))
+WRAP_OPEN(openat64, (int dfd, const char *path, int flags, ...),
+          (int, const char *, int, ...), (dfd, path, flags, mode))
+#undef WRAP_OPEN
+
+/* ---- hand-written: sync (void), condition variables (versioned) --------- */
+
+DEFINE_REAL(void, sync, (void), NULL)
+
+EXPORT void sync(void) {
+  void (*fn)(void) = get_sync();
+  if (!fn) {
+    missing("sync");
+    return;
+  }
+  if (passthrough(BW_FN_sync)) {
+    fn();
+    return;
+  }
+  bw__call call;
+  bw__call_begin(&call, BW_FN_sync);
+  fn();
+  bw__call_end(&call);
+}
+
+#define COND_WAIT_ARGS (pthread_cond_t *, pthread_mutex_t *)
+#define COND_TIMED_ARGS                                                        \
+  (pthread_cond_t *, pthread_mutex_t *, const struct timespec *)
+
+/* One body for both versions: `fn` is the matching real one. */
+static int cond_wait_via(int (*fn)(pthread_cond_t *, pthread_mutex_t *),
+                         pthread_cond_t *c, pthread_mutex_t *m) {
+  if (!fn)
+    return FAIL_VALUE(int, pthread_cond_wait);
+  if (passthrough(BW_FN_pthread_cond_wait))
+    return fn(c, m);
+  bw__call call;
+  bw__call_begin(&call, BW_FN_pthread_cond_wait);
+  int r = fn(c, m);
+  bw__call_end(&call);
+  return r;
+}
+
+static int cond_timedwait_via(int (*fn)(pthread_cond_t *, pthread_mutex_t *,
+                                        const struct timespec *),
+                              pthread_cond_t *c, pthread_mutex_t *m,
+                              const struct timespec *ts) {
+  if (!fn)
+    return FAIL_VALUE(int, pthread_cond_timedwait);
+  if (passthrough(BW_FN_pthread_cond_timedwait))
+    return fn(c, m, ts);
+  bw__call call;
+  bw__call_begin(&call, BW_FN_pthread_cond_timedwait);
+  int r = fn(c, m, ts);
+  bw__call_end(&call);
+  return r;
+}
+
+#if defined(__x86_64__)
+#define COND_NEW "GLIBC_2.3.2"
+#define COND_OLD "GLIBC_2.2.5"
+/* Looked up by (name, version) below, not by DEFINE_REAL's own name. */
+static int(*real_cond_wait_new) COND_WAIT_ARGS;
+static int(*real_cond_wait_old) COND_WAIT_ARGS;
+static int(*real_cond_timedwait_new) COND_TIMED_ARGS;
+static int(*real_cond_timedwait_old) COND_TIMED_ARGS;
+
+static int (*resolve_cond(const char *ver))(pthread_cond_t *,
+                                            pthread_mutex_t *) {
+  void *p = lookup("pthread_cond_wait", ver);
+  int (*fn)(pthread_cond_t *, pthread_mutex_t *) = NULL;
+  memcpy(&fn, &p, sizeof fn);
+  return fn;
+}
+
+static int (*resolve_timed(const char *ver))(pthread_cond_t *,
+                                             pthread_mutex_t *,
+                                             const struct timespec *) {
+  void *p = lookup("pthread_cond_timedwait", ver);
+  int (*fn)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *) =
+      NULL;
+  memcpy(&fn, &p, sizeof fn);
+  return fn;
+}
+
+EXPORT int bw__cond_wait_new(pthread_cond_t *c, pthread_mutex_t *m);
+EXPORT int bw__cond_wait_old(pthread_cond_t *c, pthread_mutex_t *m);
+EXPORT int bw__cond_timedwait_new(pthread_cond_t *c, pthread_mutex_t *m,
+                                  const struct timespec *ts);
+EXPORT int bw__cond_timedwait_old(pthread_cond_t *c, pthread_mutex_t *m,
+                                  const struct timespec *ts);
+__asm__(".symver bw__cond_wait_new, pthread_cond_wait@@" COND_NEW);
+__asm__(".symver bw__cond_wait_old, pthread_cond_wait@" COND_OLD);
+__asm__(".symver bw__cond_timedwait_new, pthread_cond_timedwait@@" COND_NEW);
+__asm__(".symver bw__cond_timedwait_old, pthread_cond_timedwait@" COND_OLD);
+
+static void resolve_conds(void) {
+  if (!real_cond_wait_new)
+    real_cond_wait_new = resolve_cond(COND_NEW);
+  if (!real_cond_wait_old)
+    real_cond_wait_old = resolve_cond(COND_OLD);
+  if (!real_cond_timedwait_new)
+    real_cond_timedwait_new = resolve_timed(COND_NEW);
+  if (!real_cond_timedwait_old)
+    real_cond_timedwait_old = resolve_timed(COND_OLD);
+}
+
+static int (*cond_fn(int old))(pthread_cond_t *, pthread_mutex_t *) {
+  int (*fn)(pthread_cond_t *, pthread_mutex_t *) = __atomic_load_n(
+      old ? &real_cond_wait_old : &real_cond_wait_new, __ATOMIC_ACQUIRE);
+  if (!fn) {
+    fn = resolve_cond(old ? COND_OLD : COND_NEW);
+    __atomic_store_n(old ? &real_cond_wait_old : &real_cond_wait_new, fn,
+                     __ATOMIC_RELEASE);
+  }
+  return fn;
+}
+
+static int (*timed_fn(int old))(pthread_cond_t *, pthread_mutex_t *,
+                                const struct timespec *) {
+  int (*fn)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *) =
+      __atomic_load_n(old ? &real_cond_timedwait_old : &real_cond_timedwait_new,
+                      __ATOMIC_ACQUIRE);
+  if (!fn) {
+    fn = resolve_timed(old ? COND_OLD : COND_NEW);
+    __atomic_store_n(old ? &real_cond_timedwait_old : &real_cond_timedwait_new,
+                     fn, __ATOMIC_RELEASE);
+  }
+  return fn;
+}
+
+int bw__cond_wait_new(pthread_cond_t *c, pthread_mutex_t *m) {
+  return cond_wait_via(cond_fn(0), c, m);
+}
+int bw__cond_wait_old(pthread_cond_t *c, pthread_mutex_t *m) {
+  return cond_wait_via(cond_fn(1), c, m);
+}
+int bw__cond_timedwait_new(pthread_cond_t *c, pthread_mutex_t *m,
+                           const struct timespec *ts) {
+  return cond_timedwait_via(timed_fn(0), c, m, ts);
+}
+int bw__cond_timedwait_old(pthread_cond_t *c, pthread_mutex_t *m,
+                           const struct timespec *ts) {
+  return cond_timedwait_via(timed_fn(1), c, m, ts);
+}
+#else
+/* Other architectures have one version: plain dlsym. */
+DEFINE_REAL(int, pthread_cond_wait, COND_WAIT_ARGS, NULL)
+DEFINE_REAL(int, pthread_cond_timedwait, COND_TIMED_ARGS, NULL)
+static void resolve_conds(void) {
+  resolve_pthread_cond_wait();
+  resolve_pthread_cond_timedwait();
+}
+EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+  return cond_wait_via(get_pthread_cond_wait(), c, m);
+}
+EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+                                  const struct timespec *ts) {
+  return cond_timedwait_via(get_pthread_cond_timedwait(), c, m, ts);
+}
+#endif
+
+/* ---- exits: _exit and _Exit flush the report first ---------------------- */
+
+DEFINE_REAL(void, _exit, (int), NULL)
+
+void bw__real_exit_now(int status) {
+  void (*fn)(int) = get__exit();
+  if (fn)
+    fn(status);
+  syscall(SYS_exit_group, status);
+  __builtin_unreachable();
+}
+
+__attribute__((noreturn)) static void exit_via_report(int status) {
+  if (atomic_load_explicit(&bw__active, memory_order_relaxed)) {
+    bw__report_final(BW_WHY_EXIT);
+    if (bw__opt.fail == BW_FAIL_REPORT && status == 0 && bw__has_findings())
+      status = bw__opt.exitcode;
+  }
+  bw__real_exit_now(status);
+}
+
+EXPORT void _exit(int status) {
+  exit_via_report(status);
+}
+
+EXPORT void _Exit(int status) {
+  exit_via_report(status);
+}
+
+/* ---- threads: start routines and names classify workers ----------------- */
+
+DEFINE_REAL(int, pthread_create,
+            (pthread_t *, const pthread_attr_t *, void *(*)(void *), void *),
+            NULL)
+DEFINE_REAL(int, pthread_setname_np, (pthread_t, const char *), NULL)
+
+void bw__thread_is_option_worker(void); /* state.c */
+void bw__reclassify_all(void);
+
+typedef struct trampoline {
+  void *(*start)(void *);
+  void *arg;
+} trampoline;
+
+static void *start_as_worker(void *p) {
+  trampoline t = *(trampoline *)p;
+  free(p);
+  bw__thread_is_option_worker();
+  return t.start(t.arg);
+}
+
+/* Is `start` the routine named by worker_start? A few answers are cached:
+ * symbolizing costs far more than a thread creation. */
+static int is_worker_start(void *(*start)(void *)) {
+  static struct {
+    _Atomic(void *) addr;
+    atomic_int match;
+  } cache[16];
+  void *addr;
+  memcpy(&addr, &start, sizeof addr);
+  for (int i = 0; i < 16; i++)
+    if (atomic_load(&cache[i].addr) == addr)
+      return atomic_load(&cache[i].match);
+  bw__sym sym;
+  bw__symbolize((char *)addr + 1, &sym, 0); /* +1: it wants a return pc */
+  int match = strcmp(sym.function, bw__opt.worker_start) == 0;
+  static atomic_uint next;
+  unsigned k = atomic_fetch_add(&next, 1) % 16;
+  atomic_store(&cache[k].match, match);
+  atomic_store(&cache[k].addr, addr);
+  return match;
+}
+
+EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+                          void *(*start)(void *), void *arg) {
+  int (*fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *) =
+      get_pthread_create();
+  if (!fn)
+    return EAGAIN;
+  if (!atomic_load_explicit(&bw__active, memory_order_relaxed) ||
+      bw__self.depth || !bw__opt.worker_start[0])
+    return fn(th, attr, start, arg);
+  bw__self.depth++;
+  int match = is_worker_start(start);
+  trampoline *t = match ? malloc(sizeof *t) : NULL;
+  bw__self.depth--;
+  if (!t)
+    return fn(th, attr, start, arg);
+  t->start = start;
+  t->arg = arg;
+  int r = fn(th, attr, start_as_worker, t);
+  if (r != 0)
+    free(t);
+  return r;
+}
+
+EXPORT int pthread_setname_np(pthread_t th, const char *name) {
+  int (*fn)(pthread_t, const char *) = get_pthread_setname_np();
+  if (!fn)
+    return ENOSYS;
+  int r = fn(th, name);
+  if (r == 0 && bw__opt.worker_name[0])
+    bw__reclassify_all();
+  return r;
+}
+
+/* ---- names, enablement, resolve-all -------------------------------------- */
+
+static const char *const fn_names[BW_FN_COUNT] = {
+#define NAME_FUNC(ret, name, canon, params, args, cat, gate) #canon,
+#define NAME_LOCK(name, type, trylock, cat) #name,
+    BW_SHIM_FUNCS(NAME_FUNC) BW_SHIM_LOCKS(NAME_LOCK) "pthread_cond_wait",
+    "pthread_cond_timedwait", "sync"
+#undef NAME_FUNC
+#undef NAME_LOCK
+};
+
+static const bw_rule_category fn_categories[BW_FN_COUNT] = {
+#define CAT_FUNC(ret, name, canon, params, args, cat, gate) BW_CATEGORY_##cat,
+#define CAT_LOCK(name, type, trylock, cat) BW_CATEGORY_##cat,
+    BW_SHIM_FUNCS(CAT_FUNC) BW_SHIM_LOCKS(CAT_LOCK) BW_CATEGORY_WAIT,
+    BW_CATEGORY_WAIT, BW_CATEGORY_IO
+#undef CAT_FUNC
+#undef CAT_LOCK
+};
+
+unsigned char bw__fn_enabled[BW_FN_COUNT];
+
+const char *bw__fn_name(int fn) {
+  return fn >= 0 && fn < BW_FN_COUNT ? fn_names[fn] : "?";
+}
+
+/* A function counts when the rules name it as blocking in an enabled
+ * category; a function no rule names falls back to its built-in category
+ * (enabled per the rule set, or all but "lock" without one). */
+void bw__fn_enable_init(void) {
+  for (int i = 0; i < BW_FN_COUNT; i++) {
+    const bw_blocking_rule *rule =
+        bw__rules ? bw_rules_lookup_blocking(bw__rules, fn_names[i]) : NULL;
+    if (rule)
+      bw__fn_enabled[i] = (unsigned char)bw_rules_is_active(bw__rules, rule);
+    else if (bw__rules)
+      bw__fn_enabled[i] =
+          (unsigned char)bw_rules_category_enabled(bw__rules, fn_categories[i]);
+    else
+      bw__fn_enabled[i] =
+          fn_categories[i] != BW_CATEGORY_LOCK || bw__opt.lock ? 1 : 0;
+  }
+}
+
+void bw__resolve_all(void) {
+#define RESOLVE_FUNC(ret, name, canon, params, args, cat, gate)                \
+  resolve_##name();
+#define RESOLVE_LOCK(name, type, trylock, cat)                                 \
+  resolve_##name();                                                            \
+  resolve_##trylock();
+#define RESOLVE_FD(ret, name, params, args, before, after) resolve_##name();
+  BW_SHIM_FUNCS(RESOLVE_FUNC)
+  BW_SHIM_LOCKS(RESOLVE_LOCK)
+  BW_SHIM_FDS(RESOLVE_FD)
+#undef RESOLVE_FUNC
+#undef RESOLVE_LOCK
+#undef RESOLVE_FD
+  resolve_fcntl();
+  resolve_fcntl64();
+  resolve_ioctl();
+  resolve_open();
+  resolve_open64();
+  resolve_openat();
+  resolve_openat64();
+  resolve_sync();
+  resolve__exit();
+  resolve_pthread_create();
+  resolve_pthread_setname_np();
+  resolve_conds();
+}
+
+/* ---- real functions the shim itself uses --------------------------------- */
+
+long bw__real_write(int fd, const void *p, size_t n) {
+  ssize_t (*fn)(int, const void *, size_t) = get_write();
+  if (!fn)
+    return syscall(SYS_write, fd, p, n);
+  return fn(fd, p, n);
+}
+
+int bw__real_close(int fd) {
+  int (*fn)(int) = get_close();
+  if (!fn)
+    return (int)syscall(SYS_close, fd);
+  bw__fd_forget(fd);
+  return fn(fd);
+}
+
+int bw__real_fcntl(int fd, int cmd, long arg) {
+  int (*fn)(int, int, ...) = get_fcntl();
+  if (!fn)
+    return (int)syscall(SYS_fcntl, fd, cmd, arg);
+  return fn(fd, cmd, arg);
+}

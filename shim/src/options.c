@@ -1,0 +1,191 @@
+/* options.c - BLOCKWATCH_OPTIONS=key=value:key=value parsing.
+ *
+ * Invariants:
+ *  - One table (OPTIONS) names every key, its kind and where it goes; the
+ *    documentation in docs/shim.md follows the same order.
+ *  - Parsing is strict (numbers to the end of the string); a bad key or
+ *    value prints one "blockwatch:" warning naming it and keeps the default.
+ *  - No allocation: runs in the constructor before anything else.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "shim.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+bw__options bw__opt;
+
+typedef enum kind { K_REPORT, K_FAIL, K_UINT, K_BOOL, K_PATH, K_SIGNAL } kind;
+
+typedef struct option {
+  const char *key;
+  kind kind;
+  size_t offset;
+  size_t size;       /* of the destination (strings) */
+  unsigned long max; /* K_UINT upper bound */
+} option;
+
+#define OPT(key, kind, field, max)                                             \
+  { key, kind, offsetof(bw__options, field), sizeof(bw__opt.field), max }
+
+static const option OPTIONS[] = {
+    OPT("report", K_REPORT, report, 0),
+    OPT("report_path", K_PATH, report_path, 0),
+    OPT("fail", K_FAIL, fail, 0),
+    OPT("exitcode", K_UINT, exitcode, 255),
+    OPT("threshold_us", K_UINT, threshold_ns, 3600000000ul),
+    OPT("compensate", K_BOOL, compensate, 1),
+    OPT("trace", K_PATH, trace_path, 0),
+    OPT("signal", K_SIGNAL, report_signal, 0),
+    OPT("worker_name", K_PATH, worker_name, 0),
+    OPT("worker_start", K_PATH, worker_start, 0),
+    OPT("rules", K_PATH, rules_path, 0),
+    OPT("categories", K_PATH, categories, 0),
+    OPT("lock", K_BOOL, lock, 1),
+    OPT("verbosity", K_UINT, verbosity, 2),
+    OPT("fatal_signals", K_BOOL, fatal_signals, 1),
+    OPT("frames", K_UINT, frames, BW_SITE_FRAMES),
+    {NULL, K_BOOL, 0, 0, 0},
+};
+
+static void defaults(void) {
+  memset(&bw__opt, 0, sizeof bw__opt);
+  bw__opt.report = BW_REPORT_TEXT;
+  bw__opt.exitcode = 66;
+  bw__opt.report_signal = SIGUSR2;
+  bw__opt.fatal_signals = 1;
+  bw__opt.frames = 4;
+}
+
+static int parse_uint(const char *v, unsigned long max, unsigned long *out) {
+  if (!*v || *v == '-' || *v == '+')
+    return -EINVAL;
+  char *end;
+  errno = 0;
+  unsigned long n = strtoul(v, &end, 10);
+  if (errno || *end || n > max)
+    return -EINVAL;
+  *out = n;
+  return 0;
+}
+
+static int parse_signal(const char *v, int *out) {
+  static const struct {
+    const char *name;
+    int sig;
+  } names[] = {{"SIGUSR1", SIGUSR1},
+               {"SIGUSR2", SIGUSR2},
+               {"SIGHUP", SIGHUP},
+               {"SIGPROF", SIGPROF},
+               {"SIGWINCH", SIGWINCH},
+               {"0", 0},
+               {"none", 0},
+               {NULL, 0}};
+  for (int i = 0; names[i].name; i++)
+    if (strcmp(v, names[i].name) == 0 ||
+        (strncmp(names[i].name, "SIG", 3) == 0 &&
+         strcmp(v, names[i].name + 3) == 0)) {
+      *out = names[i].sig;
+      return 0;
+    }
+  unsigned long n;
+  if (parse_uint(v, 64, &n) == 0) {
+    *out = (int)n;
+    return 0;
+  }
+  return -EINVAL;
+}
+
+static int apply(const option *o, const char *v) {
+  char *dst = (char *)&bw__opt + o->offset;
+  unsigned long n;
+  switch (o->kind) {
+  case K_REPORT: {
+    int r;
+    if (strcmp(v, "text") == 0)
+      r = BW_REPORT_TEXT;
+    else if (strcmp(v, "json") == 0)
+      r = BW_REPORT_JSON;
+    else if (strcmp(v, "both") == 0)
+      r = BW_REPORT_TEXT | BW_REPORT_JSON;
+    else if (strcmp(v, "none") == 0)
+      r = BW_REPORT_NONE;
+    else
+      return -EINVAL;
+    *(int *)dst = r;
+    return 0;
+  }
+  case K_FAIL:
+    if (strcmp(v, "0") == 0)
+      bw__opt.fail = BW_FAIL_OFF;
+    else if (strcmp(v, "1") == 0)
+      bw__opt.fail = BW_FAIL_NOW;
+    else if (strcmp(v, "report") == 0)
+      bw__opt.fail = BW_FAIL_REPORT;
+    else
+      return -EINVAL;
+    return 0;
+  case K_BOOL:
+    if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+      return -EINVAL;
+    *(int *)dst = v[0] == '1';
+    return 0;
+  case K_UINT:
+    if (parse_uint(v, o->max, &n) != 0)
+      return -EINVAL;
+    if (o->size == sizeof(uint64_t) &&
+        o->offset == offsetof(bw__options, threshold_ns))
+      bw__opt.threshold_ns = (uint64_t)n * 1000u;
+    else if (o->size == sizeof(unsigned))
+      *(unsigned *)dst = (unsigned)n;
+    else
+      return -EINVAL;
+    return 0;
+  case K_PATH:
+    if (strlen(v) >= o->size)
+      return -ENAMETOOLONG;
+    memcpy(dst, v, strlen(v) + 1);
+    return 0;
+  case K_SIGNAL:
+    return parse_signal(v, (int *)dst);
+  }
+  return -EINVAL;
+}
+
+void bw__options_parse(const char *text) {
+  defaults();
+  if (!text)
+    return;
+  char item[600];
+  const char *p = text;
+  while (*p) {
+    const char *end = strchr(p, ':');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len >= sizeof item) {
+      bw__log("warning: BLOCKWATCH_OPTIONS: option too long, ignored");
+    } else if (len > 0) {
+      memcpy(item, p, len);
+      item[len] = '\0';
+      char *eq = strchr(item, '=');
+      const option *o = NULL;
+      if (eq) {
+        *eq = '\0';
+        for (o = OPTIONS; o->key && strcmp(o->key, item) != 0; o++)
+          ;
+      }
+      if (!eq || !o->key)
+        bw__log("warning: BLOCKWATCH_OPTIONS: unknown option '%s'", item);
+      else if (apply(o, eq + 1) != 0)
+        bw__log("warning: BLOCKWATCH_OPTIONS: bad value '%s' for '%s', "
+                "keeping the default",
+                eq + 1, o->key);
+    }
+    p += len;
+    if (*p == ':')
+      p++;
+  }
+}

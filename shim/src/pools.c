@@ -1,0 +1,470 @@
+/* pools.c - what the shim knows about pools: the runtime observer
+ * (blockwatch_tool_attach), per-pool worker and blocked counts, the
+ * "every worker blocked" timeline and the starvation delay of each item.
+ *
+ * Invariants:
+ *  - A pool's counts and timeline are changed only under its spinlock,
+ *    held for a few instructions and never across a call out of this
+ *    file; its holder has bw__self.depth raised, so a signal handler that
+ *    interrupts it passes straight through the wrappers instead of
+ *    spinning on the lock it holds.
+ *  - An all-blocked interval is open exactly while live > 0 and
+ *    blocked >= live; it is closed (and pushed on the ring) by whichever
+ *    change ends that state. The ring keeps the last RING intervals in
+ *    time order; an item's starvation delay is the overlap of its
+ *    [enqueue, start] with them.
+ *  - Pools are never freed: their statistics outlive them for the report.
+ *  - The shim never links the runtime: it only calls the hooks table the
+ *    runtime hands to blockwatch_tool_attach.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "shim.h"
+
+#include <blockwatch/observer.h>
+
+#include <errno.h>
+#include <string.h>
+
+#define RING 256
+#define MAX_COPIES 4
+
+typedef struct interval {
+  uint64_t start, end;
+} interval;
+
+typedef struct pool {
+  atomic_flag lock;
+  atomic_int used;
+  int copy; /* runtime copy, or -1 for the option pool */
+  uint64_t id;
+  char name[48];
+  unsigned live, peak_live, blocked, peak_blocked;
+  uint64_t all_since; /* 0 = not all blocked now */
+  uint64_t all_blocked_ns;
+  interval ring[RING];
+  unsigned ring_next, ring_len;
+  uint64_t starv_total, starv_max, starv_items, qwait_max, items;
+  bw__hist starv_hist, qwait_hist;
+  atomic_uint_least64_t compensated, injected;
+} pool;
+
+static pool pools[BW_MAX_POOLS];
+static atomic_int npools;
+static const bw_runtime_hooks *copies[MAX_COPIES];
+static atomic_int ncopies;
+static atomic_int option_pool = -1;
+
+void bw__reclassify_all(void);
+
+static void lock(pool *p) {
+  while (atomic_flag_test_and_set_explicit(&p->lock, memory_order_acquire))
+    __builtin_ia32_pause();
+}
+
+static void unlock(pool *p) {
+  atomic_flag_clear_explicit(&p->lock, memory_order_release);
+}
+
+/* ---- histogram: 8 linear sub-buckets per power of two (12.5% error) ---- */
+
+static unsigned bucket_of(uint64_t v) {
+  if (v < 8)
+    return (unsigned)v;
+  unsigned msb = 63u - (unsigned)__builtin_clzll(v);
+  unsigned sub = (unsigned)(v >> (msb - 3)) & 7u;
+  unsigned b = (msb - 2) * 8 + sub;
+  return b < BW_HIST_BUCKETS ? b : BW_HIST_BUCKETS - 1;
+}
+
+static uint64_t bucket_top(unsigned b) {
+  if (b < 8)
+    return b;
+  unsigned msb = b / 8 + 2, sub = b % 8;
+  return ((uint64_t)(8 + sub + 1) << (msb - 3)) - 1;
+}
+
+void bw__hist_add(bw__hist *h, uint64_t v) {
+  atomic_fetch_add_explicit(&h->b[bucket_of(v)], 1, memory_order_relaxed);
+}
+
+uint64_t bw__hist_quantile(const bw__hist *h, double q) {
+  uint64_t total = 0;
+  for (unsigned i = 0; i < BW_HIST_BUCKETS; i++)
+    total += atomic_load_explicit(&h->b[i], memory_order_relaxed);
+  if (total == 0)
+    return 0;
+  uint64_t rank = (uint64_t)(q * (double)total + 0.999999);
+  if (rank == 0)
+    rank = 1;
+  uint64_t seen = 0;
+  for (unsigned i = 0; i < BW_HIST_BUCKETS; i++) {
+    seen += atomic_load_explicit(&h->b[i], memory_order_relaxed);
+    if (seen >= rank)
+      return bucket_top(i);
+  }
+  return bucket_top(BW_HIST_BUCKETS - 1);
+}
+
+/* ---- pool table --------------------------------------------------------- */
+
+static int pool_new(int copy, uint64_t id, const char *name) {
+  int n = atomic_load(&npools);
+  for (int i = 0; i < n; i++)
+    if (pools[i].copy == copy && pools[i].id == id &&
+        atomic_load(&pools[i].used))
+      return i;
+  int i = atomic_fetch_add(&npools, 1);
+  if (i >= BW_MAX_POOLS) {
+    atomic_store(&npools, BW_MAX_POOLS);
+    return -1;
+  }
+  pool *p = &pools[i];
+  p->copy = copy;
+  p->id = id;
+  strncpy(p->name, name ? name : "bw", sizeof p->name - 1);
+  atomic_store(&p->used, 1);
+  return i;
+}
+
+static int pool_find(int copy, uint64_t id) {
+  int n = atomic_load(&npools);
+  for (int i = 0; i < n; i++)
+    if (pools[i].copy == copy && pools[i].id == id &&
+        atomic_load(&pools[i].used))
+      return i;
+  return -1;
+}
+
+int bw__pool_for_option(void) {
+  int p = atomic_load(&option_pool);
+  if (p >= 0)
+    return p;
+  static atomic_flag creating = ATOMIC_FLAG_INIT;
+  while (atomic_flag_test_and_set(&creating))
+    __builtin_ia32_pause();
+  p = atomic_load(&option_pool);
+  if (p < 0) {
+    const char *name =
+        bw__opt.worker_name[0] ? bw__opt.worker_name : bw__opt.worker_start;
+    p = pool_new(-1, 0, name);
+    atomic_store(&option_pool, p);
+  }
+  atomic_flag_clear(&creating);
+  return p;
+}
+
+int bw__pool_count(void) {
+  int n = atomic_load(&npools);
+  return n > BW_MAX_POOLS ? BW_MAX_POOLS : n;
+}
+
+/* Opens or closes the all-blocked interval after a change (lock held). */
+static void settle(pool *p, uint64_t now) {
+  int all = p->live > 0 && p->blocked >= p->live;
+  if (all && !p->all_since) {
+    p->all_since = now ? now : 1;
+  } else if (!all && p->all_since) {
+    uint64_t start = p->all_since;
+    p->all_since = 0;
+    if (now > start) {
+      p->all_blocked_ns += now - start;
+      p->ring[p->ring_next] = (interval){start, now};
+      p->ring_next = (p->ring_next + 1) % RING;
+      if (p->ring_len < RING)
+        p->ring_len++;
+    }
+  }
+}
+
+void bw__pool_block(int i, uint64_t now) {
+  if (i < 0)
+    return;
+  pool *p = &pools[i];
+  lock(p);
+  p->blocked++;
+  if (p->blocked > p->peak_blocked)
+    p->peak_blocked = p->blocked;
+  settle(p, now);
+  unsigned b = p->blocked;
+  unlock(p);
+  if (bw__opt.trace_path[0])
+    bw__trace_counter(i, BW_TRACE_BLOCKED, now, b);
+}
+
+void bw__pool_unblock(int i, uint64_t now) {
+  if (i < 0)
+    return;
+  pool *p = &pools[i];
+  lock(p);
+  if (p->blocked)
+    p->blocked--;
+  settle(p, now);
+  unsigned b = p->blocked;
+  unlock(p);
+  if (bw__opt.trace_path[0])
+    bw__trace_counter(i, BW_TRACE_BLOCKED, now, b);
+}
+
+void bw__pool_worker_join(int i, uint64_t now) {
+  if (i < 0)
+    return;
+  pool *p = &pools[i];
+  lock(p);
+  p->live++;
+  if (p->live > p->peak_live)
+    p->peak_live = p->live;
+  settle(p, now);
+  unlock(p);
+}
+
+void bw__pool_worker_leave(int i, uint64_t now) {
+  if (i < 0)
+    return;
+  pool *p = &pools[i];
+  lock(p);
+  if (p->live)
+    p->live--;
+  settle(p, now);
+  unlock(p);
+}
+
+/* Overlap of [from, to] with the all-blocked intervals (lock held). Walks
+ * the ring newest first and stops at the first interval that ended before
+ * `from`: intervals are pushed in time order. */
+static uint64_t overlap(const pool *p, uint64_t from, uint64_t to) {
+  uint64_t sum = 0;
+  if (p->all_since && p->all_since < to)
+    sum += to - (p->all_since > from ? p->all_since : from);
+  for (unsigned k = 0; k < p->ring_len; k++) {
+    const interval *iv = &p->ring[(p->ring_next + RING - 1 - k) % RING];
+    if (iv->end <= from)
+      break;
+    uint64_t s = iv->start > from ? iv->start : from;
+    uint64_t e = iv->end < to ? iv->end : to;
+    if (e > s)
+      sum += e - s;
+  }
+  return sum;
+}
+
+void bw__pool_get(int i, bw__pool_report *out) {
+  pool *p = &pools[i];
+  memset(out, 0, sizeof *out);
+  lock(p);
+  memcpy(out->name, p->name, sizeof out->name);
+  out->workers = p->peak_live;
+  out->peak_blocked = p->peak_blocked;
+  out->all_blocked_ns = p->all_blocked_ns;
+  if (p->all_since) {
+    uint64_t now = bw__now_ns();
+    if (now > p->all_since)
+      out->all_blocked_ns += now - p->all_since;
+  }
+  out->starv_total = p->starv_total;
+  out->starv_max = p->starv_max;
+  out->starv_items = p->starv_items;
+  out->qwait_max = p->qwait_max;
+  out->items = p->items;
+  unlock(p);
+  out->starv_p99 = bw__hist_quantile(&p->starv_hist, 0.99);
+  if (out->starv_p99 > out->starv_max)
+    out->starv_p99 = out->starv_max;
+  out->qwait_p99 = bw__hist_quantile(&p->qwait_hist, 0.99);
+  if (out->qwait_p99 > out->qwait_max)
+    out->qwait_p99 = out->qwait_max;
+  out->compensated = atomic_load(&p->compensated);
+}
+
+void bw__pools_after_fork(void) {
+  /* The child has no workers: forget everything, runtime copies too (the
+   * child's runtime copy re-attaches when it creates a pool). */
+  memset(pools, 0, sizeof pools);
+  atomic_store(&npools, 0);
+  atomic_store(&option_pool, -1);
+}
+
+/* ---- the runtime observer ----------------------------------------------- */
+
+static int copy_of(void *user) {
+  return (int)(intptr_t)user;
+}
+
+static void on_pool_created(void *user, uint64_t id, const char *name,
+                            unsigned min_workers, unsigned max_workers) {
+  (void)min_workers;
+  (void)max_workers;
+  bw__self.depth++;
+  pool_new(copy_of(user), id, name);
+  bw__reclassify_all();
+  bw__self.depth--;
+}
+
+static void on_pool_destroyed(void *user, uint64_t id) {
+  (void)user;
+  (void)id; /* kept for the report */
+}
+
+static void on_worker_started(void *user, uint64_t id, unsigned index) {
+  (void)index;
+  bw__self.depth++;
+  int i = pool_find(copy_of(user), id);
+  if (i < 0)
+    i = pool_new(copy_of(user), id, "bw");
+  if (bw__self.kind == BW_THREAD_WORKER && bw__self.classified_by_option)
+    bw__pool_worker_leave(bw__self.pool, bw__now_ns());
+  bw__self.kind = BW_THREAD_WORKER;
+  bw__self.classified_by_option = 0;
+  bw__self.pool = i;
+  bw__self.in_item = 0;
+  bw__pool_worker_join(i, bw__now_ns());
+  bw__self.depth--;
+}
+
+static void on_worker_stopped(void *user, uint64_t id, unsigned index) {
+  (void)user;
+  (void)id;
+  (void)index;
+  bw__self.depth++;
+  if (bw__self.kind == BW_THREAD_WORKER)
+    bw__pool_worker_leave(bw__self.pool, bw__now_ns());
+  bw__self.kind = BW_THREAD_OTHER;
+  bw__self.pool = -1;
+  bw__self.in_item = 0;
+  bw__self.depth--;
+}
+
+static void on_item_enqueued(void *user, uint64_t id, uint64_t item,
+                             uint64_t enqueue_ns, size_t queue_length) {
+  (void)item;
+  if (!bw__opt.trace_path[0])
+    return;
+  bw__self.depth++;
+  int i = pool_find(copy_of(user), id);
+  if (i >= 0)
+    bw__trace_counter(i, BW_TRACE_QUEUE, enqueue_ns, queue_length);
+  bw__self.depth--;
+}
+
+static void on_item_started(void *user, uint64_t id, uint64_t item,
+                            uint64_t enqueue_ns, uint64_t start_ns) {
+  (void)item;
+  bw__self.depth++;
+  int i = bw__self.kind == BW_THREAD_WORKER ? bw__self.pool
+                                            : pool_find(copy_of(user), id);
+  bw__self.in_item = 1;
+  if (i >= 0 && start_ns >= enqueue_ns) {
+    pool *p = &pools[i];
+    uint64_t wait = start_ns - enqueue_ns;
+    lock(p);
+    uint64_t starved = overlap(p, enqueue_ns, start_ns);
+    p->items++;
+    if (wait > p->qwait_max)
+      p->qwait_max = wait;
+    if (starved) {
+      p->starv_total += starved;
+      p->starv_items++;
+      if (starved > p->starv_max)
+        p->starv_max = starved;
+    }
+    unlock(p);
+    bw__hist_add(&p->qwait_hist, wait);
+    if (starved)
+      bw__hist_add(&p->starv_hist, starved);
+  }
+  bw__self.depth--;
+}
+
+static void on_item_finished(void *user, uint64_t id, uint64_t item,
+                             uint64_t end_ns) {
+  (void)user;
+  (void)id;
+  (void)item;
+  (void)end_ns;
+  bw__self.in_item = 0;
+}
+
+static void on_worker_added_or_retired(void *user, uint64_t id, int reason) {
+  bw__self.depth++;
+  int i = pool_find(copy_of(user), id);
+  if (i >= 0 && reason == 1)
+    atomic_fetch_add(&pools[i].compensated, 1);
+  else if (i >= 0 && reason == 0)
+    atomic_fetch_add(&pools[i].injected, 1);
+  bw__self.depth--;
+}
+
+/* Exported: the runtime finds it with dlsym(RTLD_DEFAULT), once per
+ * runtime copy, when its first pool is created (observer.h). */
+__attribute__((visibility("default"))) void
+blockwatch_tool_attach(const bw_runtime_hooks *hooks);
+void blockwatch_tool_attach(const bw_runtime_hooks *hooks) {
+  if (!hooks || hooks->version != BW_OBSERVER_VERSION)
+    return;
+  bw__self.depth++;
+  int n = atomic_load(&ncopies);
+  for (int k = 0; k < n; k++)
+    if (copies[k] == hooks) {
+      bw__self.depth--;
+      return;
+    }
+  int copy = atomic_fetch_add(&ncopies, 1);
+  if (copy >= MAX_COPIES) {
+    atomic_store(&ncopies, MAX_COPIES);
+    bw__log("too many runtime copies; ignoring one");
+    bw__self.depth--;
+    return;
+  }
+  copies[copy] = hooks;
+  bw_observer obs;
+  memset(&obs, 0, sizeof obs);
+  obs.version = BW_OBSERVER_VERSION;
+  obs.size = sizeof obs;
+  obs.user = (void *)(intptr_t)copy;
+  obs.pool_created = on_pool_created;
+  obs.pool_destroyed = on_pool_destroyed;
+  obs.worker_started = on_worker_started;
+  obs.worker_stopped = on_worker_stopped;
+  obs.item_enqueued = on_item_enqueued;
+  obs.item_started = on_item_started;
+  obs.item_finished = on_item_finished;
+  obs.worker_added_or_retired = on_worker_added_or_retired;
+  int rc = hooks->observer_register ? hooks->observer_register(&obs) : -EINVAL;
+  if (rc != 0)
+    bw__log("could not observe the runtime (error %d)", rc);
+  else if (bw__opt.verbosity >= 2)
+    bw__log("attached to runtime copy %d", copy);
+  bw__reclassify_all();
+  bw__self.depth--;
+}
+
+/* Asks each attached runtime copy whether the calling thread is one of its
+ * workers (for threads that started before the observer registered). */
+int bw__runtime_current_worker(int *out);
+int bw__runtime_current_worker(int *out) {
+  int n = atomic_load(&ncopies);
+  for (int k = 0; k < n && k < MAX_COPIES; k++) {
+    uint64_t id;
+    unsigned idx;
+    if (copies[k] && copies[k]->current_worker &&
+        copies[k]->current_worker(&id, &idx)) {
+      int i = pool_find(k, id);
+      if (i < 0)
+        i = pool_new(k, id, "bw");
+      *out = i;
+      return i >= 0;
+    }
+  }
+  return 0;
+}
+
+int bw__pool_notify(int i, int blocked) {
+  if (i < 0 || pools[i].copy < 0)
+    return -EPERM;
+  const bw_runtime_hooks *h = copies[pools[i].copy];
+  if (!h)
+    return -EPERM;
+  int (*fn)(void) = blocked ? h->notify_blocked : h->notify_unblocked;
+  return fn ? fn() : -ENOSYS;
+}

@@ -1,0 +1,205 @@
+/* table.h - the interposer table: every function libblockwatch.so wraps.
+ *
+ * Invariants:
+ *  - This is the ONE list; the enum of function ids, the real_<fn>
+ *    pointers, the resolver table and the wrapper bodies are all generated
+ *    from it (interpose.c, shim.h), so nothing is kept in sync by hand.
+ *  - BW_SHIM_FUNCS: X(ret, name, canon, params, args, category, gate)
+ *      canon    the name reported and looked up in the rules ("read" for
+ *               __read_chk), as a bare identifier;
+ *      category the built-in bw_rule_category used when no rule names it;
+ *      gate     an expression over the parameters, nonzero when the call
+ *               may block (a non-blocking descriptor, WNOHANG, a zero
+ *               timeout make it 0 and the call goes straight through).
+ *  - BW_SHIM_LOCKS: X(name, type, trylock, category) - lock functions
+ *    counted only when contended: the wrapper tries `trylock` first and
+ *    times only the slow path.
+ *  - pthread_cond_wait/timedwait (two symbol versions) and sync (void) are
+ *    written out in interpose.c; they reuse the same begin/end helpers.
+ */
+#ifndef BW_SHIM_TABLE_H
+#define BW_SHIM_TABLE_H
+
+#define BW_SHIM_FUNCS(X)                                                       \
+  /* sleeps: glibc's sleep/usleep do not go through nanosleep */               \
+  X(unsigned, sleep, sleep, (unsigned s), (s), SLEEP, s != 0)                  \
+  X(int, usleep, usleep, (useconds_t us), (us), SLEEP, us != 0)                \
+  X(int, nanosleep, nanosleep,                                                 \
+    (const struct timespec *req, struct timespec *rem), (req, rem), SLEEP, 1)  \
+  X(int, clock_nanosleep, clock_nanosleep,                                     \
+    (clockid_t clk, int fl, const struct timespec *req, struct timespec *rem), \
+    (clk, fl, req, rem), SLEEP, 1)                                             \
+  /* waits for events */                                                       \
+  X(int, pause, pause, (void), (), WAIT, 1)                                    \
+  X(int, select, select,                                                       \
+    (int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv),           \
+    (n, rd, wr, ex, tv), WAIT, tv_waits(tv))                                   \
+  X(int, pselect, pselect,                                                     \
+    (int n, fd_set *rd, fd_set *wr, fd_set *ex, const struct timespec *ts,     \
+     const sigset_t *mask),                                                    \
+    (n, rd, wr, ex, ts, mask), WAIT, ts_waits(ts))                             \
+  X(int, poll, poll, (struct pollfd * fds, nfds_t n, int tmo), (fds, n, tmo),  \
+    WAIT, tmo != 0)                                                            \
+  X(int, __poll_chk, poll,                                                     \
+    (struct pollfd * fds, nfds_t n, int tmo, size_t fdslen),                   \
+    (fds, n, tmo, fdslen), WAIT, tmo != 0)                                     \
+  X(int, ppoll, ppoll,                                                         \
+    (struct pollfd * fds, nfds_t n, const struct timespec *ts,                 \
+     const sigset_t *mask),                                                    \
+    (fds, n, ts, mask), WAIT, ts_waits(ts))                                    \
+  X(int, __ppoll_chk, ppoll,                                                   \
+    (struct pollfd * fds, nfds_t n, const struct timespec *ts,                 \
+     const sigset_t *mask, size_t fdslen),                                     \
+    (fds, n, ts, mask, fdslen), WAIT, ts_waits(ts))                            \
+  X(int, epoll_wait, epoll_wait,                                               \
+    (int epfd, struct epoll_event *ev, int max, int tmo),                      \
+    (epfd, ev, max, tmo), WAIT, tmo != 0)                                      \
+  X(int, epoll_pwait, epoll_pwait,                                             \
+    (int epfd, struct epoll_event *ev, int max, int tmo,                       \
+     const sigset_t *mask),                                                    \
+    (epfd, ev, max, tmo, mask), WAIT, tmo != 0)                                \
+  X(int, sem_wait, sem_wait, (sem_t * s), (s), WAIT, 1)                        \
+  X(int, sem_timedwait, sem_timedwait, (sem_t * s, const struct timespec *ts), \
+    (s, ts), WAIT, 1)                                                          \
+  X(int, pthread_barrier_wait, pthread_barrier_wait, (pthread_barrier_t * b),  \
+    (b), WAIT, 1)                                                              \
+  X(int, pthread_cond_clockwait, pthread_cond_clockwait,                       \
+    (pthread_cond_t * c, pthread_mutex_t * m, clockid_t clk,                   \
+     const struct timespec *ts),                                               \
+    (c, m, clk, ts), WAIT, 1)                                                  \
+  X(ssize_t, mq_receive, mq_receive,                                           \
+    (mqd_t q, char *msg, size_t len, unsigned *prio), (q, msg, len, prio),     \
+    WAIT, bw__fd_blocking(q))                                                  \
+  X(ssize_t, mq_timedreceive, mq_timedreceive,                                 \
+    (mqd_t q, char *msg, size_t len, unsigned *prio,                           \
+     const struct timespec *ts),                                               \
+    (q, msg, len, prio, ts), WAIT, bw__fd_blocking(q))                         \
+  X(int, mq_send, mq_send,                                                     \
+    (mqd_t q, const char *msg, size_t len, unsigned prio),                     \
+    (q, msg, len, prio), WAIT, bw__fd_blocking(q))                             \
+  X(int, mq_timedsend, mq_timedsend,                                           \
+    (mqd_t q, const char *msg, size_t len, unsigned prio,                      \
+     const struct timespec *ts),                                               \
+    (q, msg, len, prio, ts), WAIT, bw__fd_blocking(q))                         \
+  X(ssize_t, msgrcv, msgrcv,                                                   \
+    (int id, void *msg, size_t sz, long type, int flg),                        \
+    (id, msg, sz, type, flg), WAIT, !(flg & IPC_NOWAIT))                       \
+  X(int, msgsnd, msgsnd, (int id, const void *msg, size_t sz, int flg),        \
+    (id, msg, sz, flg), WAIT, !(flg & IPC_NOWAIT))                             \
+  /* threads and processes */                                                  \
+  X(int, pthread_join, pthread_join, (pthread_t t, void **ret), (t, ret),      \
+    JOIN, 1)                                                                   \
+  X(pid_t, wait, wait, (int *st), (st), PROCESS, 1)                            \
+  X(pid_t, waitpid, waitpid, (pid_t pid, int *st, int opt), (pid, st, opt),    \
+    PROCESS, !(opt & WNOHANG))                                                 \
+  X(int, waitid, waitid, (idtype_t idt, id_t id, siginfo_t * info, int opt),   \
+    (idt, id, info, opt), PROCESS, !(opt & WNOHANG))                           \
+  X(int, system, system, (const char *cmd), (cmd), PROCESS, cmd != NULL)       \
+  X(FILE *, popen, popen, (const char *cmd, const char *mode), (cmd, mode),    \
+    PROCESS, 1)                                                                \
+  X(int, pclose, pclose, (FILE * fp), (fp), PROCESS, 1)                        \
+  /* descriptor I/O: only descriptors without O_NONBLOCK */                    \
+  X(ssize_t, read, read, (int fd, void *buf, size_t n), (fd, buf, n), IO,      \
+    bw__fd_blocking(fd))                                                       \
+  X(ssize_t, __read_chk, read, (int fd, void *buf, size_t n, size_t blen),     \
+    (fd, buf, n, blen), IO, bw__fd_blocking(fd))                               \
+  X(ssize_t, write, write, (int fd, const void *buf, size_t n), (fd, buf, n),  \
+    IO, bw__fd_blocking(fd))                                                   \
+  X(ssize_t, readv, readv, (int fd, const struct iovec *iov, int cnt),         \
+    (fd, iov, cnt), IO, bw__fd_blocking(fd))                                   \
+  X(ssize_t, writev, writev, (int fd, const struct iovec *iov, int cnt),       \
+    (fd, iov, cnt), IO, bw__fd_blocking(fd))                                   \
+  X(ssize_t, pread, pread, (int fd, void *buf, size_t n, off_t off),           \
+    (fd, buf, n, off), IO, bw__fd_blocking(fd))                                \
+  X(ssize_t, __pread_chk, pread,                                               \
+    (int fd, void *buf, size_t n, off_t off, size_t blen),                     \
+    (fd, buf, n, off, blen), IO, bw__fd_blocking(fd))                          \
+  X(ssize_t, pwrite, pwrite, (int fd, const void *buf, size_t n, off_t off),   \
+    (fd, buf, n, off), IO, bw__fd_blocking(fd))                                \
+  X(ssize_t, recv, recv, (int fd, void *buf, size_t n, int fl),                \
+    (fd, buf, n, fl), IO, sock_blocks(fd, fl))                                 \
+  X(ssize_t, __recv_chk, recv,                                                 \
+    (int fd, void *buf, size_t n, size_t blen, int fl),                        \
+    (fd, buf, n, blen, fl), IO, sock_blocks(fd, fl))                           \
+  X(ssize_t, recvfrom, recvfrom,                                               \
+    (int fd, void *buf, size_t n, int fl, __SOCKADDR_ARG sa,                   \
+     socklen_t *salen),                                                        \
+    (fd, buf, n, fl, sa, salen), IO, sock_blocks(fd, fl))                      \
+  X(ssize_t, __recvfrom_chk, recvfrom,                                         \
+    (int fd, void *buf, size_t n, size_t blen, int fl, struct sockaddr *sa,    \
+     socklen_t *salen),                                                        \
+    (fd, buf, n, blen, fl, sa, salen), IO, sock_blocks(fd, fl))                \
+  X(ssize_t, recvmsg, recvmsg, (int fd, struct msghdr *msg, int fl),           \
+    (fd, msg, fl), IO, sock_blocks(fd, fl))                                    \
+  X(ssize_t, send, send, (int fd, const void *buf, size_t n, int fl),          \
+    (fd, buf, n, fl), IO, sock_blocks(fd, fl))                                 \
+  X(ssize_t, sendto, sendto,                                                   \
+    (int fd, const void *buf, size_t n, int fl, __CONST_SOCKADDR_ARG sa,       \
+     socklen_t salen),                                                         \
+    (fd, buf, n, fl, sa, salen), IO, sock_blocks(fd, fl))                      \
+  X(ssize_t, sendmsg, sendmsg, (int fd, const struct msghdr *msg, int fl),     \
+    (fd, msg, fl), IO, sock_blocks(fd, fl))                                    \
+  X(int, accept, accept, (int fd, __SOCKADDR_ARG sa, socklen_t *salen),        \
+    (fd, sa, salen), IO, bw__fd_blocking(fd))                                  \
+  X(int, accept4, accept4,                                                     \
+    (int fd, __SOCKADDR_ARG sa, socklen_t *salen, int fl),                     \
+    (fd, sa, salen, fl), IO, bw__fd_blocking(fd))                              \
+  X(int, connect, connect, (int fd, __CONST_SOCKADDR_ARG sa, socklen_t salen), \
+    (fd, sa, salen), IO, bw__fd_blocking(fd))                                  \
+  X(int, fsync, fsync, (int fd), (fd), IO, 1)                                  \
+  X(int, fdatasync, fdatasync, (int fd), (fd), IO, 1)                          \
+  X(int, flock, flock, (int fd, int op), (fd, op), LOCK, !(op & LOCK_NB))      \
+  X(int, lockf, lockf, (int fd, int cmd, off_t len), (fd, cmd, len), LOCK,     \
+    cmd == F_LOCK)                                                             \
+  /* stdio reads */                                                            \
+  X(char *, fgets, fgets, (char *s, int n, FILE *fp), (s, n, fp), IO,          \
+    file_blocks(fp))                                                           \
+  X(char *, __fgets_chk, fgets, (char *s, size_t size, int n, FILE *fp),       \
+    (s, size, n, fp), IO, file_blocks(fp))                                     \
+  X(int, getc, getc, (FILE * fp), (fp), IO, file_blocks(fp))                   \
+  X(int, fgetc, fgetc, (FILE * fp), (fp), IO, file_blocks(fp))                 \
+  X(size_t, fread, fread, (void *p, size_t sz, size_t n, FILE *fp),            \
+    (p, sz, n, fp), IO, file_blocks(fp))                                       \
+  X(ssize_t, getline, getline, (char **line, size_t *n, FILE *fp),             \
+    (line, n, fp), IO, file_blocks(fp))                                        \
+  /* name resolution */                                                        \
+  X(int, getaddrinfo, getaddrinfo,                                             \
+    (const char *node, const char *svc, const struct addrinfo *hints,          \
+     struct addrinfo **res),                                                   \
+    (node, svc, hints, res), DNS, 1)                                           \
+  X(struct hostent *, gethostbyname, gethostbyname, (const char *name),        \
+    (name), DNS, 1)                                                            \
+  X(int, getnameinfo, getnameinfo,                                             \
+    (const struct sockaddr *sa, socklen_t salen, char *host,                   \
+     socklen_t hostlen, char *serv, socklen_t servlen, int fl),                \
+    (sa, salen, host, hostlen, serv, servlen, fl), DNS, 1)                     \
+  X(int, sched_yield, sched_yield, (void), (), YIELD, 1)                       \
+  /* the bundled runtime: sync-over-async */                                   \
+  X(int, bw_wait, bw_wait, (bw_task * task, int64_t ms), (task, ms),           \
+    SYNC_OVER_ASYNC, 1)                                                        \
+  X(int, bw_wait_cancelable, bw_wait_cancelable,                               \
+    (bw_task * task, int64_t ms, bw_cancel_token * tok), (task, ms, tok),      \
+    SYNC_OVER_ASYNC, 1)
+
+/* Descriptor bookkeeping (not counted): X(ret, name, params, args, before,
+ * after) - `before` runs ahead of the real call, `after` with its result in
+ * `r`; both forget what the descriptor cache knew (state.c). */
+#define BW_SHIM_FDS(X)                                                         \
+  X(int, close, (int fd), (fd), bw__fd_forget(fd), bw__fd_forget(fd))          \
+  X(int, dup, (int fd), (fd), (void)0, bw__fd_forget(r))                       \
+  X(int, dup2, (int fd, int nfd), (fd, nfd), (void)0, bw__fd_forget(nfd))      \
+  X(int, dup3, (int fd, int nfd, int fl), (fd, nfd, fl), (void)0,              \
+    bw__fd_forget(nfd))                                                        \
+  X(int, pipe, (int fds[2]), (fds), (void)0, forget_pair(r, fds))              \
+  X(int, pipe2, (int fds[2], int fl), (fds, fl), (void)0, forget_pair(r, fds)) \
+  X(int, socket, (int dom, int type, int proto), (dom, type, proto), (void)0,  \
+    bw__fd_forget(r))                                                          \
+  X(int, socketpair, (int dom, int type, int proto, int fds[2]),               \
+    (dom, type, proto, fds), (void)0, forget_pair(r, fds))
+
+#define BW_SHIM_LOCKS(X)                                                       \
+  X(pthread_mutex_lock, pthread_mutex_t, pthread_mutex_trylock, LOCK)          \
+  X(pthread_rwlock_rdlock, pthread_rwlock_t, pthread_rwlock_tryrdlock, LOCK)   \
+  X(pthread_rwlock_wrlock, pthread_rwlock_t, pthread_rwlock_trywrlock, LOCK)
+
+#endif /* BW_SHIM_TABLE_H */

@@ -1,0 +1,163 @@
+/* trace.c - trace=FILE: a Chrome trace-event JSON timeline (Perfetto,
+ * chrome://tracing): an "X" slice per counted blocking call on the
+ * worker's tid, "C" counters for blocked workers and queue length per pool,
+ * and thread_name metadata for workers.
+ *
+ * Invariants:
+ *  - Events go to one buffer mapped once in the constructor (mmap, not
+ *    malloc); a writer claims an index with one atomic add and publishes the
+ *    event with a release store of its type. A full buffer drops events and
+ *    counts them (reported as trace metadata).
+ *  - Timestamps are microseconds since the shim started (CLOCK_MONOTONIC).
+ *  - The file is written at the final report, atomically (bw__file_*).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "shim.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+enum { EV_NONE = 0, EV_SLICE, EV_COUNTER };
+
+typedef struct event {
+  atomic_int type;
+  int tid;   /* slice: thread; counter: pool */
+  int which; /* slice: function; counter: BW_TRACE_* */
+  uint64_t ts;
+  uint64_t value; /* slice: duration; counter: value */
+} event;
+
+#define CAPACITY (1u << 20)
+
+static event *events;
+static atomic_uint_least64_t next, lost;
+static uint64_t origin;
+
+void bw__trace_init(void) {
+  origin = bw__now_ns();
+  if (!bw__opt.trace_path[0] || events)
+    return;
+  void *p = mmap(NULL, CAPACITY * sizeof(event), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    bw__log("warning: trace: cannot map the event buffer; no trace");
+    return;
+  }
+  events = p;
+}
+
+static void add(int type, int tid, int which, uint64_t ts, uint64_t value) {
+  if (!events)
+    return;
+  uint64_t i = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
+  if (i >= CAPACITY) {
+    atomic_fetch_add_explicit(&lost, 1, memory_order_relaxed);
+    return;
+  }
+  event *e = &events[i];
+  e->tid = tid;
+  e->which = which;
+  e->ts = ts;
+  e->value = value;
+  atomic_store_explicit(&e->type, type, memory_order_release);
+}
+
+void bw__trace_slice(int fn, int tid, uint64_t start_ns, uint64_t dur_ns) {
+  add(EV_SLICE, tid, fn, start_ns, dur_ns);
+}
+
+void bw__trace_counter(int pool, int which, uint64_t ts_ns, uint64_t value) {
+  add(EV_COUNTER, pool, which, ts_ns, value);
+}
+
+void bw__trace_after_fork(void) {
+  if (events)
+    memset(events, 0, CAPACITY * sizeof(event));
+  atomic_store(&next, 0);
+  atomic_store(&lost, 0);
+}
+
+int bw__file_begin(const char *path, char *tmp, size_t tmpsize);
+int bw__file_commit(int fd, const char *tmp, const char *path, int ok);
+
+static void ts_field(bw__out *o, uint64_t ns) {
+  bw__out_str(o, ",\"ts\":");
+  bw__out_us(o, ns > origin ? ns - origin : 0);
+}
+
+void bw__trace_write(void) {
+  if (!events)
+    return;
+  char tmp[600];
+  int fd = bw__file_begin(bw__opt.trace_path, tmp, sizeof tmp);
+  if (fd < 0)
+    return;
+  bw__out o = {.fd = fd};
+  int pid = (int)getpid();
+  bw__out_str(&o, "{\"traceEvents\":[\n");
+  bw__out_str(&o, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
+  bw__out_i64(&o, pid);
+  bw__out_str(&o, ",\"tid\":0,\"args\":{\"name\":");
+  bw__out_jstr(&o, program_invocation_name);
+  bw__out_str(&o, "}}");
+  for (int i = 0; i < BW_MAX_SLOTS; i++) {
+    bw__slot *s = &bw__slots[i];
+    if (!atomic_load_explicit(&s->named, memory_order_acquire))
+      continue;
+    char name[17];
+    memcpy(name, s->name, 16);
+    name[16] = '\0';
+    bw__out_str(&o, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
+    bw__out_i64(&o, pid);
+    bw__out_str(&o, ",\"tid\":");
+    bw__out_i64(&o, atomic_load(&s->tid));
+    bw__out_str(&o, ",\"args\":{\"name\":");
+    bw__out_jstr(&o, name);
+    bw__out_str(&o, "}}");
+  }
+  uint64_t n = atomic_load(&next);
+  if (n > CAPACITY)
+    n = CAPACITY;
+  for (uint64_t i = 0; i < n; i++) {
+    const event *e = &events[i];
+    int type = atomic_load_explicit(&e->type, memory_order_acquire);
+    if (type == EV_SLICE) {
+      bw__out_str(&o, ",\n{\"name\":");
+      bw__out_jstr(&o, bw__fn_name(e->which));
+      bw__out_str(&o, ",\"cat\":\"blocking\",\"ph\":\"X\"");
+      ts_field(&o, e->ts);
+      bw__out_str(&o, ",\"dur\":");
+      bw__out_us(&o, e->value);
+      bw__out_str(&o, ",\"pid\":");
+      bw__out_i64(&o, pid);
+      bw__out_str(&o, ",\"tid\":");
+      bw__out_i64(&o, e->tid);
+      bw__out_str(&o, ",\"args\":{}}");
+    } else if (type == EV_COUNTER) {
+      bw__pool_report pr;
+      bw__pool_get(e->tid, &pr);
+      int blocked = e->which == BW_TRACE_BLOCKED;
+      bw__out_str(&o, ",\n{\"name\":\"");
+      bw__out_str(&o, blocked ? "blocked workers" : "queue length");
+      bw__out_str(&o, "\",\"ph\":\"C\"");
+      ts_field(&o, e->ts);
+      bw__out_str(&o, ",\"pid\":");
+      bw__out_i64(&o, pid);
+      bw__out_str(&o, ",\"tid\":0,\"args\":{");
+      bw__out_jstr(&o, pr.name);
+      bw__out_str(&o, ":");
+      bw__out_u64(&o, e->value);
+      bw__out_str(&o, "}}");
+    }
+  }
+  bw__out_str(&o, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{"
+                  "\"tool\":\"blockwatch\",\"dropped_events\":");
+  bw__out_u64(&o, atomic_load(&lost));
+  bw__out_str(&o, "}}\n");
+  bw__out_flush(&o);
+  bw__file_commit(fd, tmp, bw__opt.trace_path, !o.failed);
+}
