@@ -5,7 +5,9 @@
  * "category","severity","message","hint","callback":{"name","file","line"},
  * "submit":{"entry","file","line","column"},"chain":[{"function","file",
  * "line","column"}],"fingerprint"}],"errors":[{"file","line","column",
- * "message"}]}. Add keys, never rename them.
+ * "message"}]}. "function" is the blocking function; "caller" (added) is
+ * the function that calls it; "runs_on" (added) is "pool" or "loop". Add
+ * keys, never rename them.
  */
 #include "report.h"
 
@@ -33,6 +35,7 @@ static json_t *finding_json(const bw__report *report, const bw__finding *f) {
   set_loc(obj, report, &f->loc, 1);
   json_object_set_new(obj, "rule", str(f->rule->id));
   json_object_set_new(obj, "function", str(f->callee));
+  json_object_set_new(obj, "caller", str(f->function));
   json_object_set_new(obj, "category",
                       str(bw_rule_category_name(f->rule->category)));
   json_object_set_new(obj, "severity",
