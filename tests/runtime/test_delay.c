@@ -1,0 +1,189 @@
+/* test_delay.c - bw_delay / bw_delay_cancelable: delays complete on time
+ * from the gate thread, hold no worker, run in parallel by the thousand, and
+ * end early (canceled) through tokens, bw_task_cancel or pool destroy.
+ * Bounds are generous: the box is a noisy 2-core machine.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "blockwatch/runtime.h"
+#include "rt_helpers.h"
+
+static bw_pool *make_pool(unsigned workers) {
+  bw_pool_config cfg = {0};
+  cfg.name = "delay";
+  cfg.min_workers = workers;
+  cfg.max_workers = workers;
+  cfg.flags = BW_POOL_NO_INJECTION;
+  bw_pool *pool = bw_pool_create(&cfg);
+  assert_non_null(pool);
+  return pool;
+}
+
+static void test_delay_completes_after_its_time(void **state) {
+  (void)state;
+  bw_pool *pool = make_pool(2);
+  uint64_t t0 = rt_now_ms();
+  bw_task *d = bw_delay(pool, 100);
+  assert_non_null(d);
+  assert_int_equal(bw_task_state_get(d), BW_TASK_PENDING);
+  assert_int_equal(bw_wait(d, 20000), 0);
+  uint64_t took = rt_now_ms() - t0;
+  assert_true(took >= 99);
+  assert_true(took < 5000);
+  assert_int_equal(bw_task_state_get(d), BW_TASK_COMPLETED);
+  assert_null(bw_task_result(d));
+  bw_task_release(d);
+
+  d = bw_delay(pool, 0);
+  assert_int_equal(bw_wait(d, 20000), 0);
+  bw_task_release(d);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+}
+
+static void test_delay_many_run_in_parallel(void **state) {
+  (void)state;
+  bw_pool *pool = make_pool(2);
+  enum { N = 100 };
+  bw_task *ds[N];
+  uint64_t t0 = rt_now_ms();
+  for (int i = 0; i < N; i++)
+    assert_non_null(ds[i] = bw_delay(pool, 200));
+  bw_task *all = bw_when_all(ds, N);
+  assert_int_equal(bw_wait(all, 60000), 0);
+  uint64_t took = rt_now_ms() - t0;
+  /* Serially this would be 20 s. */
+  assert_true(took >= 199);
+  assert_true(took < 3000);
+  bw_task_release(all);
+  for (int i = 0; i < N; i++)
+    bw_task_release(ds[i]);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+}
+
+static void test_delay_ten_thousand_complete_together(void **state) {
+  (void)state;
+  bw_pool *pool = make_pool(2);
+  enum { N = 10000 };
+  bw_task **ds = calloc(N, sizeof(*ds));
+  assert_non_null(ds);
+  uint64_t t0 = rt_now_ms();
+  for (int i = 0; i < N; i++)
+    assert_non_null(ds[i] = bw_delay(pool, 300));
+  bw_task *all = bw_when_all(ds, N);
+  assert_int_equal(bw_wait(all, 60000), 0);
+  uint64_t took = rt_now_ms() - t0;
+  assert_true(took >= 299);
+  assert_true(took < 10000);
+  bw_task_release(all);
+  for (int i = 0; i < N; i++)
+    bw_task_release(ds[i]);
+  free(ds);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+}
+
+static void mark(void *arg) {
+  atomic_store((atomic_long *)arg, (long)rt_now_ms());
+}
+
+static void test_delay_holds_no_worker(void **state) {
+  (void)state;
+  bw_pool *pool = make_pool(1);
+  bw_task *ds[10];
+  for (int i = 0; i < 10; i++)
+    ds[i] = bw_delay(pool, 1000);
+  atomic_long ran_at = 0;
+  uint64_t t0 = rt_now_ms();
+  assert_int_equal(bw_submit(pool, mark, &ran_at), 0);
+  assert_true(rt_wait_count(&ran_at, 1, 20000) > 0);
+  /* The one worker ran the item long before the delays ended. */
+  assert_true((uint64_t)atomic_load(&ran_at) - t0 < 900);
+  for (int i = 0; i < 10; i++) {
+    assert_int_equal(bw_wait(ds[i], 20000), 0);
+    bw_task_release(ds[i]);
+  }
+  assert_int_equal(bw_pool_destroy(pool), 0);
+}
+
+static void test_delay_token_cancels_early(void **state) {
+  (void)state;
+  bw_pool *pool = make_pool(1);
+  bw_cancel_token *tok = bw_cancel_token_create();
+  bw_task *d = bw_delay_cancelable(pool, 60000, tok);
+  assert_non_null(d);
+  uint64_t t0 = rt_now_ms();
+  assert_int_equal(bw_cancel_token_cancel(tok), 0);
+  assert_int_equal(bw_wait(d, 20000), -ECANCELED);
+  assert_true(rt_now_ms() - t0 < 5000);
+  assert_int_equal(bw_task_state_get(d), BW_TASK_CANCELED);
+  bw_task_release(d);
+
+  /* Already canceled: the delay is born canceled. */
+  d = bw_delay_cancelable(pool, 60000, tok);
+  assert_int_equal(bw_task_state_get(d), BW_TASK_CANCELED);
+  bw_task_release(d);
+  /* The token can go first: the delays keep what they need. */
+  bw_cancel_token *tok2 = bw_cancel_token_create();
+  d = bw_delay_cancelable(pool, 20, tok2);
+  bw_cancel_token_release(tok2);
+  assert_int_equal(bw_wait(d, 20000), 0);
+  bw_task_release(d);
+  bw_cancel_token_release(tok);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+}
+
+static void test_delay_task_cancel_and_late_fire(void **state) {
+  (void)state;
+  bw_pool *pool = make_pool(1);
+  bw_task *d = bw_delay(pool, 50);
+  assert_int_equal(bw_task_cancel(d), 0);
+  assert_int_equal(bw_task_cancel(d), -EALREADY);
+  assert_int_equal(bw_wait(d, 0), -ECANCELED);
+  /* Let the (lazily removed) timer entry fire on the canceled task. */
+  rt_sleep_ms(150);
+  assert_int_equal(bw_task_state_get(d), BW_TASK_CANCELED);
+  bw_task_release(d);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+}
+
+static void *after_delay(bw_task *done, void *arg) {
+  atomic_store((atomic_long *)arg, (long)bw_task_state_get(done) + 1);
+  return NULL;
+}
+
+static void
+test_delay_destroy_cancels_pending_and_runs_continuations(void **state) {
+  (void)state;
+  bw_pool *pool = make_pool(1);
+  bw_task *d = bw_delay(pool, 60000);
+  atomic_long seen = 0;
+  bw_task *c = bw_then(d, after_delay, &seen);
+  uint64_t t0 = rt_now_ms();
+  assert_int_equal(bw_pool_destroy(pool), 0);
+  assert_true(rt_now_ms() - t0 < 5000);
+  assert_int_equal(bw_task_state_get(d), BW_TASK_CANCELED);
+  assert_int_equal(atomic_load(&seen), BW_TASK_CANCELED + 1);
+  assert_int_equal(bw_task_state_get(c), BW_TASK_COMPLETED);
+  bw_task_release(c);
+  bw_task_release(d);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_delay_completes_after_its_time),
+      cmocka_unit_test(test_delay_many_run_in_parallel),
+      cmocka_unit_test(test_delay_ten_thousand_complete_together),
+      cmocka_unit_test(test_delay_holds_no_worker),
+      cmocka_unit_test(test_delay_token_cancels_early),
+      cmocka_unit_test(test_delay_task_cancel_and_late_fire),
+      cmocka_unit_test(
+          test_delay_destroy_cancels_pending_and_runs_continuations),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

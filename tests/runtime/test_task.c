@@ -1,0 +1,449 @@
+/* test_task.c - tasks: bw_run, continuations, completion sources,
+ * when_all/when_any, cancellation tokens and the waits with their error
+ * codes (-ETIMEDOUT, -ECANCELED, -EDEADLK, -EINVAL), plus races between
+ * completing, canceling and attaching.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "blockwatch/runtime.h"
+#include "rt_helpers.h"
+
+static int make_pool(void **state) {
+  bw_pool_config cfg = {0};
+  cfg.name = "task";
+  cfg.min_workers = 2;
+  cfg.max_workers = 8;
+  *state = bw_pool_create(&cfg);
+  return *state == NULL ? -1 : 0;
+}
+
+static int destroy_pool(void **state) {
+  return bw_pool_destroy(*state);
+}
+
+static void *return_arg(void *arg) {
+  return arg;
+}
+
+static void test_task_run_completes_with_the_result(void **state) {
+  bw_pool *pool = *state;
+  int x = 42;
+  bw_task *t = bw_run(pool, return_arg, &x);
+  assert_non_null(t);
+  assert_int_equal(bw_wait(t, -1), 0);
+  assert_int_equal(bw_task_state_get(t), BW_TASK_COMPLETED);
+  assert_ptr_equal(bw_task_result(t), &x);
+  /* Waiting again on a completed task returns at once. */
+  assert_int_equal(bw_wait(t, 0), 0);
+  bw_task_release(t);
+}
+
+static void test_task_run_rejects_null_fn(void **state) {
+  errno = 0;
+  assert_null(bw_run(*state, NULL, NULL));
+  assert_int_equal(errno, EINVAL);
+  assert_int_equal(bw_wait(NULL, 0), -EINVAL);
+  assert_null(bw_then(NULL, NULL, NULL));
+}
+
+static void *add_one(bw_task *done, void *arg) {
+  (void)arg;
+  return (void *)((uintptr_t)bw_task_result(done) + 1);
+}
+
+static void test_task_then_chains_results(void **state) {
+  bw_pool *pool = *state;
+  bw_task *t = bw_run(pool, return_arg, (void *)(uintptr_t)1);
+  assert_non_null(t);
+  for (int i = 0; i < 100; i++) {
+    bw_task *next = bw_then(t, add_one, NULL);
+    assert_non_null(next);
+    bw_task_release(t); /* the chain keeps what it needs */
+    t = next;
+  }
+  assert_int_equal(bw_wait(t, -1), 0);
+  assert_int_equal((uintptr_t)bw_task_result(t), 101);
+  bw_task_release(t);
+}
+
+static void test_task_then_on_completed_task_runs(void **state) {
+  bw_pool *pool = *state;
+  bw_task *t = bw_run(pool, return_arg, (void *)(uintptr_t)7);
+  assert_int_equal(bw_wait(t, -1), 0);
+  bw_task *c = bw_then(t, add_one, NULL);
+  assert_non_null(c);
+  bw_task_release(t);
+  assert_int_equal(bw_wait(c, -1), 0);
+  assert_int_equal((uintptr_t)bw_task_result(c), 8);
+  bw_task_release(c);
+}
+
+static void *note_state(bw_task *done, void *arg) {
+  (void)arg;
+  return (void *)(uintptr_t)bw_task_state_get(done);
+}
+
+static void test_task_completion_source_and_cancel(void **state) {
+  bw_pool *pool = *state;
+  bw_task *src = bw_completion_create(pool);
+  assert_non_null(src);
+  assert_int_equal(bw_task_state_get(src), BW_TASK_PENDING);
+  assert_null(bw_task_result(src));
+  assert_int_equal(bw_wait(src, 10), -ETIMEDOUT);
+  bw_task *c = bw_then(src, note_state, NULL);
+  int v = 5;
+  assert_int_equal(bw_task_complete(src, &v), 0);
+  assert_int_equal(bw_task_complete(src, &v), -EALREADY);
+  assert_int_equal(bw_task_cancel(src), -EALREADY);
+  assert_ptr_equal(bw_task_result(src), &v);
+  assert_int_equal(bw_wait(c, -1), 0);
+  assert_int_equal((uintptr_t)bw_task_result(c), BW_TASK_COMPLETED);
+  bw_task_release(c);
+  bw_task_release(src);
+
+  /* A canceled source runs its continuations too and waits say so. */
+  src = bw_completion_create(pool);
+  c = bw_then(src, note_state, NULL);
+  assert_int_equal(bw_task_cancel(src), 0);
+  assert_int_equal(bw_task_state_get(src), BW_TASK_CANCELED);
+  assert_int_equal(bw_wait(src, -1), -ECANCELED);
+  assert_int_equal(bw_task_complete(src, NULL), -EALREADY);
+  assert_int_equal(bw_wait(c, -1), 0);
+  assert_int_equal((uintptr_t)bw_task_result(c), BW_TASK_CANCELED);
+  bw_task_release(c);
+  bw_task_release(src);
+
+  /* Only sources (and delays) can be completed or canceled by hand. */
+  bw_task *run = bw_run(pool, return_arg, NULL);
+  assert_int_equal(bw_task_complete(run, NULL), -EPERM);
+  assert_int_equal(bw_task_cancel(run), -EPERM);
+  assert_int_equal(bw_wait(run, -1), 0);
+  bw_task_release(run);
+}
+
+static void test_task_retain_keeps_it_alive(void **state) {
+  bw_task *src = bw_completion_create(*state);
+  assert_ptr_equal(bw_task_retain(src), src);
+  bw_task_release(src);
+  assert_int_equal(bw_task_complete(src, NULL), 0);
+  assert_int_equal(bw_task_state_get(src), BW_TASK_COMPLETED);
+  bw_task_release(src);
+}
+
+typedef struct completer {
+  bw_task *task;
+  unsigned delay_ms;
+} completer;
+
+static void complete_later(void *arg) {
+  completer *c = arg;
+  rt_sleep_ms(c->delay_ms);
+  bw_task_complete(c->task, NULL);
+}
+
+static void test_task_when_all_waits_for_every_task(void **state) {
+  bw_pool *pool = *state;
+  bw_task *srcs[4];
+  completer cs[4];
+  for (int i = 0; i < 4; i++)
+    srcs[i] = bw_completion_create(pool);
+  bw_task *all = bw_when_all(srcs, 4);
+  assert_non_null(all);
+  for (int i = 0; i < 4; i++) {
+    cs[i].task = srcs[i];
+    cs[i].delay_ms = (unsigned)(10 * (i + 1));
+    assert_int_equal(bw_submit(pool, complete_later, &cs[i]), 0);
+  }
+  assert_int_equal(bw_wait(all, -1), 0);
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(bw_task_state_get(srcs[i]), BW_TASK_COMPLETED);
+    bw_task_release(srcs[i]);
+  }
+  assert_null(bw_task_result(all));
+  bw_task_release(all);
+
+  bw_task *none = bw_when_all(NULL, 0);
+  assert_non_null(none);
+  assert_int_equal(bw_task_state_get(none), BW_TASK_COMPLETED);
+  bw_task_release(none);
+}
+
+static void test_task_when_all_is_canceled_if_one_is(void **state) {
+  bw_task *srcs[3];
+  for (int i = 0; i < 3; i++)
+    srcs[i] = bw_completion_create(*state);
+  bw_task *all = bw_when_all(srcs, 3);
+  bw_task_complete(srcs[0], NULL);
+  bw_task_cancel(srcs[1]);
+  assert_int_equal(bw_task_state_get(all), BW_TASK_PENDING);
+  bw_task_complete(srcs[2], NULL);
+  assert_int_equal(bw_wait(all, -1), -ECANCELED);
+  bw_task_release(all);
+  for (int i = 0; i < 3; i++)
+    bw_task_release(srcs[i]);
+}
+
+static void test_task_when_any_gives_the_first(void **state) {
+  bw_task *srcs[3];
+  for (int i = 0; i < 3; i++)
+    srcs[i] = bw_completion_create(*state);
+  bw_task *any = bw_when_any(srcs, 3);
+  assert_non_null(any);
+  assert_int_equal(bw_task_state_get(any), BW_TASK_PENDING);
+  bw_task_complete(srcs[1], NULL);
+  assert_int_equal(bw_wait(any, -1), 0);
+  assert_ptr_equal(bw_task_result(any), srcs[1]);
+  bw_task_complete(srcs[0], NULL);
+  assert_ptr_equal(bw_task_result(any), srcs[1]);
+  bw_task_release(any);
+  /* The when_any task is gone; completing the last source must be safe. */
+  bw_task_complete(srcs[2], NULL);
+  for (int i = 0; i < 3; i++)
+    bw_task_release(srcs[i]);
+
+  errno = 0;
+  assert_null(bw_when_any(NULL, 0));
+  assert_int_equal(errno, EINVAL);
+}
+
+static void test_task_wait_times_out_then_succeeds(void **state) {
+  bw_task *src = bw_completion_create(*state);
+  uint64_t t0 = rt_now_ms();
+  assert_int_equal(bw_wait(src, 50), -ETIMEDOUT);
+  assert_true(rt_now_ms() - t0 >= 45);
+  /* The timed-out waiter left a node behind; it must not disturb this. */
+  completer c = {.task = src, .delay_ms = 20};
+  assert_int_equal(bw_submit(*state, complete_later, &c), 0);
+  assert_int_equal(bw_wait(src, 20000), 0);
+  bw_task_release(src);
+
+  /* Timed out on a task that is then released unresolved: the node left
+   * behind is freed with it (ASan checks). */
+  src = bw_completion_create(*state);
+  assert_int_equal(bw_wait(src, 1), -ETIMEDOUT);
+  bw_task_release(src);
+}
+
+typedef struct canceler {
+  bw_cancel_token *token;
+  unsigned delay_ms;
+} canceler;
+
+static void cancel_later(void *arg) {
+  canceler *c = arg;
+  rt_sleep_ms(c->delay_ms);
+  bw_cancel_token_cancel(c->token);
+}
+
+static void test_task_wait_cancelable_ends_on_token(void **state) {
+  bw_task *src = bw_completion_create(*state);
+  bw_cancel_token *tok = bw_cancel_token_create();
+  assert_non_null(tok);
+  assert_int_equal(bw_cancel_token_is_canceled(tok), 0);
+  canceler c = {.token = tok, .delay_ms = 30};
+  assert_int_equal(bw_submit(*state, cancel_later, &c), 0);
+  assert_int_equal(bw_wait_cancelable(src, 20000, tok), -ECANCELED);
+  assert_int_equal(bw_cancel_token_is_canceled(tok), 1);
+  assert_int_equal(bw_task_state_get(src), BW_TASK_PENDING);
+  /* An already-canceled token ends a wait at once; cancel is idempotent. */
+  assert_int_equal(bw_wait_cancelable(src, -1, tok), -ECANCELED);
+  assert_int_equal(bw_cancel_token_cancel(tok), 0);
+  assert_int_equal(bw_cancel_token_cancel(NULL), -EINVAL);
+  bw_cancel_token_release(tok);
+  /* A token that is never canceled does not disturb a normal wait. */
+  tok = bw_cancel_token_create();
+  bw_task_complete(src, NULL);
+  assert_int_equal(bw_wait_cancelable(src, -1, tok), 0);
+  bw_cancel_token_release(tok);
+  bw_task_release(src);
+}
+
+typedef struct self_wait {
+  bw_task *self;
+  atomic_long ready;
+  int rc;
+} self_wait;
+
+static void *wait_on_self(void *arg) {
+  self_wait *s = arg;
+  rt_wait_count(&s->ready, 1, 20000);
+  s->rc = bw_wait(s->self, -1);
+  return NULL;
+}
+
+static void test_task_wait_on_itself_is_edeadlk(void **state) {
+  self_wait s = {.self = NULL, .ready = 0, .rc = 1};
+  s.self = bw_run(*state, wait_on_self, &s);
+  atomic_store(&s.ready, 1);
+  assert_int_equal(bw_wait(s.self, -1), 0);
+  assert_int_equal(s.rc, -EDEADLK);
+  bw_task_release(s.self);
+}
+
+typedef struct inner_wait {
+  bw_pool *pool;
+  int rc;
+} inner_wait;
+
+static void *wait_on_inner(void *arg) {
+  inner_wait *w = arg;
+  bw_task *inner = bw_run(w->pool, return_arg, NULL);
+  w->rc = bw_wait(inner, 20000);
+  bw_task_release(inner);
+  return NULL;
+}
+
+static void test_task_wait_on_full_pool_is_edeadlk(void **state) {
+  (void)state;
+  /* One worker, no way to grow: the inner task could never run. */
+  bw_pool_config cfg = {0};
+  cfg.name = "dead";
+  cfg.min_workers = 1;
+  cfg.max_workers = 1;
+  cfg.flags = BW_POOL_NO_INJECTION;
+  bw_pool *pool = bw_pool_create(&cfg);
+  inner_wait w = {.pool = pool, .rc = 1};
+  bw_task *outer = bw_run(pool, wait_on_inner, &w);
+  assert_int_equal(bw_wait(outer, -1), 0);
+  assert_int_equal(w.rc, -EDEADLK);
+  bw_task_release(outer);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+
+  /* With compensation the same wait succeeds: a spare worker runs it. */
+  cfg.max_workers = 2;
+  cfg.flags = BW_POOL_COMPENSATE | BW_POOL_NO_INJECTION;
+  pool = bw_pool_create(&cfg);
+  w.pool = pool;
+  w.rc = 1;
+  outer = bw_run(pool, wait_on_inner, &w);
+  assert_int_equal(bw_wait(outer, -1), 0);
+  assert_int_equal(w.rc, 0);
+  bw_task_release(outer);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+}
+
+/* ---- races ---------------------------------------------------------------
+ * Each round lets two threads race on one task; every continuation must run
+ * once and the outcome must be exactly one of the racers'. */
+
+typedef struct race {
+  bw_task *task;
+  bw_cancel_token *token;
+  atomic_int go;
+  atomic_long done;
+  int complete_rc, cancel_rc;
+} race;
+
+static void race_complete(void *arg) {
+  race *r = arg;
+  while (!atomic_load(&r->go)) {
+  }
+  r->complete_rc = bw_task_complete(r->task, r);
+  atomic_fetch_add(&r->done, 1);
+}
+
+static void *race_cancel(void *arg) {
+  race *r = arg;
+  atomic_store(&r->go, 1);
+  r->cancel_rc = bw_task_cancel(r->task);
+  return NULL;
+}
+
+static void test_task_complete_and_cancel_race_has_one_winner(void **state) {
+  bw_pool *pool = *state;
+  for (int round = 0; round < 300; round++) {
+    race r = {.task = bw_completion_create(pool), .go = 0};
+    r.complete_rc = r.cancel_rc = 1;
+    bw_task *cont = bw_then(r.task, note_state, NULL);
+    assert_int_equal(bw_submit(pool, race_complete, &r), 0);
+    pthread_t th;
+    pthread_create(&th, NULL, race_cancel, &r);
+    pthread_join(th, NULL);
+    assert_int_equal(bw_wait(cont, -1), 0);
+    assert_int_equal(rt_wait_count(&r.done, 1, 20000), 1);
+    assert_true((r.complete_rc == 0) != (r.cancel_rc == 0));
+    int st = bw_task_state_get(r.task);
+    assert_int_equal((uintptr_t)bw_task_result(cont), st);
+    assert_int_equal(st,
+                     r.complete_rc == 0 ? BW_TASK_COMPLETED : BW_TASK_CANCELED);
+    bw_task_release(cont);
+    bw_task_release(r.task);
+  }
+}
+
+static void *attach_many(void *arg) {
+  bw_task **conts = arg;
+  bw_task *src = conts[0];
+  for (int i = 1; i < 64; i++)
+    conts[i] = bw_then(src, note_state, NULL);
+  return NULL;
+}
+
+static void test_task_then_racing_completion_runs_each_once(void **state) {
+  bw_pool *pool = *state;
+  for (int round = 0; round < 100; round++) {
+    bw_task *conts[64];
+    conts[0] = bw_completion_create(pool);
+    pthread_t th;
+    pthread_create(&th, NULL, attach_many, conts);
+    bw_task_complete(conts[0], NULL);
+    pthread_join(th, NULL);
+    for (int i = 1; i < 64; i++) {
+      assert_int_equal(bw_wait(conts[i], -1), 0);
+      assert_int_equal((uintptr_t)bw_task_result(conts[i]), BW_TASK_COMPLETED);
+      bw_task_release(conts[i]);
+    }
+    bw_task_release(conts[0]);
+  }
+}
+
+static void *cancel_token_thread(void *arg) {
+  race *r = arg;
+  atomic_store(&r->go, 1);
+  bw_cancel_token_cancel(r->token);
+  return NULL;
+}
+
+static void test_task_token_cancel_racing_wait(void **state) {
+  bw_pool *pool = *state;
+  for (int round = 0; round < 200; round++) {
+    race r = {.task = bw_completion_create(pool),
+              .token = bw_cancel_token_create(),
+              .go = 0};
+    pthread_t th;
+    pthread_create(&th, NULL, cancel_token_thread, &r);
+    int rc = bw_wait_cancelable(r.task, 20000, r.token);
+    pthread_join(th, NULL);
+    assert_int_equal(rc, -ECANCELED);
+    bw_cancel_token_release(r.token);
+    bw_task_release(r.task);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_task_run_completes_with_the_result),
+      cmocka_unit_test(test_task_run_rejects_null_fn),
+      cmocka_unit_test(test_task_then_chains_results),
+      cmocka_unit_test(test_task_then_on_completed_task_runs),
+      cmocka_unit_test(test_task_completion_source_and_cancel),
+      cmocka_unit_test(test_task_retain_keeps_it_alive),
+      cmocka_unit_test(test_task_when_all_waits_for_every_task),
+      cmocka_unit_test(test_task_when_all_is_canceled_if_one_is),
+      cmocka_unit_test(test_task_when_any_gives_the_first),
+      cmocka_unit_test(test_task_wait_times_out_then_succeeds),
+      cmocka_unit_test(test_task_wait_cancelable_ends_on_token),
+      cmocka_unit_test(test_task_wait_on_itself_is_edeadlk),
+      cmocka_unit_test(test_task_wait_on_full_pool_is_edeadlk),
+      cmocka_unit_test(test_task_complete_and_cancel_race_has_one_winner),
+      cmocka_unit_test(test_task_then_racing_completion_runs_each_once),
+      cmocka_unit_test(test_task_token_cancel_racing_wait),
+  };
+  return cmocka_run_group_tests(tests, make_pool, destroy_pool);
+}
