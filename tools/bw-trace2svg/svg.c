@@ -10,8 +10,9 @@
 #include <math.h>
 #include <string.h>
 
-#define MIN_MARGIN_LEFT 120.0 /* the label column grows to its longest label   \
-                               */
+#define MIN_MARGIN_LEFT                                                        \
+  120.0 /* the label column grows to its longest label                         \
+         */
 #define MAX_MARGIN_LEFT 420.0
 #define MARGIN_RIGHT 30.0
 #define HEADER_H 64.0
@@ -113,6 +114,11 @@ static void put_span(canvas *c, const t2s_span *s, double y, const char *cls,
   char label[160];
   snprintf(label, sizeof label, "%s %s", s->name ? s->name : "?", dur);
   double label_w = (double)strlen(label) * CHAR_W;
+  if (label_w + 6 > w && !always_label && s->name != NULL &&
+      (double)strlen(s->name) * CHAR_W + 6 <= w) {
+    snprintf(label, sizeof label, "%s", s->name); /* drop the duration */
+    label_w = (double)strlen(label) * CHAR_W;
+  }
   if (label_w + 6 <= w) {
     fprintf(c->out,
             "  <text x=\"%.2f\" y=\"%.2f\" font-size=\"11\" fill=\"#ffffff\">",
@@ -311,21 +317,23 @@ static void put_header(canvas *c, const t2s_trace *t, const char *title) {
           COLOR_TEXT, t->n_lanes, spans, blocked,
           t->n_waits ? "; longest queue wait " : "", t->n_waits ? wait : "",
           spans + t->n_waits == 0 ? "; nothing blocked" : "");
-  /* Legend, top right. */
+  /* Legend, top right; the wait entry only when the trace has waits. */
   double lx = c->width - MARGIN_RIGHT - 250;
   fprintf(c->out,
           " <g class=\"legend\">\n"
           "  <rect x=\"%.0f\" y=\"14\" width=\"12\" height=\"12\" "
           "fill=\"%s\"/>\n"
           "  <text x=\"%.0f\" y=\"24\" font-size=\"12\" fill=\"%s\">blocked "
-          "call</text>\n"
-          "  <rect x=\"%.0f\" y=\"14\" width=\"12\" height=\"12\" "
-          "fill=\"%s\"/>\n"
-          "  <text x=\"%.0f\" y=\"24\" font-size=\"12\" fill=\"%s\">item "
-          "waiting in queue</text>\n"
-          " </g>\n",
-          lx, COLOR_BLOCKED, lx + 16, COLOR_TEXT, lx + 100, COLOR_WAIT,
-          lx + 116, COLOR_TEXT);
+          "call</text>\n",
+          lx, COLOR_BLOCKED, lx + 16, COLOR_TEXT);
+  if (t->n_waits > 0)
+    fprintf(c->out,
+            "  <rect x=\"%.0f\" y=\"14\" width=\"12\" height=\"12\" "
+            "fill=\"%s\"/>\n"
+            "  <text x=\"%.0f\" y=\"24\" font-size=\"12\" fill=\"%s\">item "
+            "waiting in queue</text>\n",
+            lx + 100, COLOR_WAIT, lx + 116, COLOR_TEXT);
+  fputs(" </g>\n", c->out);
 }
 
 int t2s_svg_render(const t2s_trace *t, const t2s_svg_options *opts, FILE *out) {
