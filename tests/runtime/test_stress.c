@@ -1,0 +1,176 @@
+/* test_stress.c - millions of items from several submitting threads, half of
+ * them fanning out from inside the pool (local deques, stealing); every item
+ * must run exactly once. Also a task/continuation/wait stress.
+ *
+ * BW_STRESS_ITEMS (default 2,000,000) scales it; the sanitizer builds set it
+ * lower so the binary stays well under a minute under TSan on 2 cores.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cmocka.h>
+
+#include "blockwatch/runtime.h"
+#include "rt_helpers.h"
+
+#define SUBMITTERS 4
+
+static long stress_items(void) {
+  const char *s = getenv("BW_STRESS_ITEMS");
+  if (s == NULL || *s == '\0')
+    return 2000000;
+  char *end = NULL;
+  long v = strtol(s, &end, 10);
+  if (*end != '\0' || v < SUBMITTERS * 2) {
+    fprintf(stderr, "test_stress: ignoring BW_STRESS_ITEMS=\"%s\"\n", s);
+    return 2000000;
+  }
+  return v;
+}
+
+typedef struct stress {
+  bw_pool *pool;
+  long n;               /* items in all */
+  atomic_uchar *runs;   /* runs[i]: how many times item i ran */
+  atomic_long ran;      /* items run */
+  atomic_long failures; /* submit errors */
+} stress;
+
+/* Item ids are packed into the arg with the context kept global: a pointer
+ * per item would cost more memory than the test is worth. */
+static stress *g_stress;
+
+static void leaf(void *arg) {
+  long id = (long)(intptr_t)arg;
+  atomic_fetch_add_explicit(&g_stress->runs[id], 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&g_stress->ran, 1, memory_order_relaxed);
+}
+
+/* An odd id fans out: it queues id+1 from inside the pool, then runs. */
+static void fan(void *arg) {
+  long id = (long)(intptr_t)arg;
+  if (bw_submit(g_stress->pool, leaf, (void *)(intptr_t)(id + 1)) != 0)
+    atomic_fetch_add(&g_stress->failures, 1);
+  leaf(arg);
+}
+
+typedef struct submitter {
+  long first, last; /* ids [first, last), first even */
+} submitter;
+
+static void *submit_range(void *arg) {
+  submitter *s = arg;
+  for (long id = s->first; id < s->last; id += 2) {
+    int rc;
+    if (id + 1 < s->last)
+      rc = bw_submit(g_stress->pool, fan, (void *)(intptr_t)id);
+    else
+      rc = bw_submit(g_stress->pool, leaf, (void *)(intptr_t)id);
+    if (rc != 0)
+      atomic_fetch_add(&g_stress->failures, 1);
+  }
+  return NULL;
+}
+
+static void test_stress_every_item_runs_exactly_once(void **state) {
+  (void)state;
+  stress st = {.n = stress_items()};
+  st.runs = calloc((size_t)st.n, sizeof(*st.runs));
+  assert_non_null(st.runs);
+  atomic_init(&st.ran, 0);
+  atomic_init(&st.failures, 0);
+  bw_pool_config cfg = {0};
+  cfg.name = "stress";
+  cfg.min_workers = 3;
+  cfg.max_workers = 3;
+  st.pool = bw_pool_create(&cfg);
+  assert_non_null(st.pool);
+  g_stress = &st;
+
+  pthread_t th[SUBMITTERS];
+  submitter sub[SUBMITTERS];
+  long per = (st.n / SUBMITTERS) & ~1L;
+  for (int i = 0; i < SUBMITTERS; i++) {
+    sub[i].first = per * i;
+    sub[i].last = i == SUBMITTERS - 1 ? st.n : per * (i + 1);
+    assert_int_equal(pthread_create(&th[i], NULL, submit_range, &sub[i]), 0);
+  }
+  for (int i = 0; i < SUBMITTERS; i++)
+    pthread_join(th[i], NULL);
+  assert_int_equal(bw_pool_destroy(st.pool), 0);
+
+  assert_int_equal(atomic_load(&st.failures), 0);
+  assert_int_equal(atomic_load(&st.ran), st.n);
+  long bad = 0;
+  for (long i = 0; i < st.n; i++) {
+    if (atomic_load_explicit(&st.runs[i], memory_order_relaxed) != 1)
+      bad++;
+  }
+  assert_int_equal(bad, 0);
+  free(st.runs);
+  g_stress = NULL;
+}
+
+static void *inc(bw_task *done, void *arg) {
+  (void)arg;
+  return (void *)((uintptr_t)bw_task_result(done) + 1);
+}
+
+static void *one(void *arg) {
+  (void)arg;
+  return (void *)(uintptr_t)1;
+}
+
+typedef struct task_stress {
+  bw_pool *pool;
+  long chains;
+  atomic_long wrong;
+} task_stress;
+
+/* Each chain: run -> 9 continuations, waited on from this thread. */
+static void *task_submitter(void *arg) {
+  task_stress *ts = arg;
+  for (long c = 0; c < ts->chains; c++) {
+    bw_task *t = bw_run(ts->pool, one, NULL);
+    for (int k = 0; k < 9; k++) {
+      bw_task *next = bw_then(t, inc, NULL);
+      bw_task_release(t);
+      t = next;
+    }
+    if (bw_wait(t, -1) != 0 || (uintptr_t)bw_task_result(t) != 10)
+      atomic_fetch_add(&ts->wrong, 1);
+    bw_task_release(t);
+  }
+  return NULL;
+}
+
+static void test_stress_task_chains_from_many_threads(void **state) {
+  (void)state;
+  bw_pool_config cfg = {0};
+  cfg.name = "tstress";
+  cfg.min_workers = 2;
+  task_stress ts = {.pool = bw_pool_create(&cfg),
+                    .chains = stress_items() / 200};
+  atomic_init(&ts.wrong, 0);
+  assert_non_null(ts.pool);
+  pthread_t th[SUBMITTERS];
+  for (int i = 0; i < SUBMITTERS; i++)
+    assert_int_equal(pthread_create(&th[i], NULL, task_submitter, &ts), 0);
+  for (int i = 0; i < SUBMITTERS; i++)
+    pthread_join(th[i], NULL);
+  assert_int_equal(atomic_load(&ts.wrong), 0);
+  assert_int_equal(bw_pool_destroy(ts.pool), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_stress_every_item_runs_exactly_once),
+      cmocka_unit_test(test_stress_task_chains_from_many_threads),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
