@@ -125,27 +125,64 @@ static int is_dropped(const char *arg) {
          (strncmp(arg, "-o", 2) == 0 && arg[2]);
 }
 
+/* Options whose value is a path; a relative one is made absolute against
+ * the command's directory. (libclang's -working-directory would do this,
+ * but it changes the working directory of the whole process, which threads
+ * parsing other TUs share.) */
+static const char *const path_options[] = {
+    "-I",        "-isystem",  "-iquote",  "-idirafter", "-include", "-imacros",
+    "-isysroot", "--sysroot", "-iprefix", "-F",         NULL};
+
+static char *absolute_arg(const char *dir, const char *arg,
+                          const char **pending_option) {
+  if (*pending_option) {
+    *pending_option = NULL;
+    return arg[0] == '/' ? bw__xstrdup(arg) : absolute(dir, arg);
+  }
+  for (size_t i = 0; path_options[i]; i++) {
+    const char *opt = path_options[i];
+    size_t len = strlen(opt);
+    if (strncmp(arg, opt, len) != 0)
+      continue;
+    const char *value = arg + len;
+    if (*value == '=' && opt[1] == '-')
+      value++;
+    if (!*value) {
+      *pending_option = opt; /* the path is the next word */
+      return bw__xstrdup(arg);
+    }
+    if (value[0] == '/')
+      return bw__xstrdup(arg);
+    char *abs = absolute(dir, value);
+    char *joined = bw__xasprintf("%.*s%s", (int)(value - arg), arg, abs);
+    free(abs);
+    return joined;
+  }
+  return bw__xstrdup(arg);
+}
+
 /* Keeps the parse-relevant words of a compile command (words[0] is the
- * compiler). */
+ * compiler), with relative paths made absolute. */
 static void keep_args(bw__tu_input *input, char **words, size_t nwords,
                       const char *file_as_written) {
   input->args = bw__xcalloc(nwords + 1, sizeof(char *));
+  const char *pending = NULL;
   for (size_t i = 1; i < nwords; i++) {
     const char *arg = words[i];
-    if (is_dropped_with_value(arg)) {
+    if (!pending && is_dropped_with_value(arg)) {
       i++;
       continue;
     }
-    if (is_dropped(arg) || strcmp(arg, file_as_written) == 0)
+    if (!pending && (is_dropped(arg) || strcmp(arg, file_as_written) == 0))
       continue;
-    if (arg[0] != '-') {
+    if (!pending && arg[0] != '-') {
       char *abs = absolute(input->directory, arg);
       int same = strcmp(abs, input->file) == 0;
       free(abs);
       if (same)
         continue;
     }
-    input->args[input->nargs++] = bw__xstrdup(arg);
+    input->args[input->nargs++] = absolute_arg(input->directory, arg, &pending);
   }
 }
 

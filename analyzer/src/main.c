@@ -184,6 +184,10 @@ int main(int argc, char **argv) {
     return 2;
   }
 
+  /* Taken before parsing: paths are printed relative to where the user
+   * ran blockscan. */
+  char cwd[PATH_MAX];
+  const char *srcroot = getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
   int status = 0;
   bw__errors errors = {0};
   bw_rules *rules = load_rules(&opts, &errors);
@@ -230,9 +234,8 @@ int main(int argc, char **argv) {
     out = stdout;
     status = 2;
   }
-  char cwd[PATH_MAX];
   bw__report report = {&findings, &errors, rules, use_color(&opts, out),
-                       getcwd(cwd, sizeof(cwd)) ? cwd : NULL};
+                       srcroot};
   if (write_report(&opts, &report, out) != 0)
     status = 2;
   if (out != stdout && fclose(out) != 0)

@@ -519,16 +519,11 @@ void bw__parser_parse(bw__parser *parser, const bw__tu_input *input,
     out->failed = 1;
     return;
   }
-  /* The compile command's flags, then what libclang needs on top: the
-   * command's working directory (relative -I paths), clang's builtin
-   * headers, and no warnings (only errors matter; -Werror must not fail a
-   * TU). */
+  /* The compile command's flags (relative paths already made absolute),
+   * then what libclang needs on top: clang's builtin headers, and no
+   * warnings (only errors matter; -Werror must not fail a TU). */
   size_t nargs = 0;
-  const char **args = bw__xcalloc(input->nargs + 8, sizeof(char *));
-  if (input->directory) {
-    args[nargs++] = "-working-directory";
-    args[nargs++] = input->directory;
-  }
+  const char **args = bw__xcalloc(input->nargs + 6, sizeof(char *));
   for (size_t i = 0; i < input->nargs; i++)
     args[nargs++] = input->args[i];
   if (*BLOCKSCAN_RESOURCE_DIR) {

@@ -134,7 +134,7 @@ static void test_compdb_drops_output_and_compiler_arguments(void **s) {
   const char *json =
       "[{\"directory\": \"/src\", \"file\": \"a.c\", \"arguments\": "
       "[\"gcc\", \"-DX\", \"-c\", \"a.c\", \"-o\", \"a.o\", \"-MD\", \"-MF\", "
-      "\"a.d\", \"-Iinc\"]}]";
+      "\"a.d\", \"-Iinc\", \"-isystem\", \"../sys\", \"-I/abs\"]}]";
   assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
   close(fd);
   bw__inputs inputs = {0};
@@ -143,9 +143,13 @@ static void test_compdb_drops_output_and_compiler_arguments(void **s) {
   assert_int_equal(inputs.count, 1);
   assert_string_equal(inputs.items[0].file, "/src/a.c");
   assert_string_equal(inputs.items[0].directory, "/src");
-  assert_int_equal(inputs.items[0].nargs, 2);
+  /* Relative include paths are resolved against "directory". */
+  assert_int_equal(inputs.items[0].nargs, 5);
   assert_string_equal(inputs.items[0].args[0], "-DX");
-  assert_string_equal(inputs.items[0].args[1], "-Iinc");
+  assert_string_equal(inputs.items[0].args[1], "-I/src/inc");
+  assert_string_equal(inputs.items[0].args[2], "-isystem");
+  assert_string_equal(inputs.items[0].args[3], "/sys");
+  assert_string_equal(inputs.items[0].args[4], "-I/abs");
   bw__inputs_free(&inputs);
   bw__errors_free(&errors);
   unlink(path);
