@@ -104,7 +104,9 @@ static int run_variant(int compensate, unsigned items, unsigned wait_ms) {
   probe p = {.pool = pool, .started = bw_completion_create(pool)};
 
   double t0 = sample_now_ms();
-  void (*sleeper)(void *) = compensate ? compensated_item : blocking_item;
+  void (*sleeper)(void *) = blocking_item;
+  if (compensate)
+    sleeper = compensated_item;
   for (unsigned i = 0; i < items; i++)
     bw_submit(pool, sleeper, &b);
 
