@@ -35,7 +35,7 @@ typedef struct root {
 } root;
 
 typedef struct analysis {
-  const bw__program *prog;
+  bw__program *prog;
   const bw_rules *rules;
   int *wrapper_arg; /* per node: forwarded parameter, or -1 */
   bw_runs_on *wrapper_runs_on;
@@ -107,7 +107,7 @@ static int is_entry(const analysis *an, const bw__node *node) {
 /* A function whose parameter reaches an entry's callback argument becomes
  * an entry itself; repeat until nothing changes (wrappers of wrappers). */
 static void find_wrappers(analysis *an) {
-  const bw__program *prog = an->prog;
+  bw__program *prog = an->prog;
   for (int changed = 1; changed;) {
     changed = 0;
     for (size_t n = 0; n < prog->nnodes; n++) {
@@ -163,7 +163,7 @@ static void add_root(analysis *an, size_t node, const bw__loc *loc,
 static void roots_from_field(analysis *an, const char *field,
                              const bw__call_fact *call, const char *entry,
                              bw_runs_on runs_on) {
-  const bw__program *prog = an->prog;
+  bw__program *prog = an->prog;
   char suffix[256];
   snprintf(suffix, sizeof(suffix), "@FI@%s", field);
   size_t slen = strlen(suffix);
@@ -173,16 +173,15 @@ static void roots_from_field(analysis *an, const char *field,
     if (klen < slen || strcmp(key + klen - slen, suffix) != 0)
       continue;
     bw__value value = {BW__VAL_SLOT, (char *)key, NULL, 0};
-    size_t *targets = NULL;
+    const size_t *targets = NULL;
     size_t count = bw__program_targets(prog, &value, &targets);
     for (size_t t = 0; t < count; t++)
       add_root(an, targets[t], &call->loc, entry, runs_on);
-    free(targets);
   }
 }
 
 static void find_roots(analysis *an) {
-  const bw__program *prog = an->prog;
+  bw__program *prog = an->prog;
   for (size_t n = 0; n < prog->nnodes; n++) {
     const bw__node *node = &prog->nodes[n];
     if (node->annotated) {
@@ -210,11 +209,10 @@ static void find_roots(analysis *an) {
             bw__program_param_of(prog, arg, node->usr, &param) &&
             param == an->wrapper_arg[n])
           continue; /* forwarded: the wrapper's callers are the roots */
-        size_t *targets = NULL;
+        const size_t *targets = NULL;
         size_t count = bw__program_targets(prog, arg, &targets);
         for (size_t t = 0; t < count; t++)
           add_root(an, targets[t], &call->loc, callee->name, ways[w].runs_on);
-        free(targets);
       }
     }
   }
@@ -227,7 +225,7 @@ static int cond_holds(const analysis *an, const bw_rule_cond *cond,
   if (cond->arg < 0 || (size_t)cond->arg >= call->nargs)
     return 0;
   const bw__value *arg = &call->args[cond->arg];
-  size_t *targets = NULL;
+  const size_t *targets = NULL;
   size_t count;
   switch (cond->kind) {
   case BW_COND_EQUALS:
@@ -246,7 +244,6 @@ static int cond_holds(const analysis *an, const bw_rule_cond *cond,
       return 0;
     /* A callback variable counts when something is known to flow in. */
     count = bw__program_targets(an->prog, arg, &targets);
-    free(targets);
     return count > 0;
   default:
     /* Descriptor flags and timeout contents are unknown statically:
@@ -275,7 +272,7 @@ static void add_finding(analysis *an, size_t root_node, const link *links,
                         size_t node, const bw__call_fact *site,
                         const bw__loc *loc, const char *callee,
                         const bw_blocking_rule *rule) {
-  const bw__program *prog = an->prog;
+  bw__program *prog = an->prog;
   const bw__node *cb = &prog->nodes[root_node];
   const root *r = &an->roots[root_node];
   bw__finding *f = BW__PUSH(an->out->items, an->out->count, an->out->cap);
@@ -344,7 +341,7 @@ static void visit(link *links, size_t *queue, size_t *tail, size_t node,
 
 static void walk_root(analysis *an, size_t root_node, link *links,
                       size_t *queue, unsigned stamp) {
-  const bw__program *prog = an->prog;
+  bw__program *prog = an->prog;
   const bw__node *cb = &prog->nodes[root_node];
   if (bw_rules_is_allowed(an->rules, cb->name))
     return;
@@ -363,7 +360,7 @@ static void walk_root(analysis *an, size_t root_node, link *links,
     for (size_t c = 0; c < node->ncalls; c++) {
       size_t call_index = node->calls[c];
       const bw__call_fact *call = prog->calls[call_index];
-      size_t *targets = NULL;
+      const size_t *targets = NULL;
       size_t count = bw__program_targets(prog, &call->callee, &targets);
       for (size_t t = 0; t < count; t++) {
         const bw__node *callee = &prog->nodes[targets[t]];
@@ -380,13 +377,11 @@ static void walk_root(analysis *an, size_t root_node, link *links,
           continue;
         visit(links, queue, &tail, targets[t], n, call_index, stamp);
       }
-      free(targets);
     }
   }
 }
 
-void bw__analyze(const bw__program *prog, const bw_rules *rules,
-                 bw__findings *out) {
+void bw__analyze(bw__program *prog, const bw_rules *rules, bw__findings *out) {
   analysis an = {prog, rules, NULL, NULL, NULL, out};
   size_t n = prog->nnodes;
   an.wrapper_arg = bw__xmalloc((n + 1) * sizeof(int));

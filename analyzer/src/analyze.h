@@ -14,8 +14,7 @@
 /* Appends every blocking call reachable from a pool or loop callback to
  * *out, unsorted and unfiltered except for allow rules and the rules'
  * non-blocking argument conditions. */
-void bw__analyze(const bw__program *prog, const bw_rules *rules,
-                 bw__findings *out);
+void bw__analyze(bw__program *prog, const bw_rules *rules, bw__findings *out);
 
 /* The fingerprint key of a function: its name, prefixed with its file's
  * base name when it is static (so it survives code moving and checkouts in

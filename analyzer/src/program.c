@@ -114,6 +114,14 @@ void bw__program_free(bw__program *prog) {
     free(prog->slots[i].values);
   for (size_t i = 0; i < prog->nowned; i++)
     free(prog->owned[i]);
+  for (size_t i = 0; prog->slot_targets && i < prog->nslots; i++)
+    free(prog->slot_targets[i]);
+  free(prog->slot_targets);
+  free(prog->slot_ntargets);
+  free(prog->slot_done);
+  free(prog->slot_stamp);
+  free(prog->node_stamp);
+  free(prog->identity);
   free(prog->nodes);
   free(prog->calls);
   free(prog->slots);
@@ -123,31 +131,38 @@ void bw__program_free(bw__program *prog) {
   memset(prog, 0, sizeof(*prog));
 }
 
-/* Depth-first walk over slot flows; `seen` marks slots (cycles end). */
-typedef struct walk {
-  const bw__program *prog;
-  unsigned char *seen_slot;
-  unsigned char *seen_node;
-  size_t *out;
-  size_t count, cap;
-} walk;
+/* Starts a new walk: every mark older than the new stamp is clear. */
+static unsigned new_stamp(bw__program *prog) {
+  if (!prog->slot_stamp) {
+    prog->slot_stamp = bw__xcalloc(prog->nslots + 1, sizeof(unsigned));
+    prog->node_stamp = bw__xcalloc(prog->nnodes + 1, sizeof(unsigned));
+  }
+  return ++prog->stamp;
+}
 
-static void walk_value(walk *w, const bw__value *value) {
+typedef struct collect {
+  size_t *items;
+  size_t count, cap;
+} collect;
+
+/* Depth-first over slot flows; stamps end cycles and duplicates. */
+static void walk_value(bw__program *prog, const bw__value *value,
+                       unsigned stamp, collect *out) {
   size_t index;
   if (value->kind == BW__VAL_FUNC) {
-    if (bw__strmap_get(&w->prog->node_by_usr, value->ref, &index) &&
-        !w->seen_node[index]) {
-      w->seen_node[index] = 1;
-      *BW__PUSH(w->out, w->count, w->cap) = index;
+    if (bw__strmap_get(&prog->node_by_usr, value->ref, &index) &&
+        prog->node_stamp[index] != stamp) {
+      prog->node_stamp[index] = stamp;
+      *BW__PUSH(out->items, out->count, out->cap) = index;
     }
   } else if (value->kind == BW__VAL_SLOT) {
-    if (!bw__strmap_get(&w->prog->slot_by_key, value->ref, &index) ||
-        w->seen_slot[index])
+    if (!bw__strmap_get(&prog->slot_by_key, value->ref, &index) ||
+        prog->slot_stamp[index] == stamp)
       return;
-    w->seen_slot[index] = 1;
-    const bw__slot *slot = &w->prog->slots[index];
+    prog->slot_stamp[index] = stamp;
+    const bw__slot *slot = &prog->slots[index];
     for (size_t i = 0; i < slot->nvalues; i++)
-      walk_value(w, slot->values[i]);
+      walk_value(prog, slot->values[i], stamp, out);
   }
 }
 
@@ -156,22 +171,41 @@ static int compare_size(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-size_t bw__program_targets(const bw__program *prog, const bw__value *value,
-                           size_t **out) {
-  walk w = {prog,
-            bw__xcalloc(prog->nslots + 1, 1),
-            bw__xcalloc(prog->nnodes + 1, 1),
-            NULL,
-            0,
-            0};
-  walk_value(&w, value);
-  free(w.seen_slot);
-  free(w.seen_node);
-  /* Node order, so everything downstream is deterministic. */
-  if (w.count)
-    qsort(w.out, w.count, sizeof(size_t), compare_size);
-  *out = w.out;
-  return w.count;
+size_t bw__program_targets(bw__program *prog, const bw__value *value,
+                           const size_t **out) {
+  size_t index;
+  *out = NULL;
+  if (value->kind == BW__VAL_FUNC) {
+    if (!bw__strmap_get(&prog->node_by_usr, value->ref, &index))
+      return 0;
+    if (!prog->identity) {
+      prog->identity = bw__xcalloc(prog->nnodes + 1, sizeof(size_t));
+      for (size_t i = 0; i < prog->nnodes; i++)
+        prog->identity[i] = i;
+    }
+    *out = &prog->identity[index];
+    return 1;
+  }
+  if (value->kind != BW__VAL_SLOT ||
+      !bw__strmap_get(&prog->slot_by_key, value->ref, &index))
+    return 0;
+  if (!prog->slot_done) {
+    prog->slot_done = bw__xcalloc(prog->nslots + 1, 1);
+    prog->slot_targets = bw__xcalloc(prog->nslots + 1, sizeof(size_t *));
+    prog->slot_ntargets = bw__xcalloc(prog->nslots + 1, sizeof(size_t));
+  }
+  if (!prog->slot_done[index]) {
+    collect found = {NULL, 0, 0};
+    walk_value(prog, value, new_stamp(prog), &found);
+    /* Node order, so everything downstream is deterministic. */
+    if (found.count)
+      qsort(found.items, found.count, sizeof(size_t), compare_size);
+    prog->slot_targets[index] = found.items;
+    prog->slot_ntargets[index] = found.count;
+    prog->slot_done[index] = 1;
+  }
+  *out = prog->slot_targets[index];
+  return prog->slot_ntargets[index];
 }
 
 /* Is `key` the slot "<usr>#<n>"? */
@@ -188,30 +222,28 @@ static int param_key(const char *key, const char *usr, int *param) {
 }
 
 /* Follows slot-to-slot flows only, looking for a parameter of usr. */
-static int find_param(const bw__program *prog, const char *key, const char *usr,
-                      int *param, unsigned char *seen) {
+static int find_param(bw__program *prog, const char *key, const char *usr,
+                      int *param, unsigned stamp) {
   if (param_key(key, usr, param))
     return 1;
   size_t index;
-  if (!bw__strmap_get(&prog->slot_by_key, key, &index) || seen[index])
+  if (!bw__strmap_get(&prog->slot_by_key, key, &index) ||
+      prog->slot_stamp[index] == stamp)
     return 0;
-  seen[index] = 1;
+  prog->slot_stamp[index] = stamp;
   const bw__slot *slot = &prog->slots[index];
   for (size_t i = 0; i < slot->nvalues; i++) {
     const bw__value *value = slot->values[i];
     if (value->kind == BW__VAL_SLOT &&
-        find_param(prog, value->ref, usr, param, seen))
+        find_param(prog, value->ref, usr, param, stamp))
       return 1;
   }
   return 0;
 }
 
-int bw__program_param_of(const bw__program *prog, const bw__value *value,
+int bw__program_param_of(bw__program *prog, const bw__value *value,
                          const char *usr, int *param) {
   if (value->kind != BW__VAL_SLOT)
     return 0;
-  unsigned char *seen = bw__xcalloc(prog->nslots + 1, 1);
-  int found = find_param(prog, value->ref, usr, param, seen);
-  free(seen);
-  return found;
+  return find_param(prog, value->ref, usr, param, new_stamp(prog));
 }

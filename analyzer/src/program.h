@@ -40,6 +40,15 @@ typedef struct bw__program {
   bw__strmap slot_by_key;
   char **owned; /* parameter slot keys made while merging */
   size_t nowned, capowned;
+  /* Memo of bw__program_targets (filled lazily; the graph is fixed once
+   * built) and the scratch marks of its walks: a slot or node is marked
+   * when its stamp equals the current walk's. */
+  size_t *identity;      /* identity[i] == i: a FUNC's one target */
+  size_t **slot_targets; /* per slot, once slot_done */
+  size_t *slot_ntargets;
+  unsigned char *slot_done;
+  unsigned *slot_stamp, *node_stamp;
+  unsigned stamp;
 } bw__program;
 
 /* Merges the facts of tus[0..ntus) into *prog (zeroed first). */
@@ -49,15 +58,16 @@ void bw__program_free(bw__program *prog);
 /* The node of a USR, or NULL. */
 bw__node *bw__program_node(const bw__program *prog, const char *usr);
 
-/* Collects into *out (as node indices, no duplicates) every function that
- * `value` may denote: a FUNC itself, or whatever flows into a SLOT,
- * transitively. Returns the count; *out is malloc'd (free it). */
-size_t bw__program_targets(const bw__program *prog, const bw__value *value,
-                           size_t **out);
+/* Sets *out to the node indices of every function that `value` may
+ * denote: a FUNC itself, or whatever flows into a SLOT, transitively (no
+ * duplicates, in node order). Returns the count. The array belongs to the
+ * program (a memo) and stays valid until bw__program_free. */
+size_t bw__program_targets(bw__program *prog, const bw__value *value,
+                           const size_t **out);
 
 /* 1 when `value` is, or may hold, parameter `*param` of function `usr`
  * (a wrapper forwarding its argument); sets *param. */
-int bw__program_param_of(const bw__program *prog, const bw__value *value,
+int bw__program_param_of(bw__program *prog, const bw__value *value,
                          const char *usr, int *param);
 
 #endif /* BLOCKSCAN_PROGRAM_H */
