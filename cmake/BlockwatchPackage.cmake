@@ -11,7 +11,9 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/blockwatchConfigVersion.c
 install(FILES ${PROJECT_BINARY_DIR}/blockwatchConfig.cmake
   ${PROJECT_BINARY_DIR}/blockwatchConfigVersion.cmake DESTINATION ${_bw_cmake_dir})
 
-# pkg-config paths are written relative to ${prefix} so that an install
-# relocated with DESTDIR or --prefix still resolves.
+# blockwatch.pc finds its prefix from its own location (${pcfiledir}), so the
+# install stays relocatable whatever depth CMAKE_INSTALL_LIBDIR has.
+file(RELATIVE_PATH BW_PC_PREFIX_FROM_PCDIR "/prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/prefix")
+string(REGEX REPLACE "/$" "" BW_PC_PREFIX_FROM_PCDIR "${BW_PC_PREFIX_FROM_PCDIR}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/blockwatch.pc.in ${PROJECT_BINARY_DIR}/blockwatch.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/blockwatch.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
