@@ -194,21 +194,27 @@ typedef struct sleeper_row {
 void bench_section_sleepers(const bench_options *o, table *t) {
   sleeper_row rows[TABLE_MAX_ROWS];
   size_t n = 0;
-  for (size_t i = 0; bench_peers[i] && n + 1 < TABLE_MAX_ROWS; i++) {
+  for (size_t i = 0; bench_peers[i] && n + 2 < TABLE_MAX_ROWS; i++) {
     const bench_peer *peer = bench_peers[i];
     if (peer->tiny == NULL || !selected(o, i))
       continue;
-    if (i == 0) { /* blockwatch: with and without compensation */
+    if (i == 0) {
+      /* blockwatch: with compensation; with only starvation injection (a
+       * worker every starvation period, like .NET's gate); and fixed. */
       rows[n++] = (sleeper_row){peer, BENCH_COMPENSATE | BENCH_ELASTIC};
       snprintf(t->row_names[n - 1], sizeof t->row_names[0], "%s +compensation",
                peer->name);
+      rows[n++] = (sleeper_row){peer, BENCH_ELASTIC};
+      snprintf(t->row_names[n - 1], sizeof t->row_names[0], "%s +injection",
+               peer->name);
     }
     rows[n++] = (sleeper_row){peer, 0};
-    snprintf(t->row_names[n - 1], sizeof t->row_names[0], "%s", peer->name);
+    snprintf(t->row_names[n - 1], sizeof t->row_names[0], "%s%s", peer->name,
+             i == 0 ? " (fixed size)" : "");
   }
   t->rows = n;
   t->cols = 2;
-  t->corner = "pool (2 workers)";
+  t->corner = "2-worker pool";
   t->col_names[0] = "makespan ms";
   t->col_names[1] = "probe wait ms";
   unsigned reps = o->comp_reps > o->ref_reps ? o->comp_reps : o->ref_reps;

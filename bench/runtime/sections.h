@@ -36,7 +36,8 @@ void bench_section_tiny(const bench_options *o, table *t);
 /* (b) delay makespan in ms. */
 void bench_section_delays(const bench_options *o, table *t);
 /* (c) rows = contender and mode; column 0 makespan (ms), 1 probe wait (ms).
- * Row 0 is blockwatch with compensation. */
+ * Row 0 is blockwatch with compensation, row 1 with starvation injection
+ * only, then every pool at a fixed size. */
 void bench_section_sleepers(const bench_options *o, table *t);
 /* (d) ns per chain link. */
 void bench_section_chain(const bench_options *o, table *t);
