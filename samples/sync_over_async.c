@@ -76,9 +76,9 @@ static void handle_request_async(void *arg) {
     bw_task_release(lookup);
 }
 
-static int run(const char *label, void (*handler)(void *), unsigned n,
-               unsigned latency_ms) {
-  bw_pool_config cfg = {.name = "sync", .min_workers = 2};
+static int run(const char *label, const char *pool_name,
+               void (*handler)(void *), unsigned n, unsigned latency_ms) {
+  bw_pool_config cfg = {.name = pool_name, .min_workers = 2};
   bw_pool *pool = bw_pool_create(&cfg);
   request *reqs = calloc(n, sizeof *reqs);
   bw_task **dones = calloc(n, sizeof *dones);
@@ -129,9 +129,10 @@ int main(int argc, char **argv) {
   int full = sample_has_flag(argc, argv, "--full");
   unsigned n = full ? 100 : 16;
   unsigned latency_ms = full ? 1000 : 100;
-  if (run("bw_wait (.Result):", handle_request_blocking, n, latency_ms) != 0)
+  if (run("bw_wait (.Result):", "sync-wait", handle_request_blocking, n,
+          latency_ms) != 0)
     return 1;
-  if (run("bw_then:", handle_request_async, n, latency_ms) != 0)
+  if (run("bw_then:", "sync-then", handle_request_async, n, latency_ms) != 0)
     return 1;
   printf("arithmetic: blocking ~ %u requests / 2 workers x %u ms = %u ms; "
          "bw_then ~ %u ms\n",
