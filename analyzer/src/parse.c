@@ -149,6 +149,26 @@ static CXCursor peel(CXCursor cursor) {
   return cursor;
 }
 
+/* Finds the n-th expression child. */
+typedef struct nth_expr {
+  int n;
+  int *seen;
+  CXCursor *out;
+} nth_expr;
+
+static enum CXChildVisitResult
+nth_expr_visitor(CXCursor cursor, CXCursor parent, CXClientData data) {
+  (void)parent;
+  nth_expr *want = data;
+  if (!clang_isExpression(clang_getCursorKind(cursor)))
+    return CXChildVisit_Continue;
+  if ((*want->seen)++ == want->n) {
+    *want->out = cursor;
+    return CXChildVisit_Break;
+  }
+  return CXChildVisit_Continue;
+}
+
 static int is_function_kind(enum CXCursorKind kind) {
   return kind == CXCursor_FunctionDecl;
 }
@@ -200,11 +220,49 @@ static int maybe_constant(CXCursor peeled) {
   }
 }
 
+static void add_flow(visit_ctx *ctx, const char *slot, bw__value *value);
+static void value_of(visit_ctx *ctx, CXCursor expr, bw__value *out);
+
+/* `c ? f : g` may be either function: it becomes a slot of its own, named
+ * by its place, that both branches flow into. */
+static void conditional_value(visit_ctx *ctx, CXCursor cond, bw__value *out) {
+  child_pick pick = pick_children(cond);
+  if (pick.nexpr != 3)
+    return;
+  CXFile file = NULL;
+  unsigned offset = 0;
+  clang_getSpellingLocation(clang_getCursorLocation(cond), &file, NULL, NULL,
+                            &offset);
+  char *name = file_name(file);
+  char *slot = bw__xasprintf("?:%s@%u", name ? name : "", offset);
+  free(name);
+  /* The middle child is the true branch: visit the children again to get
+   * it (pick only kept the first and last). */
+  bw__value branch;
+  value_of(ctx, pick.last, &branch);
+  add_flow(ctx, slot, &branch);
+  int index = 0;
+  CXCursor middle = clang_getNullCursor();
+  nth_expr want = {1, &index, &middle};
+  clang_visitChildren(cond, nth_expr_visitor, &want);
+  if (!clang_Cursor_isNull(middle)) {
+    value_of(ctx, middle, &branch);
+    add_flow(ctx, slot, &branch);
+  }
+  out->kind = BW__VAL_SLOT;
+  out->ref = slot;
+  out->name = bw__xstrdup("?:");
+}
+
 /* Describes what expression `expr` denotes. */
-static void value_of(CXCursor expr, bw__value *out) {
+static void value_of(visit_ctx *ctx, CXCursor expr, bw__value *out) {
   memset(out, 0, sizeof(*out));
   CXCursor peeled = peel(expr);
   enum CXCursorKind kind = clang_getCursorKind(peeled);
+  if (kind == CXCursor_ConditionalOperator) {
+    conditional_value(ctx, peeled, out);
+    return;
+  }
   if (kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr) {
     CXCursor ref = clang_getCursorReferenced(peeled);
     enum CXCursorKind ref_kind = clang_getCursorKind(ref);
@@ -281,14 +339,15 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
   bw__call_fact *fact =
       BW__PUSH(ctx->facts->calls, ctx->facts->ncalls, ctx->facts->capcalls);
   fact->caller = bw__xstrdup(ctx->func_usr);
-  value_of(pick.first, &fact->callee);
+  value_of(ctx, pick.first, &fact->callee);
   cursor_loc(ctx, call, &fact->loc, 1);
   int nargs = clang_Cursor_getNumArguments(call);
   if (nargs > 0) {
     fact->nargs = (size_t)nargs;
     fact->args = bw__xcalloc(fact->nargs, sizeof(bw__value));
     for (int i = 0; i < nargs; i++)
-      value_of(clang_Cursor_getArgument(call, (unsigned)i), &fact->args[i]);
+      value_of(ctx, clang_Cursor_getArgument(call, (unsigned)i),
+               &fact->args[i]);
   }
 }
 
@@ -297,7 +356,7 @@ static void record_var_init(visit_ctx *ctx, CXCursor var) {
   if (!pick.nexpr || clang_getCursorKind(pick.last) == CXCursor_InitListExpr)
     return;
   bw__value value;
-  value_of(pick.last, &value);
+  value_of(ctx, pick.last, &value);
   char *usr = take_string(clang_getCursorUSR(var));
   add_flow(ctx, usr, &value);
   free(usr);
@@ -321,8 +380,8 @@ static void record_assignment(visit_ctx *ctx, CXCursor binop) {
   if (pick.nexpr != 2)
     return;
   bw__value lhs, rhs;
-  value_of(pick.first, &lhs);
-  value_of(pick.last, &rhs);
+  value_of(ctx, pick.first, &lhs);
+  value_of(ctx, pick.last, &rhs);
   if (lhs.kind == BW__VAL_SLOT)
     add_flow(ctx, lhs.ref, &rhs);
   else
@@ -371,7 +430,7 @@ static enum CXChildVisitResult init_visitor(CXCursor cursor, CXCursor parent,
   if (clang_getCursorKind(expr) == CXCursor_InitListExpr)
     return CXChildVisit_Continue;
   bw__value value;
-  value_of(expr, &value);
+  value_of(init->ctx, expr, &value);
   if (!clang_Cursor_isNull(target)) {
     char *usr = take_string(clang_getCursorUSR(target));
     add_flow(init->ctx, usr, &value);
