@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,6 +393,39 @@ static void test_lock_rules_are_off_by_default(void **state) {
   assert_non_null(bw_rules_find_blocking(rs, "sleep"));
 }
 
+/* Lookups only read the set: run under TSan (BLOCKWATCH_SANITIZE=thread)
+ * this fails if a lookup ever writes shared state. */
+static void *lookup_many(void *arg) {
+  const bw_rules *rs = arg;
+  static const char *const names[] = {"sleep",     "read",    "uv_queue_work",
+                                      "startup_x", "nothing", NULL};
+  size_t found = 0;
+  for (int round = 0; round < 2000; round++) {
+    for (int i = 0; names[i]; i++) {
+      found += bw_rules_find_blocking(rs, names[i]) != NULL;
+      found += bw_rules_find_entry(rs, names[i]) != NULL;
+      found += (size_t)bw_rules_is_allowed(rs, names[i]);
+    }
+  }
+  return (void *)found;
+}
+
+static void test_lookups_from_many_threads(void **state) {
+  bw_rules *rs = *state;
+  const char *allow = "allow:startup_*";
+  assert_int_equal(bw_rules_load_string(rs, "a.rules", allow, strlen(allow)),
+                   0);
+  pthread_t threads[4];
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(pthread_create(&threads[i], NULL, lookup_many, rs), 0);
+  for (int i = 0; i < 4; i++) {
+    void *found;
+    assert_int_equal(pthread_join(threads[i], &found), 0);
+    /* sleep, read (blocking), uv_queue_work (entry), startup_x (allowed). */
+    assert_int_equal((size_t)found, 4 * 2000);
+  }
+}
+
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
 
 int main(void) {
@@ -409,6 +443,7 @@ int main(void) {
       T(test_non_blocking_conditions),
       T(test_hints_name_the_alternative),
       T(test_lock_rules_are_off_by_default),
+      T(test_lookups_from_many_threads),
   };
   return cmocka_run_group_tests_name("rules_packs", tests, NULL, NULL);
 }
