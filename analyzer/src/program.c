@@ -44,6 +44,20 @@ static void add_value(bw__program *prog, const char *key,
   *BW__PUSH(slot->values, slot->nvalues, slot->capvalues) = value;
 }
 
+static int same_place(const bw__func_fact *a, const bw__func_fact *b) {
+  return a->loc.line == b->loc.line && a->loc.col == b->loc.col &&
+         strcmp(a->loc.file ? a->loc.file : "",
+                b->loc.file ? b->loc.file : "") == 0;
+}
+
+/* Is the body of `node` from TU t one to merge? */
+static int body_from(const bw__node *node, size_t t) {
+  for (size_t i = 0; i < node->nbody_tus; i++)
+    if (node->body_tus[i] == t)
+      return 1;
+  return 0;
+}
+
 /* First pass: functions, so definitions are known before calls. */
 static void merge_functions(bw__program *prog, const bw__tu_facts *tus,
                             size_t ntus) {
@@ -55,9 +69,10 @@ static void merge_functions(bw__program *prog, const bw__tu_facts *tus,
       bw__node *node = node_for(prog, fact->usr, fact->name);
       if (!node->decl)
         node->decl = fact;
-      if (fact->is_def && !node->def) {
-        node->def = fact;
-        node->def_tu = t;
+      if (fact->is_def && (!node->def || !same_place(node->def, fact))) {
+        if (!node->def)
+          node->def = fact;
+        *BW__PUSH(node->body_tus, node->nbody_tus, node->capbody_tus) = t;
       }
       node->annotated |= fact->annotated;
     }
@@ -72,7 +87,7 @@ static void merge_calls(bw__program *prog, const bw__tu_facts *tus,
     for (size_t i = 0; i < tus[t].ncalls; i++) {
       const bw__call_fact *call = &tus[t].calls[i];
       bw__node *caller = bw__program_node(prog, call->caller);
-      if (!caller || caller->def_tu != t)
+      if (!caller || !body_from(caller, t))
         continue; /* a second copy of a header function's body */
       size_t index = prog->ncalls;
       *BW__PUSH(prog->calls, prog->ncalls, prog->capcalls) = call;
@@ -108,8 +123,10 @@ void bw__program_build(bw__program *prog, const bw__tu_facts *tus,
 }
 
 void bw__program_free(bw__program *prog) {
-  for (size_t i = 0; i < prog->nnodes; i++)
+  for (size_t i = 0; i < prog->nnodes; i++) {
     free(prog->nodes[i].calls);
+    free(prog->nodes[i].body_tus);
+  }
   for (size_t i = 0; i < prog->nslots; i++)
     free(prog->slots[i].values);
   for (size_t i = 0; i < prog->nowned; i++)

@@ -2,9 +2,10 @@
  * and what each function-pointer slot may hold.
  *
  * Invariants: the program borrows every string from the TU facts it was
- * built from, which must outlive it; a function defined in several TUs (a
- * static inline in a header) contributes the calls of its first definition
- * only, so they are not counted twice; failed TUs contribute nothing.
+ * built from, which must outlive it; a body seen in several TUs at the same
+ * place (a static inline in a header) contributes its calls once; bodies at
+ * different places under one USR (main() of two programs in one database)
+ * all contribute; failed TUs contribute nothing.
  */
 #ifndef BLOCKSCAN_PROGRAM_H
 #define BLOCKSCAN_PROGRAM_H
@@ -17,7 +18,8 @@ typedef struct bw__node {
   const char *name;
   const bw__func_fact *def;  /* the definition, NULL when none was parsed */
   const bw__func_fact *decl; /* some declaration (or def), may be NULL */
-  size_t def_tu;
+  size_t *body_tus;          /* TUs whose body of this function is merged */
+  size_t nbody_tus, capbody_tus;
   int annotated;
   size_t *calls; /* indices into bw__program.calls made by this function */
   size_t ncalls, capcalls;
