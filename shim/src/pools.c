@@ -319,6 +319,7 @@ static void on_worker_started(void *user, uint64_t id, unsigned index) {
   bw__self.pool = i;
   bw__self.in_item = 0;
   bw__pool_worker_join(i, bw__now_ns());
+  bw__thread_name_slot();
   bw__self.depth--;
 }
 

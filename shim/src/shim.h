@@ -176,6 +176,8 @@ BW__HIDDEN void bw__fd_forget(int fd);
 /* Thread bookkeeping. */
 BW__HIDDEN bw__slot *bw__slot_get(void);
 BW__HIDDEN void bw__thread_classify(void);
+/* Records the calling thread's name in its slot (trace metadata). */
+BW__HIDDEN void bw__thread_name_slot(void);
 /* Resets per-process state in a fork child. */
 BW__HIDDEN void bw__state_after_fork(void);
 BW__HIDDEN void bw__state_init(void);
@@ -267,6 +269,7 @@ BW__HIDDEN void bw__trace_slice(int fn, int tid, uint64_t start_ns,
                                 uint64_t dur_ns);
 BW__HIDDEN void bw__trace_counter(int pool, int which, uint64_t ts_ns,
                                   uint64_t value);
+BW__HIDDEN void bw__trace_thread_name(int tid, const char name[16]);
 BW__HIDDEN void bw__trace_write(void);
 BW__HIDDEN void bw__trace_after_fork(void);
 enum { BW_TRACE_BLOCKED = 0, BW_TRACE_QUEUE = 1 };

@@ -201,9 +201,7 @@ void bw__thread_classify(void) {
   if (is_option && !was_option) {
     join_option_pool();
     bw__self.classified_by_option = 1;
-    bw__slot *s = bw__slot_get();
-    memcpy(s->name, name, sizeof s->name);
-    atomic_store_explicit(&s->named, 1, memory_order_release);
+    bw__thread_name_slot();
   } else if (!is_option && was_option) {
     bw__pool_worker_leave(bw__self.pool, bw__now_ns());
     bw__self.classified_by_option = 0;
@@ -220,10 +218,20 @@ void bw__thread_is_option_worker(void) {
   bw__self.depth++;
   join_option_pool();
   bw__self.classified_by_option = 2;
-  bw__slot *s = bw__slot_get();
-  prctl(PR_GET_NAME, s->name, 0, 0, 0);
-  atomic_store_explicit(&s->named, 1, memory_order_release);
+  bw__thread_name_slot();
   bw__self.depth--;
+}
+
+void bw__thread_name_slot(void) {
+  bw__slot *s = bw__slot_get();
+  char name[17] = {0};
+  prctl(PR_GET_NAME, name, 0, 0, 0);
+  memcpy(s->name, name, sizeof s->name);
+  atomic_store_explicit(&s->named, 1, memory_order_release);
+  if (!bw__self.tid)
+    bw__self.tid = (int)syscall(SYS_gettid);
+  if (bw__opt.trace_path[0])
+    bw__trace_thread_name(bw__self.tid, s->name);
 }
 
 /* ---- counted calls ------------------------------------------------------ */
@@ -261,6 +269,12 @@ void bw__call_begin(bw__call *c, int fn) {
       my_epoch != atomic_load_explicit(&classify_epoch, memory_order_relaxed))
     bw__thread_classify();
   bw__slot *s = bw__slot_get();
+  if (__builtin_expect(atomic_load_explicit(&fail_fired, memory_order_relaxed),
+                       0)) {
+    c->start_ns = 0; /* fail=1 fired: the report is being written */
+    errno = saved;
+    return;
+  }
   if (bw__self.kind != BW_THREAD_WORKER) {
     atomic_fetch_add_explicit(&s->calls_other, 1, memory_order_relaxed);
     c->start_ns = 0;
@@ -294,7 +308,8 @@ void bw__call_end(bw__call *c) {
   bw__pool_unblock(c->pool, end);
   if (c->compensated)
     bw__pool_notify(c->pool, 0);
-  if (dur >= bw__opt.threshold_ns) {
+  if (dur >= bw__opt.threshold_ns &&
+      !atomic_load_explicit(&fail_fired, memory_order_relaxed)) {
     bw__slot *s = bw__slot_get();
     atomic_fetch_add_explicit(&s->calls_worker, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->blocked_ns_worker, dur, memory_order_relaxed);

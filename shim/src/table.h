@@ -160,6 +160,9 @@
   X(int, fgetc, fgetc, (FILE * fp), (fp), IO, file_blocks(fp))                 \
   X(size_t, fread, fread, (void *p, size_t sz, size_t n, FILE *fp),            \
     (p, sz, n, fp), IO, file_blocks(fp))                                       \
+  X(size_t, __fread_chk, fread,                                                \
+    (void *p, size_t psize, size_t sz, size_t n, FILE *fp),                    \
+    (p, psize, sz, n, fp), IO, file_blocks(fp))                                \
   X(ssize_t, getline, getline, (char **line, size_t *n, FILE *fp),             \
     (line, n, fp), IO, file_blocks(fp))                                        \
   /* name resolution */                                                        \

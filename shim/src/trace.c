@@ -21,7 +21,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-enum { EV_NONE = 0, EV_SLICE, EV_COUNTER };
+enum { EV_NONE = 0, EV_SLICE, EV_COUNTER, EV_NAME };
 
 typedef struct event {
   atomic_int type;
@@ -74,6 +74,13 @@ void bw__trace_counter(int pool, int which, uint64_t ts_ns, uint64_t value) {
   add(EV_COUNTER, pool, which, ts_ns, value);
 }
 
+/* The name's 16 bytes ride in ts and value. */
+void bw__trace_thread_name(int tid, const char name[16]) {
+  uint64_t w[2];
+  memcpy(w, name, sizeof w);
+  add(EV_NAME, tid, 0, w[0], w[1]);
+}
+
 void bw__trace_after_fork(void) {
   if (events)
     memset(events, 0, CAPACITY * sizeof(event));
@@ -104,21 +111,6 @@ void bw__trace_write(void) {
   bw__out_str(&o, ",\"tid\":0,\"args\":{\"name\":");
   bw__out_jstr(&o, program_invocation_name);
   bw__out_str(&o, "}}");
-  for (int i = 0; i < BW_MAX_SLOTS; i++) {
-    bw__slot *s = &bw__slots[i];
-    if (!atomic_load_explicit(&s->named, memory_order_acquire))
-      continue;
-    char name[17];
-    memcpy(name, s->name, 16);
-    name[16] = '\0';
-    bw__out_str(&o, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
-    bw__out_i64(&o, pid);
-    bw__out_str(&o, ",\"tid\":");
-    bw__out_i64(&o, atomic_load(&s->tid));
-    bw__out_str(&o, ",\"args\":{\"name\":");
-    bw__out_jstr(&o, name);
-    bw__out_str(&o, "}}");
-  }
   uint64_t n = atomic_load(&next);
   if (n > CAPACITY)
     n = CAPACITY;
@@ -137,6 +129,18 @@ void bw__trace_write(void) {
       bw__out_str(&o, ",\"tid\":");
       bw__out_i64(&o, e->tid);
       bw__out_str(&o, ",\"args\":{}}");
+    } else if (type == EV_NAME) {
+      char name[17];
+      uint64_t w[2] = {e->ts, e->value};
+      memcpy(name, w, 16);
+      name[16] = '\0';
+      bw__out_str(&o, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
+      bw__out_i64(&o, pid);
+      bw__out_str(&o, ",\"tid\":");
+      bw__out_i64(&o, e->tid);
+      bw__out_str(&o, ",\"args\":{\"name\":");
+      bw__out_jstr(&o, name);
+      bw__out_str(&o, "}}");
     } else if (type == EV_COUNTER) {
       bw__pool_report pr;
       bw__pool_get(e->tid, &pr);

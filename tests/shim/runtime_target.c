@@ -1,0 +1,93 @@
+/* runtime_target - the seed's starvation experiment on the bundled runtime,
+ * run by the shim tests under LD_PRELOAD (linked against the shared or the
+ * static runtime: the observer must work with both).
+ *
+ * Invariants: a 2-worker pool with injection off gets SLEEPERS items that
+ * each usleep(SLEEP_MS) - the only blocking calls on workers - then a probe
+ * item whose queue wait the program measures itself and prints as
+ * "probe_wait_ms N". Modes: starve, compensate (BW_POOL_COMPENSATE, the
+ * shim's compensate=1 announces each block), syncwait (one item waits for a
+ * bw_delay task with bw_wait: sync-over-async).
+ */
+#include <blockwatch/runtime.h>
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { SLEEPERS = 6, SLEEP_MS = 200 };
+
+static atomic_uint remaining;
+static atomic_uint_least64_t probe_started_ns;
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleeper(void *arg) {
+  (void)arg;
+  usleep(SLEEP_MS * 1000);
+  atomic_fetch_sub(&remaining, 1);
+}
+
+static void probe(void *arg) {
+  (void)arg;
+  atomic_store(&probe_started_ns, now_ns());
+}
+
+static void sync_waiter(void *arg) {
+  bw_pool *pool = arg;
+  bw_task *delay = bw_delay(pool, 50);
+  int rc = bw_wait(delay, -1);
+  bw_task_release(delay);
+  printf("bw_wait %d\n", rc);
+  atomic_fetch_sub(&remaining, 1);
+}
+
+static int run(int compensate, int syncwait) {
+  bw_pool_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.name = "exp";
+  cfg.min_workers = 2;
+  cfg.max_workers = compensate ? 16 : 2;
+  cfg.flags = BW_POOL_NO_INJECTION | (compensate ? BW_POOL_COMPENSATE : 0u);
+  bw_pool *pool = bw_pool_create(&cfg);
+  if (!pool)
+    return 1;
+  if (syncwait) {
+    atomic_store(&remaining, 1);
+    bw_submit(pool, sync_waiter, pool);
+  } else {
+    atomic_store(&remaining, SLEEPERS);
+    for (int i = 0; i < SLEEPERS; i++)
+      bw_submit(pool, sleeper, NULL);
+    uint64_t submitted = now_ns();
+    bw_submit(pool, probe, NULL);
+    while (!atomic_load(&probe_started_ns))
+      usleep(1000);
+    printf("probe_wait_ms %llu\n",
+           (unsigned long long)((atomic_load(&probe_started_ns) - submitted) /
+                                1000000u));
+  }
+  while (atomic_load(&remaining))
+    usleep(1000);
+  bw_pool_destroy(pool);
+  printf("done 1\n");
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  const char *mode = argc > 1 ? argv[1] : "starve";
+  if (strcmp(mode, "starve") == 0)
+    return run(0, 0);
+  if (strcmp(mode, "compensate") == 0)
+    return run(1, 0);
+  if (strcmp(mode, "syncwait") == 0)
+    return run(0, 1);
+  return 2;
+}

@@ -1,0 +1,405 @@
+/* shim_target - a program the shim tests run under LD_PRELOAD; argv[1]
+ * picks a scenario with a known number of blocking calls.
+ *
+ * Invariants: every scenario does exactly the calls its comment counts
+ * (tests/shim/test_shim.c asserts those numbers); worker threads name
+ * themselves "work-<n>" before their first call, so the tests classify them
+ * with worker_name=work-*; results go to stdout, one "key value" per line.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/msg.h>
+#include <sys/select.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void name_self(int n) {
+  char name[16];
+  snprintf(name, sizeof name, "work-%d", n);
+  pthread_setname_np(pthread_self(), name);
+}
+
+static void run_workers(int n, void *(*fn)(void *)) {
+  pthread_t th[16];
+  for (intptr_t i = 0; i < n; i++)
+    pthread_create(&th[i], NULL, fn, (void *)i);
+  for (int i = 0; i < n; i++)
+    pthread_join(th[i], NULL); /* n calls on the main thread */
+}
+
+/* ---- counts: per worker 12 counted calls, main 1 + joins ---------------- */
+
+static void *counts_worker(void *arg) {
+  name_self((int)(intptr_t)arg);
+  for (int i = 0; i < 5; i++)
+    usleep(2000); /* 5 */
+  struct timespec ts = {0, 1000000};
+  for (int i = 0; i < 3; i++)
+    nanosleep(&ts, NULL); /* 3 */
+  poll(NULL, 0, 1);       /* 1 */
+  int p[2];
+  if (pipe(p) != 0)
+    abort();
+  char buf[2] = {'a', 'b'};
+  if (write(p[1], buf, 2) != 2) /* 1 */
+    abort();
+  for (int i = 0; i < 2; i++)
+    if (read(p[0], buf, 1) != 1) /* 2 */
+      abort();
+  close(p[0]);
+  close(p[1]);
+  /* Not counted: a non-blocking pipe, a zero timeout, WNOHANG. */
+  if (pipe2(p, O_NONBLOCK) != 0)
+    abort();
+  for (int i = 0; i < 4; i++)
+    if (read(p[0], buf, 1) != -1 || errno != EAGAIN)
+      abort();
+  if (write(p[1], buf, 1) != 1)
+    abort();
+  close(p[0]);
+  close(p[1]);
+  struct timeval zero = {0, 0};
+  select(0, NULL, NULL, NULL, &zero);
+  poll(NULL, 0, 0);
+  waitpid(-1, NULL, WNOHANG);
+  sleep(0);
+  return NULL;
+}
+
+static int scenario_counts(void) {
+  usleep(1000); /* 1 on main */
+  run_workers(2, counts_worker);
+  printf("done 1\n");
+  return 0;
+}
+
+/* ---- locks: one contended mutex lock, one contended rdlock, one cond wait
+ * per worker; 1000 uncontended lock/unlock pairs -------------------------- */
+
+static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static pthread_mutex_t cond_mtx = PTHREAD_MUTEX_INITIALIZER;
+static int go;
+
+static void *locks_worker(void *arg) {
+  name_self((int)(intptr_t)arg);
+  pthread_mutex_lock(&mtx); /* held by main: contended */
+  pthread_mutex_unlock(&mtx);
+  pthread_rwlock_rdlock(&rw); /* write-held by main: contended */
+  pthread_rwlock_unlock(&rw);
+  pthread_mutex_t own = PTHREAD_MUTEX_INITIALIZER;
+  for (int i = 0; i < 1000; i++) {
+    pthread_mutex_lock(&own);
+    pthread_mutex_unlock(&own);
+  }
+  pthread_mutex_lock(&cond_mtx); /* may be contended: not asserted exactly */
+  while (!go)
+    pthread_cond_wait(&cond, &cond_mtx);
+  pthread_mutex_unlock(&cond_mtx);
+  return NULL;
+}
+
+static int scenario_locks(void) {
+  pthread_mutex_lock(&mtx);
+  pthread_rwlock_wrlock(&rw);
+  pthread_t th;
+  pthread_create(&th, NULL, locks_worker, (void *)0);
+  usleep(100000);
+  pthread_mutex_unlock(&mtx);
+  usleep(100000);
+  pthread_rwlock_unlock(&rw);
+  usleep(100000);
+  pthread_mutex_lock(&cond_mtx);
+  go = 1;
+  pthread_cond_signal(&cond);
+  pthread_mutex_unlock(&cond_mtx);
+  pthread_join(th, NULL);
+  printf("done 1\n");
+  return 0;
+}
+
+/* ---- errno: every wrapped function's result, run on a worker ------------ */
+
+#define SHOW(name, expr)                                                       \
+  do {                                                                         \
+    errno = 0;                                                                 \
+    long r_ = (long)(expr);                                                    \
+    printf("%s %ld %d\n", name, r_, errno);                                    \
+  } while (0)
+
+static void *errno_worker(void *arg) {
+  (void)arg;
+  name_self(0);
+  char buf[64];
+  size_t n = sizeof buf;
+  volatile size_t vn = n; /* not a constant: fortify uses __*_chk */
+  struct iovec iov = {buf, sizeof buf};
+  struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+  struct timespec bad = {0, 2000000000L}, zero = {0, 0}, past = {1, 0};
+  struct timeval tv0 = {0, 0};
+  SHOW("read", read(-1, buf, vn));
+  SHOW("write", write(-1, buf, vn));
+  SHOW("readv", readv(-1, &iov, 1));
+  SHOW("writev", writev(-1, &iov, 1));
+  SHOW("pread", pread(-1, buf, vn, 0));
+  SHOW("pwrite", pwrite(-1, buf, vn, 0));
+  SHOW("recv", recv(-1, buf, vn, 0));
+  SHOW("send", send(-1, buf, vn, 0));
+  SHOW("recvfrom", recvfrom(-1, buf, vn, 0, NULL, NULL));
+  SHOW("sendto", sendto(-1, buf, vn, 0, NULL, 0));
+  SHOW("recvmsg", recvmsg(-1, &mh, 0));
+  SHOW("sendmsg", sendmsg(-1, &mh, 0));
+  SHOW("accept", accept(-1, NULL, NULL));
+  SHOW("accept4", accept4(-1, NULL, NULL, 0));
+  SHOW("connect", connect(-1, NULL, 0));
+  SHOW("fsync", fsync(-1));
+  SHOW("fdatasync", fdatasync(-1));
+  SHOW("flock", flock(-1, LOCK_EX));
+  SHOW("lockf", lockf(-1, F_LOCK, 0));
+  SHOW("nanosleep", nanosleep(&bad, NULL));
+  SHOW("clock_nanosleep", clock_nanosleep(CLOCK_MONOTONIC, 0, &bad, NULL));
+  SHOW("usleep", usleep(1));
+  SHOW("sleep", sleep(0));
+  SHOW("select", select(-1, NULL, NULL, NULL, &tv0));
+  SHOW("pselect", pselect(-1, NULL, NULL, NULL, &bad, NULL));
+  SHOW("poll", poll(NULL, 0, 1));
+  SHOW("ppoll", ppoll(NULL, 0, &bad, NULL));
+  struct epoll_event ev;
+  SHOW("epoll_wait", epoll_wait(-1, &ev, 1, 1));
+  SHOW("epoll_pwait", epoll_pwait(-1, &ev, 1, 1, NULL));
+  SHOW("wait", wait(NULL));
+  SHOW("waitpid", waitpid(-1, NULL, 0));
+  siginfo_t si;
+  SHOW("waitid", waitid(P_ALL, 0, &si, WEXITED));
+  SHOW("msgrcv", msgrcv(-1, buf, 8, 0, 0));
+  SHOW("msgsnd", msgsnd(-1, buf, 8, 0));
+  sem_t sem;
+  sem_init(&sem, 0, 1);
+  SHOW("sem_wait", sem_wait(&sem));
+  SHOW("sem_timedwait", sem_timedwait(&sem, &bad));
+  pthread_mutex_t ec;
+  pthread_mutexattr_t ma;
+  pthread_mutexattr_init(&ma);
+  pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ERRORCHECK);
+  pthread_mutex_init(&ec, &ma);
+  SHOW("mutex_lock", pthread_mutex_lock(&ec));
+  SHOW("mutex_lock_again", pthread_mutex_lock(&ec)); /* EDEADLK */
+  pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+  SHOW("cond_timedwait", pthread_cond_timedwait(&c, &ec, &past));
+  SHOW("cond_clockwait",
+       pthread_cond_clockwait(&c, &ec, CLOCK_MONOTONIC, &zero));
+  pthread_mutex_unlock(&ec);
+  pthread_rwlock_t rwl = PTHREAD_RWLOCK_INITIALIZER;
+  SHOW("rwlock_wrlock", pthread_rwlock_wrlock(&rwl));
+  SHOW("rwlock_wrlock_again", pthread_rwlock_wrlock(&rwl));
+  SHOW("rwlock_rdlock", pthread_rwlock_rdlock(&rwl));
+  pthread_barrier_t bar;
+  pthread_barrier_init(&bar, NULL, 1);
+  SHOW("barrier_wait", pthread_barrier_wait(&bar));
+  SHOW("join_self", pthread_join(pthread_self(), NULL));
+  SHOW("sched_yield", sched_yield());
+  struct addrinfo hints = {.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV};
+  struct addrinfo *res = NULL;
+  SHOW("getaddrinfo", getaddrinfo("not-an-address", "1", &hints, &res));
+  SHOW("system", system(NULL) != 0);
+  SHOW("system_exit3", system("exit 3"));
+  FILE *p = popen("printf 'x\\ny\\n'; exit 2", "r");
+  SHOW("popen", p != NULL);
+  SHOW("fgets", fgets(buf, (int)vn, p) != NULL);
+  SHOW("getc", getc(p));
+  SHOW("fgetc", fgetc(p));
+  SHOW("fread", fread(buf, 1, vn, p));
+  SHOW("pclose", pclose(p));
+  FILE *f = tmpfile();
+  SHOW("fgets_eof", fgets(buf, (int)vn, f) != NULL);
+  fclose(f);
+  return NULL;
+}
+
+static int scenario_errno(void) {
+  run_workers(1, errno_worker);
+  return 0;
+}
+
+/* ---- fork: parent worker 3 usleeps; child main 5 usleeps ---------------- */
+
+static void *three_sleeps(void *arg) {
+  name_self((int)(intptr_t)arg);
+  for (int i = 0; i < 3; i++)
+    usleep(1000);
+  return NULL;
+}
+
+static int scenario_fork(void) {
+  run_workers(1, three_sleeps);
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (int i = 0; i < 5; i++)
+      usleep(1000);
+    exit(0);
+  }
+  int st;
+  waitpid(pid, &st, 0);
+  printf("child %d\n", (int)pid);
+  printf("child_status %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  return 0;
+}
+
+/* ---- exec: two sleeps, then the same pid becomes the counts scenario ---- */
+
+static int scenario_exec(const char *self) {
+  usleep(1000);
+  usleep(1000);
+  printf("pid %d\n", (int)getpid());
+  fflush(stdout);
+  execl(self, self, "counts", (char *)NULL);
+  return 127;
+}
+
+/* ---- signal: SIGUSR2 interim report; EINTR kept -------------------------- */
+
+static atomic_int intr_done;
+
+static void on_usr1(int sig) {
+  (void)sig;
+}
+
+static void *intr_worker(void *arg) {
+  name_self((int)(intptr_t)arg);
+  for (int i = 0; i < 3; i++)
+    usleep(1000);
+  struct timespec ts = {20, 0};
+  errno = 0;
+  int r = nanosleep(&ts, NULL); /* interrupted by SIGUSR1 */
+  printf("nanosleep %d %s\n", r, errno == EINTR ? "EINTR" : "other");
+  atomic_store(&intr_done, 1);
+  return NULL;
+}
+
+static int scenario_signal(const char *report_path) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_usr1; /* no SA_RESTART: nanosleep returns EINTR */
+  sigaction(SIGUSR1, &sa, NULL);
+  pthread_t th;
+  pthread_create(&th, NULL, intr_worker, (void *)0);
+  while (!atomic_load(&intr_done)) {
+    struct timespec ts = {0, 50000000};
+    nanosleep(&ts, NULL);
+    if (!atomic_load(&intr_done))
+      pthread_kill(th, SIGUSR1);
+  }
+  pthread_join(th, NULL);
+  raise(SIGUSR2); /* the shim writes an interim report */
+  char interim[600];
+  snprintf(interim, sizeof interim, "%s.interim", report_path);
+  printf("renamed %d\n", rename(report_path, interim));
+  return 0;
+}
+
+/* ---- exits -------------------------------------------------------------- */
+
+static int scenario_exit(const char *how) {
+  run_workers(1, three_sleeps);
+  fflush(stdout);
+  if (strcmp(how, "_exit") == 0)
+    _exit(7);
+  if (strcmp(how, "_Exit") == 0)
+    _Exit(8);
+  if (strcmp(how, "abort") == 0)
+    abort();
+  return 9;
+}
+
+/* ---- closed stderr: descriptor 2 reused for a file of the program ------- */
+
+static int scenario_closed_stderr(const char *file) {
+  close(2);
+  int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  printf("fd %d\n", fd);
+  run_workers(1, three_sleeps);
+  return 0;
+}
+
+/* ---- torture: many threads, many calls, a fork in the middle ----------- */
+
+enum { TORTURE_THREADS = 8, TORTURE_CALLS = 40000 };
+static int devnull;
+static atomic_int torture_started;
+
+static void *torture_worker(void *arg) {
+  name_self((int)(intptr_t)arg);
+  char c = 0;
+  atomic_fetch_add(&torture_started, 1);
+  for (int i = 0; i < TORTURE_CALLS; i++)
+    if (write(devnull, &c, 1) != 1)
+      abort();
+  return NULL;
+}
+
+static int scenario_torture(void) {
+  devnull = open("/dev/null", O_WRONLY);
+  pthread_t th[TORTURE_THREADS];
+  for (intptr_t i = 0; i < TORTURE_THREADS; i++)
+    pthread_create(&th[i], NULL, torture_worker, (void *)i);
+  while (atomic_load(&torture_started) < TORTURE_THREADS)
+    sched_yield();
+  pid_t pid = fork();
+  if (pid == 0) {
+    usleep(1000);
+    _exit(0);
+  }
+  int st = -1;
+  waitpid(pid, &st, 0);
+  for (int i = 0; i < TORTURE_THREADS; i++)
+    pthread_join(th[i], NULL);
+  printf("calls %d\n", TORTURE_THREADS * TORTURE_CALLS);
+  printf("child %d\n", (int)pid);
+  printf("child_status %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  if (argc < 2)
+    return 2;
+  const char *s = argv[1];
+  const char *arg = argc > 2 ? argv[2] : "";
+  if (strcmp(s, "counts") == 0)
+    return scenario_counts();
+  if (strcmp(s, "locks") == 0)
+    return scenario_locks();
+  if (strcmp(s, "errno") == 0)
+    return scenario_errno();
+  if (strcmp(s, "fork") == 0)
+    return scenario_fork();
+  if (strcmp(s, "exec") == 0)
+    return scenario_exec(argv[0]);
+  if (strcmp(s, "signal") == 0)
+    return scenario_signal(arg);
+  if (strcmp(s, "exit") == 0)
+    return scenario_exit(arg);
+  if (strcmp(s, "closed_stderr") == 0)
+    return scenario_closed_stderr(arg);
+  if (strcmp(s, "torture") == 0)
+    return scenario_torture();
+  if (strcmp(s, "idle") == 0)
+    return 0;
+  return 2;
+}

@@ -1,0 +1,619 @@
+/* test_shim.c - integration tests of libblockwatch.so: real programs
+ * (shim_target, runtime_target) run under LD_PRELOAD, their JSON reports
+ * read back with jansson.
+ *
+ * Invariants: counts asserted are exact where the program's calls are
+ * deterministic (see shim_target.c); timing is only bounded generously.
+ * Under a sanitizer build the preloaded shim would need the sanitizer
+ * runtime first in LD_PRELOAD: the whole binary skips (tests/shim/
+ * CMakeLists.txt does not register it there) rather than lie.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "shim_run.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---- helpers --------------------------------------------------------------
+ */
+
+static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+static char *fmt(const char *f, ...) {
+  static char bufs[8][1200];
+  static int next;
+  char *b = bufs[next++ % 8];
+  va_list ap;
+  va_start(ap, f);
+  vsnprintf(b, sizeof bufs[0], f, ap);
+  va_end(ap);
+  return b;
+}
+
+/* Runs shim_target <scenario> [arg] under the shim with `options`, and
+ * loads the report written to report_path (NULL when none expected). */
+static json_t *run_target(const char *scenario, const char *arg,
+                          const char *options, const char *report_path,
+                          shim_result *res) {
+  char *argv[] = {SHIM_TARGET, (char *)scenario, (char *)arg, NULL};
+  char *env[] = {fmt("BLOCKWATCH_OPTIONS=%s", options), NULL};
+  if (report_path)
+    unlink(report_path);
+  assert_int_equal(shim_run(argv, env, 1, 120, res), 0);
+  assert_false(res->timedout);
+  return report_path ? shim_load_json(report_path) : NULL;
+}
+
+static const char *path_of(const char *name) {
+  static char bufs[8][600];
+  static int next;
+  return shim_tmpfile(bufs[next++ % 8], sizeof bufs[0], name);
+}
+
+static json_t *pool_at(json_t *report, size_t i) {
+  return json_array_get(json_object_get(report, "pools"), i);
+}
+
+static double number(json_t *obj, const char *key) {
+  json_t *v = json_object_get(obj, key);
+  assert_true(json_is_number(v));
+  return json_number_value(v);
+}
+
+#define WORKERS "worker_name=work-*"
+
+/* ---- counting ---------------------------------------------------------------
+ */
+
+static void test_counts_exact_for_sleeps_pipes_and_polls(void **state) {
+  (void)state;
+  const char *p = path_of("counts.json");
+  shim_result r;
+  json_t *j = run_target("counts", NULL,
+                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  assert_non_null(j);
+  assert_int_equal(r.status, 0);
+  /* Per worker: 5 usleep, 3 nanosleep, 1 poll, 1 write, 2 reads. */
+  assert_int_equal(shim_calls(j, "on_workers"), 24);
+  /* Main: 1 usleep, 2 pthread_join. */
+  assert_int_equal(shim_calls(j, "on_other_threads"), 3);
+  assert_int_equal(shim_site_count(j, "usleep"), 10);
+  assert_int_equal(shim_site_count(j, "nanosleep"), 6);
+  assert_int_equal(shim_site_count(j, "poll"), 2);
+  assert_int_equal(shim_site_count(j, "write"), 2);
+  assert_int_equal(shim_site_count(j, "read"), 4);
+  assert_int_equal(shim_site_count(j, "select"), 0);
+  assert_int_equal(shim_site_count(j, "waitpid"), 0);
+  json_t *pool = pool_at(j, 0);
+  assert_non_null(pool);
+  assert_string_equal(json_string_value(json_object_get(pool, "name")),
+                      "work-*");
+  assert_int_equal((int)number(pool, "workers"), 2);
+  /* 10 x 2 ms of usleep alone. */
+  assert_true(number(json_object_get(j, "blocking_calls"), "blocked_ms") >=
+              20.0);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_call_sites_name_the_caller_with_file_and_line(void **state) {
+  (void)state;
+  const char *p = path_of("sites.json");
+  shim_result r;
+  json_t *j = run_target("counts", NULL,
+                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  assert_non_null(j);
+  size_t i;
+  json_t *site;
+  int found = 0;
+  json_array_foreach(json_object_get(j, "call_sites"), i, site) {
+    json_t *f0 = json_array_get(json_object_get(site, "frames"), 0);
+    const char *fn = json_string_value(json_object_get(f0, "function"));
+    const char *file = json_string_value(json_object_get(f0, "file"));
+    if (fn && strcmp(fn, "counts_worker") == 0 && file &&
+        strstr(file, "shim_target.c") &&
+        json_integer_value(json_object_get(f0, "line")) > 0)
+      found++;
+  }
+  assert_true(found >= 4); /* usleep, nanosleep, poll, write, read sites */
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void
+test_without_worker_option_all_calls_are_other_threads(void **state) {
+  (void)state;
+  const char *p = path_of("other.json");
+  shim_result r;
+  json_t *j =
+      run_target("counts", NULL, fmt("report=json:report_path=%s", p), p, &r);
+  assert_non_null(j);
+  assert_int_equal(shim_calls(j, "on_workers"), 0);
+  assert_int_equal(shim_calls(j, "on_other_threads"), 27);
+  assert_int_equal(json_array_size(json_object_get(j, "call_sites")), 0);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_locks_count_only_when_contended(void **state) {
+  (void)state;
+  const char *p = path_of("locks.json");
+  shim_result r;
+  json_t *j =
+      run_target("locks", NULL,
+                 fmt("report=json:report_path=%s:lock=1:" WORKERS, p), p, &r);
+  assert_non_null(j);
+  assert_int_equal(shim_site_count(j, "pthread_rwlock_rdlock"), 1);
+  /* The held mutex, plus at most the condition's mutex; never the 1000
+   * uncontended pairs. */
+  long long locks = shim_site_count(j, "pthread_mutex_lock");
+  assert_in_range(locks, 1, 2);
+  assert_true(shim_site_count(j, "pthread_cond_wait") >= 1);
+  json_decref(j);
+  shim_result_free(&r);
+
+  /* lock is off by default: only the condition wait counts. */
+  j = run_target("locks", NULL, fmt("report=json:report_path=%s:" WORKERS, p),
+                 p, &r);
+  assert_non_null(j);
+  assert_int_equal(shim_site_count(j, "pthread_mutex_lock"), 0);
+  assert_int_equal(shim_site_count(j, "pthread_rwlock_rdlock"), 0);
+  assert_true(shim_site_count(j, "pthread_cond_wait") >= 1);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_threshold_ignores_short_calls(void **state) {
+  (void)state;
+  const char *p = path_of("threshold.json");
+  shim_result r;
+  json_t *j = run_target(
+      "counts", NULL,
+      fmt("report=json:report_path=%s:threshold_us=1000000:" WORKERS, p), p,
+      &r);
+  assert_non_null(j);
+  assert_int_equal(shim_calls(j, "on_workers"), 0);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+/* ---- transparency -----------------------------------------------------------
+ */
+
+static void
+test_results_and_errno_identical_with_and_without_shim(void **state) {
+  (void)state;
+  char *argv[] = {SHIM_TARGET, "errno", NULL};
+  shim_result plain, under;
+  assert_int_equal(shim_run(argv, NULL, 0, 60, &plain), 0);
+  char *env[] = {fmt("BLOCKWATCH_OPTIONS=report=none:lock=1:" WORKERS), NULL};
+  assert_int_equal(shim_run(argv, env, 1, 60, &under), 0);
+  assert_int_equal(plain.status, 0);
+  assert_int_equal(under.status, 0);
+  assert_true(strlen(plain.out) > 500);
+  assert_string_equal(plain.out, under.out);
+  assert_string_equal(under.err, "");
+  shim_result_free(&plain);
+  shim_result_free(&under);
+}
+
+static void test_bad_options_warn_once_and_keep_defaults(void **state) {
+  (void)state;
+  const char *p = path_of("badopt.json");
+  shim_result r;
+  json_t *j = run_target(
+      "counts", NULL,
+      fmt("report=json:report_path=%s:bogus=1:threshold_us=abc:" WORKERS, p), p,
+      &r);
+  assert_non_null(j);
+  assert_non_null(strstr(r.err, "blockwatch: warning: BLOCKWATCH_OPTIONS: "
+                                "unknown option 'bogus'"));
+  assert_non_null(strstr(r.err, "for 'threshold_us'"));
+  const char *first = strstr(r.err, "'bogus'");
+  assert_null(strstr(first + 1, "'bogus'"));
+  assert_int_equal(shim_calls(j, "on_workers"), 24);
+  /* Everything the shim printed is a "blockwatch:" line on stderr. */
+  for (const char *l = r.err; *l; l = strchr(l, '\n') + 1) {
+    assert_int_equal(strncmp(l, "blockwatch: ", 12), 0);
+    if (!strchr(l, '\n'))
+      break;
+  }
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_closed_stderr_gets_nothing_written(void **state) {
+  (void)state;
+  const char *p = path_of("closed.json");
+  const char *victim = path_of("program-file.txt");
+  shim_result r;
+  json_t *j = run_target(
+      "closed_stderr", victim,
+      fmt("report=both:verbosity=1:report_path=%s:" WORKERS, p), p, &r);
+  assert_non_null(j);
+  assert_int_equal(shim_out_value(r.out, "fd"), 2);
+  assert_int_equal(shim_calls(j, "on_workers"), 3);
+  FILE *f = fopen(victim, "r");
+  assert_non_null(f);
+  char buf[256] = {0};
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  assert_int_equal(n, 0);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_report_replaces_a_symlink_never_follows_it(void **state) {
+  (void)state;
+  const char *p = path_of("link.json");
+  const char *victim = path_of("victim.txt");
+  FILE *f = fopen(victim, "w");
+  fputs("victim", f);
+  fclose(f);
+  unlink(p);
+  assert_int_equal(symlink(victim, p), 0);
+  char *argv[] = {SHIM_TARGET, "counts", NULL};
+  char *env[] = {fmt("BLOCKWATCH_OPTIONS=report=json:report_path=%s", p), NULL};
+  shim_result r;
+  assert_int_equal(shim_run(argv, env, 1, 60, &r), 0);
+  struct stat st;
+  assert_int_equal(lstat(p, &st), 0);
+  assert_true(S_ISREG(st.st_mode));
+  f = fopen(victim, "r");
+  char buf[32] = {0};
+  assert_true(fread(buf, 1, sizeof buf - 1, f) > 0);
+  fclose(f);
+  assert_string_equal(buf, "victim");
+  shim_result_free(&r);
+}
+
+/* ---- process life
+ * ------------------------------------------------------------ */
+
+static void test_fork_child_reports_separately(void **state) {
+  (void)state;
+  const char *p = path_of("fork.json");
+  shim_result r;
+  json_t *j = run_target("fork", NULL,
+                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  assert_non_null(j);
+  assert_int_equal(shim_out_value(r.out, "child_status"), 0);
+  assert_int_equal(shim_calls(j, "on_workers"), 3);
+  assert_int_equal(shim_calls(j, "on_other_threads"), 2); /* join, waitpid */
+  long long child = shim_out_value(r.out, "child");
+  json_t *c = shim_load_json(fmt("%s.%lld", p, child));
+  assert_non_null(c);
+  assert_int_equal(json_integer_value(json_object_get(c, "pid")), child);
+  assert_int_equal(shim_calls(c, "on_workers"), 0);
+  assert_int_equal(shim_calls(c, "on_other_threads"), 5);
+  json_decref(c);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_exec_image_writes_its_own_report(void **state) {
+  (void)state;
+  const char *p = path_of("exec.json");
+  shim_result r;
+  json_t *j = run_target("exec", NULL,
+                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  assert_non_null(j);
+  assert_int_equal(json_integer_value(json_object_get(j, "pid")),
+                   shim_out_value(r.out, "pid"));
+  assert_int_equal(shim_out_value(r.out, "done"), 1);
+  /* The counts scenario's numbers: the pre-exec image's 2 sleeps are not
+   * carried over. */
+  assert_int_equal(shim_calls(j, "on_workers"), 24);
+  assert_int_equal(shim_calls(j, "on_other_threads"), 3);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_signal_interim_report_and_eintr_kept(void **state) {
+  (void)state;
+  const char *p = path_of("signal.json");
+  shim_result r;
+  json_t *j = run_target("signal", p,
+                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  assert_non_null(j);
+  assert_non_null(strstr(r.out, "nanosleep -1 EINTR"));
+  assert_int_equal(shim_out_value(r.out, "renamed"), 0);
+  json_t *interim = shim_load_json(fmt("%s.interim", p));
+  assert_non_null(interim);
+  assert_true(json_is_true(json_object_get(interim, "interim")));
+  assert_int_equal(shim_calls(interim, "on_workers"), 4);
+  assert_true(json_is_false(json_object_get(j, "interim")));
+  assert_int_equal(shim_calls(j, "on_workers"), 4);
+  json_decref(interim);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_exit_paths_write_the_report(void **state) {
+  (void)state;
+  static const struct {
+    const char *how;
+    int exited, status;
+  } cases[] = {{"_exit", 1, 7}, {"_Exit", 1, 8}, {"abort", 0, SIGABRT}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *p = path_of("exit.json");
+    shim_result r;
+    json_t *j =
+        run_target("exit", cases[i].how,
+                   fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+    assert_non_null(j);
+    assert_int_equal(r.exited, cases[i].exited);
+    assert_int_equal(r.status, cases[i].status);
+    assert_int_equal(shim_calls(j, "on_workers"), 3);
+    json_decref(j);
+    shim_result_free(&r);
+  }
+}
+
+static void test_fail_now_stops_at_first_worker_block(void **state) {
+  (void)state;
+  const char *p = path_of("fail.json");
+  shim_result r;
+  json_t *j =
+      run_target("counts", NULL,
+                 fmt("report=json:report_path=%s:fail=1:" WORKERS, p), p, &r);
+  assert_non_null(j);
+  assert_true(r.exited);
+  assert_int_equal(r.status, 66);
+  assert_non_null(strstr(r.err, "blocking call usleep() on a pool worker"));
+  assert_non_null(strstr(r.err, "counts_worker"));
+  assert_int_equal(shim_calls(j, "on_workers"), 1);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_fail_report_exits_nonzero_only_with_findings(void **state) {
+  (void)state;
+  const char *p = path_of("failrep.json");
+  shim_result r;
+  json_t *j = run_target(
+      "counts", NULL,
+      fmt("report=json:report_path=%s:fail=report:exitcode=3:" WORKERS, p), p,
+      &r);
+  assert_non_null(j);
+  assert_int_equal(r.status, 3);
+  assert_int_equal(shim_out_value(r.out, "done"), 1); /* stdout flushed */
+  assert_int_equal(shim_calls(j, "on_workers"), 24);
+  json_decref(j);
+  shim_result_free(&r);
+  j = run_target("counts", NULL,
+                 fmt("report=json:report_path=%s:fail=report", p), p, &r);
+  assert_non_null(j);
+  assert_int_equal(r.status, 0);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_torture_many_threads_fork_no_lost_counts(void **state) {
+  (void)state;
+  const char *p = path_of("torture.json");
+  shim_result r;
+  json_t *j = run_target("torture", NULL,
+                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  assert_non_null(j);
+  long long calls = shim_out_value(r.out, "calls");
+  assert_true(calls >= 100000);
+  assert_int_equal(shim_calls(j, "on_workers"), calls);
+  assert_int_equal(shim_site_count(j, "write"), calls);
+  assert_int_equal(shim_out_value(r.out, "child_status"), 0);
+  json_t *c = shim_load_json(fmt("%s.%lld", p, shim_out_value(r.out, "child")));
+  assert_non_null(c);
+  assert_int_equal(shim_calls(c, "on_workers"), 0);
+  assert_int_equal(shim_calls(c, "on_other_threads"), 1);
+  json_decref(c);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+/* ---- the wrapper command
+ * ------------------------------------------------------ */
+
+static void test_wrapper_runs_program_with_shim_and_keeps_status(void **state) {
+  (void)state;
+  const char *p = path_of("wrapper.json");
+  unlink(p);
+  char *argv[] = {BLOCKWATCH_CMD,  "-o",     (char *)p,
+                  "--worker-name", "work-*", "--",
+                  SHIM_TARGET,     "counts", NULL};
+  shim_result r;
+  assert_int_equal(shim_run(argv, NULL, 0, 60, &r), 0);
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.err, "blockwatch: ==== report"));
+  json_t *j = shim_load_json(p);
+  assert_non_null(j);
+  assert_int_equal(shim_calls(j, "on_workers"), 24);
+  json_decref(j);
+  shim_result_free(&r);
+
+  char *argv2[] = {BLOCKWATCH_CMD, "--quiet", SHIM_TARGET,
+                   "exit",         "_exit",   NULL};
+  assert_int_equal(shim_run(argv2, NULL, 0, 60, &r), 0);
+  assert_int_equal(r.status, 7);
+  shim_result_free(&r);
+
+  char *argv3[] = {BLOCKWATCH_CMD, "--fail",    "--worker-name", "work-*",
+                   "--",           SHIM_TARGET, "counts",        NULL};
+  assert_int_equal(shim_run(argv3, NULL, 0, 60, &r), 0);
+  assert_int_equal(r.status, 66);
+  shim_result_free(&r);
+}
+
+static void test_wrapper_says_static_binaries_cannot_be_watched(void **state) {
+  (void)state;
+  char *argv[] = {BLOCKWATCH_CMD, "--", SHIM_STATIC_TARGET, NULL};
+  shim_result r;
+  assert_int_equal(shim_run(argv, NULL, 0, 60, &r), 0);
+  assert_non_null(strstr(r.err, "statically linked"));
+  assert_int_equal(r.status, 0);
+  shim_result_free(&r);
+}
+
+/* ---- the bundled runtime: observer, starvation, compensation, trace
+ * ---------- */
+
+static json_t *run_runtime(const char *target, const char *mode,
+                           const char *options, const char *p, shim_result *r) {
+  char *argv[] = {(char *)target, (char *)mode, NULL};
+  char *env[] = {fmt("BLOCKWATCH_OPTIONS=report=json:report_path=%s%s%s", p,
+                     options[0] ? ":" : "", options),
+                 NULL};
+  unlink(p);
+  assert_int_equal(shim_run(argv, env, 1, 120, r), 0);
+  assert_false(r->timedout);
+  assert_int_equal(r->status, 0);
+  return shim_load_json(p);
+}
+
+static void check_starvation(const char *target) {
+  const char *p = path_of("starve.json");
+  shim_result r;
+  json_t *j = run_runtime(target, "starve", "", p, &r);
+  assert_non_null(j);
+  double probe = (double)shim_out_value(r.out, "probe_wait_ms");
+  /* 6 sleepers of 200 ms on 2 workers: the probe waits ~600 ms. */
+  assert_true(probe >= 500.0);
+  assert_int_equal(shim_calls(j, "on_workers"), 6);
+  assert_int_equal(shim_site_count(j, "usleep"), 6);
+  json_t *pool = pool_at(j, 0);
+  assert_non_null(pool);
+  assert_string_equal(json_string_value(json_object_get(pool, "name")), "exp");
+  assert_int_equal((int)number(pool, "workers"), 2);
+  assert_int_equal((int)number(pool, "peak_blocked_workers"), 2);
+  json_t *starv = json_object_get(pool, "starvation_delay_ms");
+  double max = number(starv, "max");
+  /* The probe waited only while both workers slept: its starvation delay
+   * is its queue wait, give or take scheduling (generous bounds). */
+  assert_true(fabs(max - probe) <= 50.0 + 0.2 * probe);
+  assert_true(number(pool, "all_blocked_ms") >= 0.8 * probe);
+  assert_true(number(starv, "items") >= 1);
+  assert_true(number(json_object_get(pool, "queue_wait_ms"), "max") >= max);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void
+test_starvation_delay_matches_probe_wait_shared_runtime(void **state) {
+  (void)state;
+  check_starvation(RUNTIME_TARGET);
+}
+
+static void
+test_starvation_delay_matches_probe_wait_static_runtime(void **state) {
+  (void)state;
+  check_starvation(RUNTIME_STATIC_TARGET);
+}
+
+static void test_compensation_starts_spare_workers(void **state) {
+  (void)state;
+  const char *p = path_of("comp.json");
+  shim_result r;
+  json_t *j = run_runtime(RUNTIME_TARGET, "compensate", "compensate=1", p, &r);
+  assert_non_null(j);
+  json_t *pool = pool_at(j, 0);
+  assert_true(number(pool, "compensated_workers") >= 1);
+  /* Spare workers took the probe long before 3 rounds of sleepers. */
+  assert_true(shim_out_value(r.out, "probe_wait_ms") < 400);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_sync_over_async_wait_counted_once(void **state) {
+  (void)state;
+  const char *p = path_of("syncwait.json");
+  shim_result r;
+  json_t *j = run_runtime(RUNTIME_TARGET, "syncwait", "", p, &r);
+  assert_non_null(j);
+  assert_int_equal(shim_out_value(r.out, "bw_wait"), 0);
+  assert_int_equal(shim_site_count(j, "bw_wait"), 1);
+  /* Its own condition wait inside the runtime is not counted again. */
+  assert_int_equal(shim_site_count(j, "pthread_cond_wait"), 0);
+  assert_int_equal(shim_site_count(j, "pthread_cond_timedwait"), 0);
+  assert_int_equal(shim_calls(j, "on_workers"), 1);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_trace_is_a_chrome_trace(void **state) {
+  (void)state;
+  const char *p = path_of("trace-report.json");
+  const char *t = path_of("trace.json");
+  unlink(t);
+  shim_result r;
+  json_t *j = run_runtime(RUNTIME_TARGET, "starve", fmt("trace=%s", t), p, &r);
+  assert_non_null(j);
+  json_t *trace = shim_load_json(t);
+  assert_non_null(trace);
+  json_t *events = json_object_get(trace, "traceEvents");
+  assert_true(json_is_array(events));
+  size_t i;
+  json_t *e;
+  int slices = 0, counters = 0, names = 0;
+  json_array_foreach(events, i, e) {
+    const char *ph = json_string_value(json_object_get(e, "ph"));
+    assert_non_null(ph);
+    assert_true(json_is_integer(json_object_get(e, "pid")));
+    if (strcmp(ph, "X") == 0) {
+      slices++;
+      assert_string_equal(json_string_value(json_object_get(e, "name")),
+                          "usleep");
+      assert_true(json_number_value(json_object_get(e, "dur")) >= 150000.0);
+      assert_true(json_is_number(json_object_get(e, "ts")));
+    } else if (strcmp(ph, "C") == 0) {
+      counters++;
+    } else if (strcmp(ph, "M") == 0 &&
+               strcmp(json_string_value(json_object_get(e, "name")),
+                      "thread_name") == 0) {
+      names++;
+    }
+  }
+  assert_int_equal(slices, 6);
+  assert_true(counters >= 12);
+  assert_true(names >= 2);
+  json_decref(trace);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_counts_exact_for_sleeps_pipes_and_polls),
+      cmocka_unit_test(test_call_sites_name_the_caller_with_file_and_line),
+      cmocka_unit_test(test_without_worker_option_all_calls_are_other_threads),
+      cmocka_unit_test(test_locks_count_only_when_contended),
+      cmocka_unit_test(test_threshold_ignores_short_calls),
+      cmocka_unit_test(test_results_and_errno_identical_with_and_without_shim),
+      cmocka_unit_test(test_bad_options_warn_once_and_keep_defaults),
+      cmocka_unit_test(test_closed_stderr_gets_nothing_written),
+      cmocka_unit_test(test_report_replaces_a_symlink_never_follows_it),
+      cmocka_unit_test(test_fork_child_reports_separately),
+      cmocka_unit_test(test_exec_image_writes_its_own_report),
+      cmocka_unit_test(test_signal_interim_report_and_eintr_kept),
+      cmocka_unit_test(test_exit_paths_write_the_report),
+      cmocka_unit_test(test_fail_now_stops_at_first_worker_block),
+      cmocka_unit_test(test_fail_report_exits_nonzero_only_with_findings),
+      cmocka_unit_test(test_torture_many_threads_fork_no_lost_counts),
+      cmocka_unit_test(test_wrapper_runs_program_with_shim_and_keeps_status),
+      cmocka_unit_test(test_wrapper_says_static_binaries_cannot_be_watched),
+      cmocka_unit_test(test_starvation_delay_matches_probe_wait_shared_runtime),
+      cmocka_unit_test(test_starvation_delay_matches_probe_wait_static_runtime),
+      cmocka_unit_test(test_compensation_starts_spare_workers),
+      cmocka_unit_test(test_sync_over_async_wait_counted_once),
+      cmocka_unit_test(test_trace_is_a_chrome_trace),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
