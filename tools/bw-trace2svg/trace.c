@@ -332,7 +332,12 @@ static int cmp_lane(const void *a, const void *b) {
   return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-/* Names unnamed lanes, drops lanes with neither name nor spans, sorts. */
+static int cmp_counter(const void *a, const void *b) {
+  return strcmp(((const t2s_counter *)a)->name, ((const t2s_counter *)b)->name);
+}
+
+/* Names unnamed lanes, drops lanes with neither name nor spans, sorts (so
+ * the picture does not depend on the order events were written in). */
 static int finish(t2s_trace *t) {
   size_t kept = 0;
   for (size_t i = 0; i < t->n_lanes; i++) {
@@ -352,6 +357,7 @@ static int finish(t2s_trace *t) {
   t->n_lanes = kept;
   sort(t->lanes, t->n_lanes, sizeof *t->lanes, cmp_lane);
   sort(t->waits, t->n_waits, sizeof *t->waits, cmp_span);
+  sort(t->counters, t->n_counters, sizeof *t->counters, cmp_counter);
   for (size_t i = 0; i < t->n_counters; i++)
     sort(t->counters[i].points, t->counters[i].n_points, sizeof(t2s_point),
          cmp_point);

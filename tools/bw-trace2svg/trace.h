@@ -7,7 +7,7 @@
  *  - Every string in the model is owned by it and freed by t2s_trace_free().
  *  - Lanes are sorted by thread name (numbers compared as numbers, so
  *    "bw-2" comes before "bw-10"), then by tid; the spans of a lane and the
- *    points of a counter are sorted by time.
+ *    points of a counter are sorted by time; counters are sorted by name.
  */
 #ifndef T2S_TRACE_H
 #define T2S_TRACE_H
