@@ -63,14 +63,11 @@ static int record(bw_rules *rs, const bw_rules_error *err) {
   return 0;
 }
 
-void bw__report(bw__load *ld, const char *file, unsigned line, unsigned column,
-                const char *fmt, ...) {
+void bw__vreport(bw__load *ld, const char *file, unsigned line, unsigned column,
+                 const char *fmt, va_list ap) {
   char message[1024];
   char formatted[1400];
-  va_list ap;
-  va_start(ap, fmt);
   vsnprintf(message, sizeof(message), fmt, ap);
-  va_end(ap);
   if (line == 0)
     snprintf(formatted, sizeof(formatted), "%s: error: %s", file, message);
   else
@@ -82,6 +79,14 @@ void bw__report(bw__load *ld, const char *file, unsigned line, unsigned column,
     ld->oom = 1;
   if (ld->rs->error_fn != NULL)
     ld->rs->error_fn(ld->rs->error_ctx, &err);
+}
+
+void bw__report(bw__load *ld, const char *file, unsigned line, unsigned column,
+                const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  bw__vreport(ld, file, line, column, fmt, ap);
+  va_end(ap);
 }
 
 /* ---- lookups during a load ---- */

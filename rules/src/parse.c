@@ -13,8 +13,9 @@
 #include "rules_internal.h"
 
 #include <ctype.h>
-#include <stdio.h>
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,13 +66,17 @@ static const char *quote(const char *s, size_t n, char *out) {
   return out;
 }
 
-#define fail(lc, col, ...)                                                     \
-  do {                                                                         \
-    if (!(lc)->failed) {                                                       \
-      (lc)->failed = 1;                                                        \
-      bw__report((lc)->ld, (lc)->file, (lc)->lineno, (col), __VA_ARGS__);      \
-    }                                                                          \
-  } while (0)
+/* Reports the line's first error; later ones would only be echoes of it. */
+__attribute__((format(printf, 3, 4))) static void
+fail(line_ctx *lc, unsigned col, const char *fmt, ...) {
+  if (lc->failed)
+    return;
+  lc->failed = 1;
+  va_list ap;
+  va_start(ap, fmt);
+  bw__vreport(lc->ld, lc->file, lc->lineno, col, fmt, ap);
+  va_end(ap);
+}
 
 /* Columns are 1-based byte offsets, as in compiler diagnostics. */
 static unsigned col_at(size_t pos) {

@@ -107,7 +107,11 @@ typedef struct bw__load {
 bw_blocking_rule *bw__load_find_blocking(const bw__load *ld, const char *name);
 bw_entry_rule *bw__load_find_entry(const bw__load *ld, const char *name);
 
-/* Reports "file:line:column: error: <fmt>" to the set; records it. */
+/* Reports "file:line:column: error: <fmt>" (or "file: error: <fmt>" when
+ * line is 0) to the set's callback and records it in its error list. */
+void bw__vreport(bw__load *ld, const char *file, unsigned line, unsigned column,
+                 const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
 void bw__report(bw__load *ld, const char *file, unsigned line, unsigned column,
                 const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
