@@ -129,7 +129,8 @@ static int valid_pattern(const char *s, size_t n) {
   if (n == 0)
     return 0;
   for (size_t i = 0; i < n; i++) {
-    if (!is_ident(s[i]) && !strchr("*?:~", s[i]))
+    /* strchr() would also "find" a NUL byte: test it first. */
+    if (!is_ident(s[i]) && (s[i] == '\0' || !strchr("*?:~", s[i])))
       return 0;
   }
   return 1;

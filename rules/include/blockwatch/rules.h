@@ -237,10 +237,10 @@ int bw_rules_load_default(bw_rules *rs, const char *pack);
 int bw_rules_load_file(bw_rules *rs, const char *path);
 
 /* Loads rules from memory. `name` is used in messages and as the default
- * api name (its base name without ".rules"); `text` need not be
- * NUL-terminated. `include:` is resolved relative to the current directory
- * (or to name's directory when name contains a '/'). Returns as
- * bw_rules_load_file(). */
+ * api name (its base name without ".rules"; NULL means "<string>"); `text`
+ * need not be NUL-terminated, and a NUL byte inside it is an error. `include:`
+ * is resolved relative to the current directory (or to name's directory when
+ * name contains a '/'). Returns as bw_rules_load_file(). */
 int bw_rules_load_string(bw_rules *rs, const char *name, const char *text,
                          size_t len);
 
