@@ -6,7 +6,7 @@
  *  - Worker structs live in pool->slots and are freed only by
  *    bw_pool_destroy, so stealers may read any slot's deque at any time.
  *  - Lock order, outermost first: token->mu -> pool->gate_mu ->
- *    pool->park_mu -> pool->q_mu -> waiter->mu. Observer callbacks may run
+ *    pool->park_mu -> queue.ov_mu -> waiter->mu. Observer callbacks may run
  *    under park_mu or the registry lock; they never call back in.
  */
 #ifndef BW_RUNTIME_INTERNAL_H
@@ -67,6 +67,32 @@ bw__item *bw__deque_steal(bw__deque *dq, int *lost_race);
 /* Any thread: a racy size, exact when nobody pushes or pops. */
 size_t bw__deque_size(bw__deque *dq);
 
+/* ---- global FIFO queue (gqueue.c) --------------------------------------- */
+
+typedef struct bw__gq_cell {
+  _Atomic size_t seq;
+  bw__item *item;
+} bw__gq_cell;
+
+typedef struct bw__gqueue {
+  _Alignas(BW__CACHE_LINE) _Atomic size_t head; /* consumers' ticket */
+  _Alignas(BW__CACHE_LINE) _Atomic size_t tail; /* producers' ticket */
+  _Alignas(BW__CACHE_LINE) bw__gq_cell *cells;
+  size_t mask;
+  _Atomic size_t ov_len; /* items in the overflow list */
+  pthread_mutex_t ov_mu; /* protects ov_head/ov_tail */
+  bw__item *ov_head, *ov_tail;
+} bw__gqueue;
+
+int bw__gq_init(bw__gqueue *q);
+void bw__gq_free(bw__gqueue *q);
+/* Any thread; never fails (the overflow list takes what the ring cannot). */
+void bw__gq_push(bw__gqueue *q, bw__item *it);
+/* Any thread: the oldest item, or NULL. */
+bw__item *bw__gq_pop(bw__gqueue *q);
+/* Items queued (seq_cst reads; may count a push still being written). */
+size_t bw__gq_length(bw__gqueue *q);
+
 /* ---- queue-wait histogram (stats.c) ------------------------------------- */
 
 #define BW__HIST_BUCKETS 496
@@ -117,14 +143,18 @@ struct bw_pool {
   unsigned min_workers, max_workers, starvation_ms, idle_timeout_ms, flags;
   int is_default;
 
-  /* Global FIFO queue. q_len is changed under q_mu, read anywhere. */
-  _Alignas(BW__CACHE_LINE) pthread_mutex_t q_mu;
-  bw__item *q_head, *q_tail;
-  int shutting_down; /* under q_mu: outside submits fail with ESHUTDOWN */
-  _Atomic size_t q_len;
+  bw__gqueue queue; /* the global FIFO queue */
+  /* Destroy sets shutting_down, then waits for outside_pushers to drain:
+   * outside submits that saw 0 have landed, later ones get ESHUTDOWN. */
+  _Alignas(BW__CACHE_LINE) _Atomic int shutting_down;
+  _Atomic unsigned outside_pushers;
 
   /* Workers: park_mu protects slot states, live, stop and the condvars. */
   _Alignas(BW__CACHE_LINE) _Atomic unsigned sleepers;
+  /* Workers looking for work (spinning, or woken and not yet running):
+   * while one is, pushers need not wake anyone. */
+  _Atomic unsigned searching;
+  unsigned wake_tokens; /* signals not yet taken by a waking worker */
   pthread_mutex_t park_mu;
   pthread_cond_t park_cv;    /* parked workers wait here */
   pthread_cond_t quiesce_cv; /* bw_pool_destroy waits here */

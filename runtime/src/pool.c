@@ -1,24 +1,35 @@
-/* pool.c - pools, workers, the global queue, parking and work items.
+/* pool.c - pools, workers, parking and work items.
  *
  * Invariants:
  *  - A worker looks for work in this order: its own deque (newest first),
  *    the global FIFO queue, then the other workers' deques (oldest first).
  *  - No lost wake-ups (the park protocol): a pusher publishes its item with a
- *    seq_cst write (deque bottom, or q_len) and then reads `sleepers`
- *    (seq_cst); a parker increments `sleepers` (seq_cst, under park_mu) and
- *    then re-checks every queue (seq_cst) before waiting on park_cv under
- *    park_mu. In the single total order one of them sees the other, so either
- *    the parker finds the item or the pusher signals park_cv under park_mu,
- *    which cannot slip in between the parker's check and its wait. A push
- *    onto busy workers (sleepers == 0) makes no system call.
- *  - Lock order: park_mu -> q_mu. Spawning a thread happens under park_mu.
- *  - Destroy: shutting_down is set under q_mu, so no outside push lands after
- *    it; pushes from the pool's own workers (which are busy, hence the pool
- *    is not quiescent) and internal continuation pushes still land. Workers
- *    are stopped only once every live worker is parked and no queue holds
- *    work, so every queued item (and what it queues) runs.
+ *    seq_cst write (deque bottom, ring tail or overflow length) and then
+ *    reads `sleepers` and `searching` (seq_cst); a parker first leaves the
+ *    searching state (seq_cst decrement), increments `sleepers` (seq_cst,
+ *    under park_mu) and then re-checks every queue (seq_cst) before waiting
+ *    on park_cv under park_mu. In the single total order either the parker
+ *    finds the item, or the pusher sees the sleeper, or the pusher sees a
+ *    searcher that has not yet re-checked (and will find the item). A
+ *    pusher's signal is sent under park_mu, so it cannot slip in between a
+ *    parker's check and its wait.
+ *  - Few wake-ups: a pusher wakes a worker only when some worker sleeps and
+ *    none is searching; the woken worker counts as searching from the moment
+ *    it is signaled (wake_tokens, under park_mu, pairs each signal with one
+ *    waking worker). The last searcher to find work wakes the next sleeper
+ *    if work remains, so a burst ramps the pool up one worker at a time. A
+ *    push onto busy workers makes no system call.
+ *  - Lock order: park_mu -> queue.ov_mu. Spawning a thread happens under
+ *    park_mu.
+ *  - Destroy: sets shutting_down and waits for outside_pushers to reach 0,
+ *    so no outside push lands after that; pushes from the pool's own
+ *    workers (busy, hence the pool is not quiescent) and internal
+ *    continuation pushes still land. Workers are stopped only once every
+ *    live worker is parked and no queue holds work, so every queued item
+ *    (and whatever it queues) runs.
  */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,9 +38,9 @@
 
 #include "internal.h"
 
-/* Spins before parking: a worker that finds work again within this many
+/* Polls before parking: a worker that finds work again within this many
  * polls costs the submitter no wake-up system call. */
-#define PARK_SPINS 64
+#define PARK_SPINS 256
 /* Items are timestamped for the queue-wait statistics one in this many (per
  * submitting thread) when no observer needs every timestamp. */
 #define STATS_SAMPLE_MASK 31u
@@ -61,21 +72,6 @@ static inline void store_inc(_Atomic uint64_t *c) {
 
 /* ---- queues ------------------------------------------------------------- */
 
-static bw__item *global_pop(bw_pool *pool) {
-  if (atomic_load_explicit(&pool->q_len, memory_order_relaxed) == 0)
-    return NULL;
-  pthread_mutex_lock(&pool->q_mu);
-  bw__item *it = pool->q_head;
-  if (it != NULL) {
-    pool->q_head = it->next;
-    if (pool->q_head == NULL)
-      pool->q_tail = NULL;
-    atomic_fetch_sub_explicit(&pool->q_len, 1, memory_order_relaxed);
-  }
-  pthread_mutex_unlock(&pool->q_mu);
-  return it;
-}
-
 /* Tries every other worker's deque once, starting at a random one. */
 static bw__item *steal_any(bw__worker *self) {
   bw_pool *pool = self->pool;
@@ -103,14 +99,14 @@ static bw__item *steal_any(bw__worker *self) {
 static bw__item *find_work(bw__worker *w) {
   bw__item *it = bw__deque_pop(&w->deque);
   if (it == NULL)
-    it = global_pop(w->pool);
+    it = bw__gq_pop(&w->pool->queue);
   if (it == NULL)
     it = steal_any(w);
   return it;
 }
 
 int bw__pool_has_work(bw_pool *pool) {
-  if (atomic_load_explicit(&pool->q_len, memory_order_seq_cst) > 0)
+  if (bw__gq_length(&pool->queue) > 0)
     return 1;
   unsigned n = atomic_load_explicit(&pool->nslots, memory_order_acquire);
   for (unsigned i = 0; i < n; i++) {
@@ -121,7 +117,7 @@ int bw__pool_has_work(bw_pool *pool) {
 }
 
 size_t bw__pool_queue_length(bw_pool *pool) {
-  size_t len = atomic_load_explicit(&pool->q_len, memory_order_relaxed);
+  size_t len = bw__gq_length(&pool->queue);
   unsigned n = atomic_load_explicit(&pool->nslots, memory_order_acquire);
   for (unsigned i = 0; i < n; i++)
     len += bw__deque_size(&pool->slots[i]->deque);
@@ -136,9 +132,26 @@ uint64_t bw__pool_progress(bw_pool *pool) {
   return sum;
 }
 
-static void wake_one(bw_pool *pool) {
+/* Wakes one parked worker unless a worker is already searching; see the
+ * invariants at the top. Called after publishing work. */
+static void notify_work(bw_pool *pool) {
+  if (atomic_load_explicit(&pool->sleepers, memory_order_seq_cst) == 0 ||
+      atomic_load_explicit(&pool->searching, memory_order_seq_cst) != 0)
+    return;
+  unsigned none = 0;
+  if (!atomic_compare_exchange_strong_explicit(&pool->searching, &none, 1,
+                                               memory_order_seq_cst,
+                                               memory_order_relaxed))
+    return; /* someone else just became the searcher */
   pthread_mutex_lock(&pool->park_mu);
-  pthread_cond_signal(&pool->park_cv);
+  if (atomic_load_explicit(&pool->sleepers, memory_order_relaxed) >
+      pool->wake_tokens) {
+    pool->wake_tokens++;
+    pthread_cond_signal(&pool->park_cv);
+  } else {
+    /* Every sleeper already has a wake-up coming (or none is left). */
+    atomic_fetch_sub_explicit(&pool->searching, 1, memory_order_seq_cst);
+  }
   pthread_mutex_unlock(&pool->park_mu);
 }
 
@@ -157,23 +170,23 @@ int bw__pool_push(bw_pool *pool, bw__item *it, int internal) {
 
   bw__worker *w = tls_worker;
   if (w == NULL || w->pool != pool || bw__deque_push(&w->deque, it) != 0) {
-    it->next = NULL;
-    pthread_mutex_lock(&pool->q_mu);
-    if (pool->shutting_down && !internal && (w == NULL || w->pool != pool)) {
-      pthread_mutex_unlock(&pool->q_mu);
-      return -ESHUTDOWN;
+    int outside = !internal && (w == NULL || w->pool != pool);
+    if (outside) {
+      atomic_fetch_add_explicit(&pool->outside_pushers, 1,
+                                memory_order_seq_cst);
+      if (atomic_load_explicit(&pool->shutting_down, memory_order_seq_cst)) {
+        atomic_fetch_sub_explicit(&pool->outside_pushers, 1,
+                                  memory_order_release);
+        return -ESHUTDOWN;
+      }
     }
-    if (pool->q_tail != NULL)
-      pool->q_tail->next = it;
-    else
-      pool->q_head = it;
-    pool->q_tail = it;
-    atomic_fetch_add_explicit(&pool->q_len, 1, memory_order_seq_cst);
-    pthread_mutex_unlock(&pool->q_mu);
+    bw__gq_push(&pool->queue, it);
+    if (outside)
+      atomic_fetch_sub_explicit(&pool->outside_pushers, 1,
+                                memory_order_release);
   }
   /* `it` may have run and been freed from here on. */
-  if (atomic_load_explicit(&pool->sleepers, memory_order_seq_cst) > 0)
-    wake_one(pool);
+  notify_work(pool);
   if (o != NULL && o->item_enqueued != NULL)
     o->item_enqueued(o->user, pool->id, id, enqueue_ns,
                      bw__pool_queue_length(pool));
@@ -220,11 +233,12 @@ static void deadline_after_ms(struct timespec *ts, unsigned ms) {
   }
 }
 
-enum { PARK_AGAIN = 0, PARK_EXIT, PARK_RETIRE };
+enum { PARK_AGAIN = 0, PARK_WOKEN, PARK_EXIT, PARK_RETIRE };
 
-/* Parks the worker until there may be work. See the park protocol at the
- * top of the file. Returns PARK_AGAIN, or PARK_EXIT/PARK_RETIRE when the
- * worker must leave (the caller exits). */
+/* Parks the worker until there may be work (see the park protocol at the
+ * top). Returns PARK_AGAIN (work seen before waiting), PARK_WOKEN (took a
+ * wake token: the caller is a searcher now), or PARK_EXIT / PARK_RETIRE
+ * when the worker must leave. */
 static int park(bw__worker *w) {
   bw_pool *pool = w->pool;
   int result = PARK_AGAIN;
@@ -244,22 +258,27 @@ static int park(bw__worker *w) {
     }
     if (pool->draining && sleepers == live)
       pthread_cond_signal(&pool->quiesce_cv);
+    int rc;
     if (live > pool->min_workers) {
       if (!timed) {
         deadline_after_ms(&deadline, pool->idle_timeout_ms);
         timed = 1;
       }
-      int rc =
-          pthread_cond_timedwait(&pool->park_cv, &pool->park_mu, &deadline);
-      if (rc == ETIMEDOUT && !bw__pool_has_work(pool) &&
-          atomic_load_explicit(&pool->live, memory_order_relaxed) >
-              pool->min_workers) {
-        result = PARK_RETIRE;
-        break;
-      }
+      rc = pthread_cond_timedwait(&pool->park_cv, &pool->park_mu, &deadline);
     } else {
       timed = 0;
-      pthread_cond_wait(&pool->park_cv, &pool->park_mu);
+      rc = pthread_cond_wait(&pool->park_cv, &pool->park_mu);
+    }
+    if (pool->wake_tokens > 0) {
+      pool->wake_tokens--;
+      result = PARK_WOKEN;
+      break;
+    }
+    if (rc == ETIMEDOUT && !bw__pool_has_work(pool) &&
+        atomic_load_explicit(&pool->live, memory_order_relaxed) >
+            pool->min_workers) {
+      result = PARK_RETIRE;
+      break;
     }
   }
   atomic_fetch_sub_explicit(&pool->sleepers, 1, memory_order_seq_cst);
@@ -303,20 +322,40 @@ static void *worker_main(void *arg) {
   const bw_observer *o = bw__obs();
   if (o != NULL && o->worker_started != NULL)
     o->worker_started(o->user, pool_id, index);
+  int searching = 0; /* counted in pool->searching */
   for (;;) {
     bw__item *it = find_work(w);
     if (it != NULL) {
+      /* The last searcher to find work hands the search on, so a burst
+       * wakes the pool one worker at a time. */
+      if (searching) {
+        searching = 0;
+        if (atomic_fetch_sub_explicit(&pool->searching, 1,
+                                      memory_order_seq_cst) == 1 &&
+            bw__pool_has_work(pool))
+          notify_work(pool);
+      }
       run_item(w, it);
       continue;
+    }
+    if (!searching) {
+      searching = 1;
+      atomic_fetch_add_explicit(&pool->searching, 1, memory_order_seq_cst);
     }
     int spins = 0;
     while (spins < PARK_SPINS && !bw__pool_has_work(pool)) {
       cpu_relax();
-      spins++;
+      if ((++spins & 63) == 0)
+        sched_yield(); /* let a preempted submitter finish its push */
     }
     if (spins < PARK_SPINS)
       continue;
-    if (park(w) != PARK_AGAIN)
+    searching = 0;
+    atomic_fetch_sub_explicit(&pool->searching, 1, memory_order_seq_cst);
+    int r = park(w);
+    if (r == PARK_WOKEN)
+      searching = 1; /* the waker counted us */
+    else if (r != PARK_AGAIN)
       break;
   }
   /* After park() returned EXIT/RETIRE only the joiner may reuse `w`, and it
@@ -443,7 +482,7 @@ static void pool_free(bw_pool *pool) {
   }
   free(pool->slots);
   free(pool->timers.items);
-  pthread_mutex_destroy(&pool->q_mu);
+  bw__gq_free(&pool->queue);
   pthread_mutex_destroy(&pool->park_mu);
   pthread_cond_destroy(&pool->park_cv);
   pthread_cond_destroy(&pool->quiesce_cv);
@@ -483,13 +522,18 @@ static bw_pool *pool_create(const bw_pool_config *cfg, int is_default) {
   if (c.idle_timeout_ms == 0)
     c.idle_timeout_ms = 10000;
 
-  bw_pool *pool = calloc(1, sizeof(*pool));
+  /* The struct has cache-line aligned members: calloc is not enough. */
+  size_t size =
+      (sizeof(bw_pool) + BW__CACHE_LINE - 1) / BW__CACHE_LINE * BW__CACHE_LINE;
+  bw_pool *pool = aligned_alloc(BW__CACHE_LINE, size);
   if (pool == NULL) {
     errno = ENOMEM;
     return NULL;
   }
+  memset(pool, 0, sizeof(*pool));
   pool->slots = calloc(c.max_workers, sizeof(*pool->slots));
-  if (pool->slots == NULL) {
+  if (pool->slots == NULL || bw__gq_init(&pool->queue) != 0) {
+    free(pool->slots);
     free(pool);
     errno = ENOMEM;
     return NULL;
@@ -502,7 +546,9 @@ static bw_pool *pool_create(const bw_pool_config *cfg, int is_default) {
   pool->idle_timeout_ms = c.idle_timeout_ms;
   pool->flags = c.flags;
   pool->is_default = is_default;
-  atomic_init(&pool->q_len, 0);
+  atomic_init(&pool->shutting_down, 0);
+  atomic_init(&pool->outside_pushers, 0);
+  atomic_init(&pool->searching, 0);
   atomic_init(&pool->sleepers, 0);
   atomic_init(&pool->nslots, 0);
   atomic_init(&pool->live, 0);
@@ -511,7 +557,6 @@ static bw_pool *pool_create(const bw_pool_config *cfg, int is_default) {
   atomic_init(&pool->compensated, 0);
   atomic_init(&pool->retired, 0);
   atomic_init(&pool->next_item_id, 1);
-  pthread_mutex_init(&pool->q_mu, NULL);
   pthread_mutex_init(&pool->park_mu, NULL);
   pthread_mutex_init(&pool->gate_mu, NULL);
   cond_init_monotonic(&pool->park_cv);
@@ -588,12 +633,12 @@ int bw_pool_destroy(bw_pool *pool) {
     return -EINVAL;
   if (tls_worker != NULL && tls_worker->pool == pool)
     return -EDEADLK;
-  pthread_mutex_lock(&pool->q_mu);
-  int again = pool->shutting_down;
-  pool->shutting_down = 1;
-  pthread_mutex_unlock(&pool->q_mu);
-  if (again)
+  if (atomic_exchange_explicit(&pool->shutting_down, 1, memory_order_seq_cst))
     return -EINVAL; /* a second destroy racing the first */
+  /* Outside submits that passed the check before the exchange are landing;
+   * wait them out (a few instructions each). */
+  while (atomic_load_explicit(&pool->outside_pushers, memory_order_acquire) > 0)
+    sched_yield();
 
   /* Pending delays are canceled; their continuations are queued here. */
   bw__gate_stop(pool);

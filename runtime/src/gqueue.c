@@ -1,0 +1,129 @@
+/* gqueue.c - the pool's global FIFO queue: a bounded lock-free ring
+ * (D. Vyukov's MPMC queue) with a mutex-protected overflow list behind it.
+ *
+ * Invariants:
+ *  - Ring cell i holds an item when seq == pos + 1 (pos: the producer
+ *    ticket that filled it) and is free for ticket pos when seq == pos. A
+ *    ticket is taken by a CAS on tail (producers) or head (consumers), so
+ *    each item is handed out once.
+ *  - FIFO across the ring and the overflow: while the overflow list holds
+ *    items every push goes there, and consumers take from the ring first,
+ *    so every ring item is older than every overflow item (exactly FIFO for
+ *    one producer; concurrent producers have no order to keep).
+ *  - The tail CAS and the overflow length update are seq_cst: a producer's
+ *    item is visible to bw__gq_nonempty() in the single total order, which
+ *    the park protocol in pool.c relies on. A ticket taken but not yet
+ *    written makes the queue look non-empty while pop returns NULL; the
+ *    worker then polls again rather than parking (a short window).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+#define RING_CAPACITY 4096 /* a power of two */
+
+int bw__gq_init(bw__gqueue *q) {
+  q->cells = malloc(RING_CAPACITY * sizeof(*q->cells));
+  if (q->cells == NULL)
+    return -ENOMEM;
+  q->mask = RING_CAPACITY - 1;
+  for (size_t i = 0; i < RING_CAPACITY; i++) {
+    atomic_init(&q->cells[i].seq, i);
+    q->cells[i].item = NULL;
+  }
+  atomic_init(&q->head, 0);
+  atomic_init(&q->tail, 0);
+  atomic_init(&q->ov_len, 0);
+  q->ov_head = q->ov_tail = NULL;
+  pthread_mutex_init(&q->ov_mu, NULL);
+  return 0;
+}
+
+void bw__gq_free(bw__gqueue *q) {
+  free(q->cells);
+  q->cells = NULL;
+  pthread_mutex_destroy(&q->ov_mu);
+}
+
+static int ring_push(bw__gqueue *q, bw__item *it) {
+  size_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
+  for (;;) {
+    bw__gq_cell *c = &q->cells[pos & q->mask];
+    size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+    intptr_t diff = (intptr_t)seq - (intptr_t)pos;
+    if (diff == 0) {
+      if (atomic_compare_exchange_weak_explicit(&q->tail, &pos, pos + 1,
+                                                memory_order_seq_cst,
+                                                memory_order_relaxed)) {
+        c->item = it;
+        atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+        return 0;
+      }
+    } else if (diff < 0) {
+      return -1; /* full */
+    } else {
+      pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
+    }
+  }
+}
+
+static bw__item *ring_pop(bw__gqueue *q) {
+  size_t pos = atomic_load_explicit(&q->head, memory_order_relaxed);
+  for (;;) {
+    bw__gq_cell *c = &q->cells[pos & q->mask];
+    size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+    intptr_t diff = (intptr_t)seq - (intptr_t)(pos + 1);
+    if (diff == 0) {
+      if (atomic_compare_exchange_weak_explicit(&q->head, &pos, pos + 1,
+                                                memory_order_relaxed,
+                                                memory_order_relaxed)) {
+        bw__item *it = c->item;
+        atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);
+        return it;
+      }
+    } else if (diff < 0) {
+      return NULL; /* empty, or the next ticket is still being written */
+    } else {
+      pos = atomic_load_explicit(&q->head, memory_order_relaxed);
+    }
+  }
+}
+
+void bw__gq_push(bw__gqueue *q, bw__item *it) {
+  if (atomic_load_explicit(&q->ov_len, memory_order_relaxed) == 0 &&
+      ring_push(q, it) == 0)
+    return;
+  it->next = NULL;
+  pthread_mutex_lock(&q->ov_mu);
+  if (q->ov_tail != NULL)
+    q->ov_tail->next = it;
+  else
+    q->ov_head = it;
+  q->ov_tail = it;
+  atomic_fetch_add_explicit(&q->ov_len, 1, memory_order_seq_cst);
+  pthread_mutex_unlock(&q->ov_mu);
+}
+
+bw__item *bw__gq_pop(bw__gqueue *q) {
+  bw__item *it = ring_pop(q);
+  if (it != NULL || atomic_load_explicit(&q->ov_len, memory_order_relaxed) == 0)
+    return it;
+  pthread_mutex_lock(&q->ov_mu);
+  it = q->ov_head;
+  if (it != NULL) {
+    q->ov_head = it->next;
+    if (q->ov_head == NULL)
+      q->ov_tail = NULL;
+    atomic_fetch_sub_explicit(&q->ov_len, 1, memory_order_seq_cst);
+  }
+  pthread_mutex_unlock(&q->ov_mu);
+  return it;
+}
+
+size_t bw__gq_length(bw__gqueue *q) {
+  size_t head = atomic_load_explicit(&q->head, memory_order_seq_cst);
+  size_t tail = atomic_load_explicit(&q->tail, memory_order_seq_cst);
+  size_t ring = tail > head ? tail - head : 0;
+  return ring + atomic_load_explicit(&q->ov_len, memory_order_seq_cst);
+}
