@@ -782,6 +782,39 @@ static void test_device_is_not_a_rule_file(void **state) {
   assert_string_equal(s->errors[1], expect);
 }
 
+static void test_include_depth_is_limited(void **state) {
+  SEEN;
+  char dir[] = "/tmp/bw_rules_depth_XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char path[128], expect[512];
+  /* d0 includes d1 ... includes d16: 17 levels, one too many. */
+  for (int i = 0; i <= 16; i++) {
+    snprintf(path, sizeof(path), "%s/d%d.rules", dir, i);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    if (i < 16)
+      fprintf(fp, "include: d%d.rules\n", i + 1);
+    fclose(fp);
+  }
+  snprintf(path, sizeof(path), "%s/d0.rules", dir);
+  int rc = bw_rules_load_file(s->rs, path);
+  assert_int_equal(rc, -EINVAL);
+  assert_int_equal(s->n, 1);
+  snprintf(expect, sizeof(expect),
+           "%s/d15.rules:1:10: error: includes nested too deeply at "
+           "'%s/d16.rules' (at most 16 levels)",
+           dir, dir);
+  assert_string_equal(s->errors[0], expect);
+  /* 16 levels are fine. */
+  snprintf(path, sizeof(path), "%s/d1.rules", dir);
+  assert_int_equal(bw_rules_load_file(s->rs, path), 0);
+  for (int i = 0; i <= 16; i++) {
+    snprintf(path, sizeof(path), "%s/d%d.rules", dir, i);
+    unlink(path);
+  }
+  rmdir(dir);
+}
+
 static void test_string_include_resolves_against_its_name(void **state) {
   SEEN;
   char name[1024];
@@ -1022,6 +1055,7 @@ int main(void) {
       T(test_missing_file_returns_enoent),
       T(test_directory_is_not_a_rule_file),
       T(test_device_is_not_a_rule_file),
+      T(test_include_depth_is_limited),
       T(test_string_include_resolves_against_its_name),
       T(test_default_categories),
       T(test_enable_disable_in_file),
