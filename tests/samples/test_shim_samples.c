@@ -29,6 +29,9 @@
 #ifndef SHIM_LIB
 #error "SHIM_LIB must name libblockwatch.so"
 #endif
+#ifndef SAN_PRELOAD
+#define SAN_PRELOAD "" /* the sanitizer runtime, when the build uses one */
+#endif
 
 #define SLACK_MS 30.0
 #define DEFAULT_SLEEP_ITEMS 20 /* delay_vs_sleep's default batch */
@@ -42,21 +45,26 @@ static char *run_under_shim(const char *program, const char *flag,
   char report_path[160], preload[600], options[400];
   snprintf(report_path, sizeof report_path, "%s/report-%d.json", tmpdir,
            runs++);
-  snprintf(preload, sizeof preload, "LD_PRELOAD=%s", SHIM_LIB);
+  snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s%s", SAN_PRELOAD,
+           SAN_PRELOAD[0] ? " " : "", SHIM_LIB);
   snprintf(options, sizeof options,
            "BLOCKWATCH_OPTIONS=report=json:report_path=%s", report_path);
   char *argv[] = {(char *)program, (char *)flag, NULL};
   char *env[] = {preload, options, NULL};
   child_result res;
   assert_int_equal(run_child(argv, env, NULL, 120, &res), 0);
-  if (res.status != 0)
-    fail_msg("%s %s exited with %d; output:\n%s", program, flag, res.status,
-             res.out);
+  if (res.status != 0) {
+    print_error("%s", res.out);
+    free(res.out);
+    fail_msg("%s %s exited with %d", program, flag, res.status);
+  }
   json_error_t err;
   *report = json_load_file(report_path, 0, &err);
-  if (*report == NULL)
-    fail_msg("no JSON report at %s (%s); sample output:\n%s", report_path,
-             err.text, res.out);
+  if (*report == NULL) {
+    print_error("%s", res.out);
+    free(res.out);
+    fail_msg("no JSON report at %s (%s)", report_path, err.text);
+  }
   return res.out;
 }
 
