@@ -136,6 +136,14 @@ static int scenario_locks(void) {
 
 /* ---- errno: every wrapped function's result, run on a worker ------------ */
 
+#if defined(__x86_64__)
+/* The pre-2.3.2 condition variable ABI, as an old binary links it: the
+ * shim must forward to this version, not to the default one. */
+int old_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+                       const struct timespec *ts);
+__asm__(".symver old_cond_timedwait, pthread_cond_timedwait@GLIBC_2.2.5");
+#endif
+
 #define SHOW(name, expr)                                                       \
   do {                                                                         \
     errno = 0;                                                                 \
@@ -204,6 +212,10 @@ static void *errno_worker(void *arg) {
   SHOW("cond_timedwait", pthread_cond_timedwait(&c, &ec, &past));
   SHOW("cond_clockwait",
        pthread_cond_clockwait(&c, &ec, CLOCK_MONOTONIC, &zero));
+#if defined(__x86_64__)
+  pthread_cond_t oldc = PTHREAD_COND_INITIALIZER;
+  SHOW("cond_timedwait_old", old_cond_timedwait(&oldc, &ec, &past));
+#endif
   pthread_mutex_unlock(&ec);
   pthread_rwlock_t rwl = PTHREAD_RWLOCK_INITIALIZER;
   SHOW("rwlock_wrlock", pthread_rwlock_wrlock(&rwl));
