@@ -25,6 +25,10 @@
 
 #include "run_child.h"
 
+#ifndef BLOCKSCAN_JOBS
+#define BLOCKSCAN_JOBS NULL /* blockscan's default */
+#endif
+
 typedef struct string_set {
   char **items;
   size_t n;
@@ -134,8 +138,10 @@ static void test_blockscan_finds_exactly_the_expected_calls(void **state) {
   database_files(&files);
   expected_findings(&files, &expected);
 
-  char *argv[] = {BLOCKSCAN, "-p",      BUILD_DIR, "--format",
-                  "json",    "samples", NULL};
+  char *argv[] = {BLOCKSCAN, "-p", BUILD_DIR,      "--format", "json",
+                  "samples", "-j", BLOCKSCAN_JOBS, NULL};
+  if (BLOCKSCAN_JOBS == NULL)
+    argv[6] = NULL;
   child_result res;
   assert_int_equal(run_child(argv, NULL, SOURCE_ROOT, 300, &res), 0);
   if (res.status != 0 && res.status != 1)
@@ -170,13 +176,17 @@ static void test_blockscan_finds_exactly_the_expected_calls(void **state) {
 /* Runs blockscan --format json on samples/legacy_audit, with `--baseline
  * FILE` when baseline is not NULL; returns how many findings it reported. */
 static size_t legacy_findings(const char *baseline) {
-  char *argv[10];
+  char *argv[12];
   size_t n = 0;
   argv[n++] = BLOCKSCAN;
   argv[n++] = "-p";
   argv[n++] = BUILD_DIR;
   argv[n++] = "--format";
   argv[n++] = "json";
+  if (BLOCKSCAN_JOBS != NULL) {
+    argv[n++] = "-j";
+    argv[n++] = BLOCKSCAN_JOBS;
+  }
   if (baseline != NULL) {
     argv[n++] = "--baseline";
     argv[n++] = (char *)baseline;
