@@ -9,9 +9,9 @@
  *
  * What to expect: the delay half ends in about one wait (200 ms by default,
  * 1 s with --full) on the pool's starting workers; the sleep half takes
- * several times longer and the pool grows. The sleep half has exactly one
- * blocking call (nanosleep in sleep_item, which blockscan reports and the
- * shim counts); the delay half has none.
+ * items / workers times longer (2 s by default on 2 workers). One
+ * blocking call, in the sleep half (nanosleep in sleep_item, which blockscan
+ * reports and the shim counts); the delay half has none.
  *
  * Usage: delay_vs_sleep [--full] [--delay-only | --sleep-only]
  *   default: 20 waits of 200 ms; --full: the seed's 100 waits of 1 s.

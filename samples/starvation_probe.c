@@ -12,9 +12,9 @@
  * and the pool starts a spare worker at once, so the probe starts in
  * milliseconds.
  *
- * What to expect: "probe waited" around 2000 ms off and a few ms on (default
- * size), 17 s-ish off with --full. One blocking call: nanosleep in sleep_ms,
- * reached from both item functions.
+ * What to expect: "probe waited" about 2000 ms off, under a ms on (default
+ * size); --full: about 50 s off (the seed's 10 threads: 17 s), under 0.1 s
+ * on. One blocking call: nanosleep in sleep_ms, reached from both items.
  *
  * Usage: starvation_probe [--full] [--off-only | --on-only]
  *   default: 16 sleepers of 250 ms on 2 workers; --full: 200 of 1 s.

@@ -6,9 +6,9 @@
  * 10 ms heartbeat timeout measures the stall.
  *
  * What to expect: 8 sleeping items of 100 ms take about 400 ms on a 2-thread
- * pool; the heartbeat's worst lateness is about the 150 ms the blocking
- * timeout slept. Two blocking calls: g_usleep in sleepy_func and in
- * blocking_timeout. heartbeat and check_done block nothing.
+ * pool; the heartbeat's worst lateness is about 140 ms (the 150 ms the
+ * timeout slept, less one period). Two blocking calls: g_usleep in
+ * sleepy_func and in blocking_timeout; heartbeat and check_done block none.
  */
 #include <glib.h>
 #include <stdio.h>
