@@ -41,6 +41,17 @@ struct bw__item {
   uint64_t enqueue_ns;       /* 0 = not timestamped (stats are sampled) */
 };
 
+/* ---- block recycling (alloc.c) ------------------------------------------ */
+
+enum { BW__ALLOC_SMALL_CLASS = 0, BW__ALLOC_LARGE_CLASS, BW__ALLOC_CLASSES };
+#define BW__ALLOC_SMALL 64  /* work items */
+#define BW__ALLOC_LARGE 192 /* tasks */
+
+/* A block of the class's size (malloc'd, suitably aligned), or NULL. */
+void *bw__alloc(int cls);
+/* Returns a block from bw__alloc(cls) for reuse by any thread. */
+void bw__free(int cls, void *p);
+
 /* ---- work-stealing deque (deque.c) -------------------------------------- */
 
 typedef struct bw__deque_buf bw__deque_buf;

@@ -695,8 +695,12 @@ int bw_pool_stats_get(bw_pool *pool, bw_pool_stats *out) {
   if (samples > 0) {
     out->queue_wait_min_ns = min_ns;
     out->queue_wait_max_ns = max_ns;
-    out->queue_wait_median_ns = bw__hist_quantile(buckets, samples, 0.5);
-    out->queue_wait_p99_ns = bw__hist_quantile(buckets, samples, 0.99);
+    /* A quantile is a bucket's lower bound: keep it within [min, max]. */
+    uint64_t med = bw__hist_quantile(buckets, samples, 0.5);
+    uint64_t p99 = bw__hist_quantile(buckets, samples, 0.99);
+    out->queue_wait_median_ns = med < min_ns ? min_ns : med;
+    out->queue_wait_p99_ns =
+        p99 < out->queue_wait_median_ns ? out->queue_wait_median_ns : p99;
   }
   free(buckets);
   return 0;
@@ -711,6 +715,10 @@ int bw_pool_notify_blocked(void) {
   bw_pool *pool = w->pool;
   unsigned blocked =
       atomic_fetch_add_explicit(&pool->blocked, 1, memory_order_relaxed) + 1;
+  /* Items this worker queued locally would wait out the block: let a
+   * parked worker come and steal them. */
+  if (bw__deque_size(&w->deque) > 0)
+    notify_work(pool);
   if (pool->flags & BW_POOL_COMPENSATE) {
     pthread_mutex_lock(&pool->park_mu);
     unsigned live = atomic_load_explicit(&pool->live, memory_order_relaxed);
@@ -741,11 +749,13 @@ typedef struct work_item {
   void *arg;
 } work_item;
 
+_Static_assert(sizeof(work_item) <= BW__ALLOC_SMALL, "work_item too big");
+
 static void run_work_item(bw__item *it) {
   work_item *wi = (work_item *)it;
   void (*fn)(void *) = wi->fn;
   void *arg = wi->arg;
-  free(wi);
+  bw__free(BW__ALLOC_SMALL_CLASS, wi);
   fn(arg);
 }
 
@@ -755,7 +765,7 @@ int bw_submit(bw_pool *pool, void (*fn)(void *arg), void *arg) {
   pool = bw__pool_resolve(pool);
   if (pool == NULL)
     return -ENOMEM;
-  work_item *wi = malloc(sizeof(*wi));
+  work_item *wi = bw__alloc(BW__ALLOC_SMALL_CLASS);
   if (wi == NULL)
     return -ENOMEM;
   wi->base.run = run_work_item;
@@ -763,6 +773,6 @@ int bw_submit(bw_pool *pool, void (*fn)(void *arg), void *arg) {
   wi->arg = arg;
   int rc = bw__pool_push(pool, &wi->base, 0);
   if (rc != 0)
-    free(wi);
+    bw__free(BW__ALLOC_SMALL_CLASS, wi);
   return rc;
 }

@@ -80,10 +80,12 @@ struct bw_task {
   } u;
 };
 
+_Static_assert(sizeof(bw_task) <= BW__ALLOC_LARGE, "bw_task too big");
+
 _Thread_local bw_task *bw__tls_task;
 
 static bw_task *task_new(int kind, bw_pool *pool, unsigned refs) {
-  bw_task *t = malloc(sizeof(*t));
+  bw_task *t = bw__alloc(BW__ALLOC_LARGE_CLASS);
   if (t == NULL) {
     errno = ENOMEM;
     return NULL;
@@ -127,7 +129,7 @@ void bw_task_release(bw_task *task) {
   if (task->kind == K_DELAY && task->u.delay.token != NULL)
     bw_cancel_token_release(task->u.delay.token);
   task->magic = TASK_DEAD;
-  free(task);
+  bw__free(BW__ALLOC_LARGE_CLASS, task);
 }
 
 /* Fires every node attached so far, oldest first. */
@@ -226,7 +228,7 @@ bw_task *bw_run(bw_pool *pool, void *(*fn)(void *arg), void *arg) {
   int rc = bw__pool_push(pool, &t->item, 0);
   if (rc != 0) {
     t->magic = TASK_DEAD;
-    free(t);
+    bw__free(BW__ALLOC_LARGE_CLASS, t);
     errno = -rc;
     return NULL;
   }
@@ -382,7 +384,7 @@ static bw_task *when_create(int kind, bw_task *const *tasks, size_t n) {
   t->u.when.nodes = calloc(n, sizeof(when_node));
   if (t->u.when.nodes == NULL) {
     t->magic = TASK_DEAD;
-    free(t);
+    bw__free(BW__ALLOC_LARGE_CLASS, t);
     errno = ENOMEM;
     return NULL;
   }
