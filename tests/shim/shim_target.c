@@ -142,6 +142,8 @@ static int scenario_locks(void) {
 int old_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
                        const struct timespec *ts);
 __asm__(".symver old_cond_timedwait, pthread_cond_timedwait@GLIBC_2.2.5");
+int old_cond_destroy(pthread_cond_t *c); /* frees what the old ABI made */
+__asm__(".symver old_cond_destroy, pthread_cond_destroy@GLIBC_2.2.5");
 #endif
 
 #define SHOW(name, expr)                                                       \
@@ -215,6 +217,7 @@ static void *errno_worker(void *arg) {
 #if defined(__x86_64__)
   pthread_cond_t oldc = PTHREAD_COND_INITIALIZER;
   SHOW("cond_timedwait_old", old_cond_timedwait(&oldc, &ec, &past));
+  old_cond_destroy(&oldc);
 #endif
   pthread_mutex_unlock(&ec);
   pthread_rwlock_t rwl = PTHREAD_RWLOCK_INITIALIZER;
