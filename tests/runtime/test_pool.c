@@ -5,7 +5,9 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -281,6 +283,9 @@ test_pool_workers_name_themselves_and_know_their_pool(void **state) {
 
 static void test_pool_default_pool_takes_null(void **state) {
   (void)state;
+  /* The CTest entry test_runtime_pool_env sets BW_DEFAULT_POOL_WORKERS and
+   * tells us what the default pool must then have. */
+  const char *expect = getenv("BW_TEST_EXPECT_DEFAULT_WORKERS");
   atomic_long count = 0;
   for (int i = 0; i < 100; i++)
     assert_int_equal(bw_submit(NULL, count_item, &count), 0);
@@ -288,6 +293,10 @@ static void test_pool_default_pool_takes_null(void **state) {
   bw_pool_stats st;
   assert_int_equal(bw_pool_stats(NULL, &st), 0);
   assert_true(st.workers >= 1);
+  if (expect != NULL && strcmp(expect, "cpus") == 0)
+    assert_int_equal(st.workers, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
+  else if (expect != NULL)
+    assert_int_equal(st.workers, (unsigned)atoi(expect));
 }
 
 typedef struct blocked_probe {
