@@ -130,6 +130,10 @@ static long missing(const char *name) {
     return __builtin_expect(fn != NULL, 1) ? fn : resolve_##name();            \
   }
 
+/* The return address into the program: identifies the call site. Used in
+ * the exported function itself, never in a helper it calls. */
+#define CALLER __builtin_return_address(0)
+
 static inline int passthrough(int fn) {
   return !atomic_load_explicit(&bw__active, memory_order_relaxed) ||
          bw__self.depth || !bw__fn_enabled[fn];
@@ -155,7 +159,7 @@ BW_SHIM_FUNCS(REAL_FUNC)
     if (!may_block)                                                            \
       return fn args;                                                          \
     bw__call call;                                                             \
-    bw__call_begin(&call, BW_FN_##name);                                       \
+    bw__call_begin(&call, BW_FN_##name, CALLER);                               \
     ret r = fn args;                                                           \
     bw__call_end(&call);                                                       \
     return r;                                                                  \
@@ -183,7 +187,7 @@ BW_SHIM_LOCKS(REAL_LOCK)
     if (r != EBUSY)                                                            \
       return r; /* taken at once (or an error lock would give too) */          \
     bw__call call;                                                             \
-    bw__call_begin(&call, BW_FN_##name);                                       \
+    bw__call_begin(&call, BW_FN_##name, CALLER);                               \
     r = fn(lk);                                                                \
     bw__call_end(&call);                                                       \
     return r;                                                                  \
@@ -299,7 +303,7 @@ EXPORT void sync(void) {
     return;
   }
   bw__call call;
-  bw__call_begin(&call, BW_FN_sync);
+  bw__call_begin(&call, BW_FN_sync, CALLER);
   fn();
   bw__call_end(&call);
 }
@@ -310,13 +314,13 @@ EXPORT void sync(void) {
 
 /* One body for both versions: `fn` is the matching real one. */
 static int cond_wait_via(int (*fn)(pthread_cond_t *, pthread_mutex_t *),
-                         pthread_cond_t *c, pthread_mutex_t *m) {
+                         pthread_cond_t *c, pthread_mutex_t *m, void *caller) {
   if (!fn)
     return FAIL_VALUE(int, pthread_cond_wait);
   if (passthrough(BW_FN_pthread_cond_wait))
     return fn(c, m);
   bw__call call;
-  bw__call_begin(&call, BW_FN_pthread_cond_wait);
+  bw__call_begin(&call, BW_FN_pthread_cond_wait, caller);
   int r = fn(c, m);
   bw__call_end(&call);
   return r;
@@ -325,13 +329,13 @@ static int cond_wait_via(int (*fn)(pthread_cond_t *, pthread_mutex_t *),
 static int cond_timedwait_via(int (*fn)(pthread_cond_t *, pthread_mutex_t *,
                                         const struct timespec *),
                               pthread_cond_t *c, pthread_mutex_t *m,
-                              const struct timespec *ts) {
+                              const struct timespec *ts, void *caller) {
   if (!fn)
     return FAIL_VALUE(int, pthread_cond_timedwait);
   if (passthrough(BW_FN_pthread_cond_timedwait))
     return fn(c, m, ts);
   bw__call call;
-  bw__call_begin(&call, BW_FN_pthread_cond_timedwait);
+  bw__call_begin(&call, BW_FN_pthread_cond_timedwait, caller);
   int r = fn(c, m, ts);
   bw__call_end(&call);
   return r;
@@ -411,18 +415,18 @@ static int (*timed_fn(int old))(pthread_cond_t *, pthread_mutex_t *,
 }
 
 int bw__cond_wait_new(pthread_cond_t *c, pthread_mutex_t *m) {
-  return cond_wait_via(cond_fn(0), c, m);
+  return cond_wait_via(cond_fn(0), c, m, CALLER);
 }
 int bw__cond_wait_old(pthread_cond_t *c, pthread_mutex_t *m) {
-  return cond_wait_via(cond_fn(1), c, m);
+  return cond_wait_via(cond_fn(1), c, m, CALLER);
 }
 int bw__cond_timedwait_new(pthread_cond_t *c, pthread_mutex_t *m,
                            const struct timespec *ts) {
-  return cond_timedwait_via(timed_fn(0), c, m, ts);
+  return cond_timedwait_via(timed_fn(0), c, m, ts, CALLER);
 }
 int bw__cond_timedwait_old(pthread_cond_t *c, pthread_mutex_t *m,
                            const struct timespec *ts) {
-  return cond_timedwait_via(timed_fn(1), c, m, ts);
+  return cond_timedwait_via(timed_fn(1), c, m, ts, CALLER);
 }
 #else
 /* Other architectures have one version: plain dlsym. */
@@ -433,11 +437,11 @@ static void resolve_conds(void) {
   resolve_pthread_cond_timedwait();
 }
 EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
-  return cond_wait_via(get_pthread_cond_wait(), c, m);
+  return cond_wait_via(get_pthread_cond_wait(), c, m, CALLER);
 }
 EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
                                   const struct timespec *ts) {
-  return cond_timedwait_via(get_pthread_cond_timedwait(), c, m, ts);
+  return cond_timedwait_via(get_pthread_cond_timedwait(), c, m, ts, CALLER);
 }
 #endif
 

@@ -155,17 +155,16 @@ BW__HIDDEN extern atomic_int bw__active;
 /* One timed blocking call in progress. */
 typedef struct bw__call {
   int fn;
-  int worker; /* counted as a call on a worker */
+  void *caller; /* return address into the caller of the wrapped function */
+  int worker;   /* counted as a call on a worker */
   int pool;
   int compensated;
   uint64_t start_ns;
-  void *frames[16];
-  int nframes;
 } bw__call;
 
 /* Begins / ends a counted call (see interpose.c for who calls them). Both
- * keep errno. begin may not return (fail=1). */
-BW__HIDDEN void bw__call_begin(bw__call *c, int fn);
+ * keep errno. begin may not return (fail=1). caller identifies the site. */
+BW__HIDDEN void bw__call_begin(bw__call *c, int fn, void *caller);
 BW__HIDDEN void bw__call_end(bw__call *c);
 
 /* 1 when the descriptor may block (O_NONBLOCK clear); cached per fd. */
@@ -231,9 +230,10 @@ BW__HIDDEN int bw__pool_notify(int p, int blocked);
 #define BW_MAX_SITES 1024
 #define BW_SITE_FRAMES 8
 
-/* Records one call at the site identified by fn + frames. */
-BW__HIDDEN void bw__site_add(int fn, void *const *frames, int nframes,
-                             uint64_t blocked_ns);
+/* Records one call at the site identified by fn + caller. The first call
+ * at a site captures its caller chain (backtrace, the expensive part); the
+ * later ones only count, so a site's chain is the first one seen there. */
+BW__HIDDEN void bw__site_add(int fn, void *caller, uint64_t blocked_ns);
 /* Captures the caller chain outside the shim into frames (max n). */
 BW__HIDDEN int bw__capture_frames(void **frames, int n);
 BW__HIDDEN void bw__sites_init(void);

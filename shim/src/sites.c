@@ -2,10 +2,12 @@
  * kept in a fixed-size lock-free hash table.
  *
  * Invariants:
- *  - A site is keyed by a 64-bit hash of (function, frames); a slot is
- *    claimed once with a compare-and-swap of its key and then only counted
- *    with relaxed atomic adds. Frames are written by the claimer before it
- *    publishes `ready`; the reporter reads only ready slots.
+ *  - A site is keyed by a 64-bit hash of (function, return address into
+ *    the caller); a slot is claimed once with a compare-and-swap of its key
+ *    and then only counted with relaxed atomic adds. The claimer captures
+ *    the caller chain (backtrace, ~1 us) once, before it publishes `ready`;
+ *    the reporter reads only ready slots. So a counted call costs two
+ *    atomic adds, and a site's chain is the first one seen at that caller.
  *  - Full table: the call is still counted in the totals, and in `dropped`.
  *  - Frames that lie inside libblockwatch.so itself are skipped, so frame 0
  *    is the caller of the blocking function.
@@ -75,20 +77,15 @@ int bw__capture_frames(void **frames, int n) {
   return k;
 }
 
-static uint64_t hash_site(int fn, void *const *frames, int n) {
-  uint64_t h = 1469598103934665603u ^ (uint64_t)(fn + 1);
-  for (int i = 0; i < n; i++) {
-    h ^= (uint64_t)(uintptr_t)frames[i];
-    h *= 1099511628211u;
-    h ^= h >> 29;
-  }
+static uint64_t hash_site(int fn, void *caller) {
+  uint64_t h = (uint64_t)(uintptr_t)caller * 0x9e3779b97f4a7c15u;
+  h ^= (uint64_t)(fn + 1) * 0xc2b2ae3d27d4eb4fu;
+  h ^= h >> 31;
   return h ? h : 1;
 }
 
-void bw__site_add(int fn, void *const *frames, int n, uint64_t blocked_ns) {
-  if (n > BW_SITE_FRAMES)
-    n = BW_SITE_FRAMES;
-  uint64_t key = hash_site(fn, frames, n);
+void bw__site_add(int fn, void *caller, uint64_t blocked_ns) {
+  uint64_t key = hash_site(fn, caller);
   for (unsigned probe = 0; probe < BW_MAX_SITES; probe++) {
     site *s = &sites[(key + probe) % BW_MAX_SITES];
     uint64_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
@@ -96,8 +93,11 @@ void bw__site_add(int fn, void *const *frames, int n, uint64_t blocked_ns) {
       uint64_t expected = 0;
       if (atomic_compare_exchange_strong(&s->key, &expected, key)) {
         s->fn = fn;
-        s->nframes = n;
-        memcpy(s->frames, frames, (size_t)n * sizeof frames[0]);
+        s->nframes = bw__capture_frames(s->frames, (int)bw__opt.frames);
+        if (s->nframes == 0 && caller) {
+          s->frames[0] = caller; /* no unwinder: at least the caller */
+          s->nframes = 1;
+        }
         atomic_store_explicit(&s->ready, 1, memory_order_release);
         cur = key;
       } else {

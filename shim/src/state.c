@@ -252,17 +252,18 @@ static void fail_now(bw__call *c) {
     else
       bw__log("    #%d %p in %s", i, frames[i], sym.function);
   }
-  bw__site_add(c->fn, frames, n, 0);
+  bw__site_add(c->fn, c->caller, 0);
   bw__slot *s = bw__slot_get();
   atomic_fetch_add_explicit(&s->calls_worker, 1, memory_order_relaxed);
   bw__report_final(BW_WHY_FAIL);
   bw__real_exit_now(bw__opt.exitcode);
 }
 
-void bw__call_begin(bw__call *c, int fn) {
+void bw__call_begin(bw__call *c, int fn, void *caller) {
   int saved = errno;
   bw__self.depth++;
   c->fn = fn;
+  c->caller = caller;
   c->worker = 0;
   c->compensated = 0;
   if (bw__self.kind == BW_THREAD_UNKNOWN ||
@@ -313,9 +314,7 @@ void bw__call_end(bw__call *c) {
     bw__slot *s = bw__slot_get();
     atomic_fetch_add_explicit(&s->calls_worker, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->blocked_ns_worker, dur, memory_order_relaxed);
-    void *frames[BW_SITE_FRAMES];
-    int n = bw__capture_frames(frames, (int)bw__opt.frames);
-    bw__site_add(c->fn, frames, n, dur);
+    bw__site_add(c->fn, c->caller, dur);
     if (bw__opt.trace_path[0])
       bw__trace_slice(c->fn, bw__self.tid, c->start_ns, dur);
   }
