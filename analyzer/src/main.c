@@ -203,6 +203,7 @@ int main(int argc, char **argv) {
   bw__inputs inputs;
   bw__inputs_collect(&opts, &inputs, &errors);
   bw__tu_facts *facts = bw__xcalloc(inputs.count + 1, sizeof(bw__tu_facts));
+  bw__parse_init();
   parse_all(&inputs, facts, opts.jobs ? opts.jobs : cpu_count());
   facts_errors(facts, inputs.count, &errors);
 

@@ -553,6 +553,10 @@ static void collect_diagnostics(CXTranslationUnit tu, bw__tu_facts *facts) {
   }
 }
 
+void bw__parse_init(void) {
+  clang_toggleCrashRecovery(0);
+}
+
 bw__parser *bw__parser_new(void) {
   bw__parser *parser = bw__xcalloc(1, sizeof(*parser));
   parser->index = clang_createIndex(0, 0);

@@ -1,0 +1,292 @@
+/* main.c - bw_bench_analyzer: blockscan against `clang -fsyntax-only` over
+ * the translation units of a compilation database, with 1 and 2 jobs.
+ *
+ * Invariants: both tools get the same files with the same flags (the
+ * database entries as blockscan reads them, through bw__compdb_load, plus
+ * -w); every configuration runs `runs` times and the median wall time is
+ * printed; the clang side runs N processes at once for -j N, the way a build
+ * would. A third row parses the same TUs with libclang in-process and
+ * extracts nothing: what blockscan costs beyond parsing.
+ */
+#include "inputs.h"
+#include "util.h"
+
+#include <clang-c/Index.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Spawns argv with stdout/stderr to /dev/null; returns the pid or -1. */
+static pid_t spawn_quiet(char *const *argv) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
+  pid_t pid;
+  int rc = posix_spawn(&pid, argv[0], &actions, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
+
+/* Counts a child's failure once (exit status other than 0 and 1). */
+static int reap(pid_t pid, int ok_status_max) {
+  int status = 0;
+  if (waitpid(pid, &status, 0) != pid)
+    return 1;
+  return !WIFEXITED(status) || WEXITSTATUS(status) > ok_status_max;
+}
+
+/* clang -fsyntax-only over every input, `jobs` processes at a time. */
+static double run_clang(const char *clang, const bw__inputs *inputs,
+                        unsigned jobs, int *failures) {
+  double start = now_s();
+  size_t next = 0, running = 0;
+  pid_t *pids = bw__xcalloc(jobs, sizeof(pid_t));
+  while (next < inputs->count || running) {
+    while (running < jobs && next < inputs->count) {
+      const bw__tu_input *in = &inputs->items[next++];
+      char **argv = bw__xcalloc(in->nargs + 5, sizeof(char *));
+      size_t n = 0;
+      argv[n++] = (char *)clang;
+      argv[n++] = "-fsyntax-only";
+      for (size_t i = 0; i < in->nargs; i++)
+        argv[n++] = in->args[i];
+      argv[n++] = "-w";
+      argv[n++] = in->file;
+      pid_t pid = spawn_quiet(argv);
+      free(argv);
+      if (pid < 0) {
+        (*failures)++;
+        continue;
+      }
+      for (unsigned slot = 0; slot < jobs; slot++)
+        if (!pids[slot]) {
+          pids[slot] = pid;
+          break;
+        }
+      running++;
+    }
+    if (!running)
+      break;
+    int status = 0;
+    pid_t done = wait(&status);
+    for (unsigned slot = 0; slot < jobs; slot++)
+      if (pids[slot] == done) {
+        pids[slot] = 0;
+        running--;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+          (*failures)++;
+      }
+  }
+  free(pids);
+  return now_s() - start;
+}
+
+static double run_blockscan(const char *blockscan, const char *build_dir,
+                            unsigned jobs, int *failures) {
+  char jobs_text[16];
+  snprintf(jobs_text, sizeof(jobs_text), "%u", jobs);
+  char *argv[] = {(char *)blockscan,
+                  "-p",
+                  (char *)build_dir,
+                  "-j",
+                  jobs_text,
+                  "--format",
+                  "json",
+                  NULL};
+  double start = now_s();
+  pid_t pid = spawn_quiet(argv);
+  if (pid < 0 || reap(pid, 1))
+    (*failures)++;
+  return now_s() - start;
+}
+
+/* The floor under blockscan: libclang parsing the same TUs in-process with
+ * the same flags and threads, extracting nothing. */
+typedef struct parse_job {
+  const bw__inputs *inputs;
+  atomic_size_t next;
+  atomic_int failures;
+} parse_job;
+
+static void *parse_only_worker(void *arg) {
+  parse_job *job = arg;
+  CXIndex index = clang_createIndex(0, 0);
+  for (;;) {
+    size_t i = atomic_fetch_add(&job->next, 1);
+    if (i >= job->inputs->count)
+      break;
+    const bw__tu_input *in = &job->inputs->items[i];
+    const char **args = bw__xcalloc(in->nargs + 4, sizeof(char *));
+    size_t n = 0;
+    for (size_t a = 0; a < in->nargs; a++)
+      args[n++] = in->args[a];
+    args[n++] = "-isystem";
+    args[n++] = BENCH_RESOURCE_DIR;
+    args[n++] = "-w";
+    CXTranslationUnit tu = NULL;
+    if (clang_parseTranslationUnit2(
+            index, in->file, args, (int)n, NULL, 0,
+            CXTranslationUnit_IgnoreNonErrorsFromIncludedFiles,
+            &tu) != CXError_Success)
+      atomic_fetch_add(&job->failures, 1);
+    if (tu)
+      clang_disposeTranslationUnit(tu);
+    free(args);
+  }
+  clang_disposeIndex(index);
+  return NULL;
+}
+
+static double run_parse_only(const bw__inputs *inputs, unsigned jobs,
+                             int *failures) {
+  parse_job job = {inputs, 0, 0};
+  pthread_t threads[2];
+  double start = now_s();
+  for (unsigned t = 1; t < jobs; t++)
+    pthread_create(&threads[t], NULL, parse_only_worker, &job);
+  parse_only_worker(&job);
+  for (unsigned t = 1; t < jobs; t++)
+    pthread_join(threads[t], NULL);
+  *failures += atomic_load(&job.failures);
+  return now_s() - start;
+}
+
+static int compare_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *values, size_t n) {
+  qsort(values, n, sizeof(double), compare_double);
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+static size_t count_lines(const bw__inputs *inputs) {
+  size_t lines = 0;
+  for (size_t i = 0; i < inputs->count; i++) {
+    FILE *in = fopen(inputs->items[i].file, "r");
+    if (!in)
+      continue;
+    int c;
+    while ((c = getc(in)) != EOF)
+      lines += c == '\n';
+    fclose(in);
+  }
+  return lines;
+}
+
+static void usage(void) {
+  fputs("usage: bw_bench_analyzer -p BUILD_DIR [-r RUNS]\n"
+        "Times blockscan -p BUILD_DIR against clang -fsyntax-only over the\n"
+        "same database, with -j 1 and -j 2; prints medians and ratios.\n",
+        stderr);
+}
+
+int main(int argc, char **argv) {
+  const char *build_dir = NULL;
+  int runs = 5;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "-p") == 0 && i + 1 < argc) {
+      build_dir = argv[++i];
+    } else if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) {
+      char *end = NULL;
+      long n = strtol(argv[++i], &end, 10);
+      if (*end || n < 1 || n > 100) {
+        fprintf(stderr, "bw_bench_analyzer: bad -r '%s'\n", argv[i]);
+        return 2;
+      }
+      runs = (int)n;
+    } else {
+      usage();
+      return 2;
+    }
+  }
+  if (!build_dir) {
+    usage();
+    return 2;
+  }
+  char *db = bw__xasprintf("%s/compile_commands.json", build_dir);
+  bw__inputs inputs = {0};
+  bw__errors errors = {0};
+  if (bw__compdb_load(db, &inputs, &errors) != 0) {
+    fprintf(stderr, "bw_bench_analyzer: %s: %s\n", db, errors.items[0].message);
+    return 2;
+  }
+  free(db);
+  /* One entry per file, as blockscan does. */
+  size_t unique = 0;
+  for (size_t i = 0; i < inputs.count; i++) {
+    int seen = 0;
+    for (size_t j = 0; j < unique && !seen; j++)
+      seen = strcmp(inputs.items[j].file, inputs.items[i].file) == 0;
+    if (!seen) {
+      bw__tu_input tmp = inputs.items[unique];
+      inputs.items[unique++] = inputs.items[i];
+      inputs.items[i] = tmp;
+    }
+  }
+  bw__inputs dupes = {inputs.items + unique, inputs.count - unique, 0};
+  inputs.count = unique;
+
+  printf("corpus: %s/compile_commands.json: %zu translation units, %zu lines "
+         "of C in the main files\n",
+         build_dir, inputs.count, count_lines(&inputs));
+  printf("clang:  %s\nruns:   %d per configuration (median shown)\n\n",
+         BENCH_CLANG, runs);
+
+  /* As blockscan does (see analyzer/src/parse.h). */
+  clang_toggleCrashRecovery(0);
+  double medians[3][2]; /* [tool][jobs-1] */
+  int failures[3] = {0, 0, 0};
+  double *times = bw__xcalloc((size_t)runs, sizeof(double));
+  for (unsigned jobs = 1; jobs <= 2; jobs++) {
+    for (int r = 0; r < runs; r++)
+      times[r] = run_clang(BENCH_CLANG, &inputs, jobs, &failures[0]);
+    medians[0][jobs - 1] = median(times, (size_t)runs);
+    for (int r = 0; r < runs; r++)
+      times[r] = run_blockscan(BENCH_BLOCKSCAN, build_dir, jobs, &failures[1]);
+    medians[1][jobs - 1] = median(times, (size_t)runs);
+    for (int r = 0; r < runs; r++)
+      times[r] = run_parse_only(&inputs, jobs, &failures[2]);
+    medians[2][jobs - 1] = median(times, (size_t)runs);
+  }
+  free(times);
+
+  printf("%-28s %10s %10s %12s\n", "", "-j 1 (s)", "-j 2 (s)", "-j1 / -j2");
+  printf("%-28s %10.3f %10.3f %12.2f\n", "clang -fsyntax-only", medians[0][0],
+         medians[0][1], medians[0][0] / medians[0][1]);
+  printf("%-28s %10.3f %10.3f %12.2f\n", "blockscan (parse+analyse)",
+         medians[1][0], medians[1][1], medians[1][0] / medians[1][1]);
+  printf("%-28s %10.3f %10.3f %12.2f\n", "libclang parse only", medians[2][0],
+         medians[2][1], medians[2][0] / medians[2][1]);
+  printf("%-28s %10.2f %10.2f\n", "blockscan / clang",
+         medians[1][0] / medians[0][0], medians[1][1] / medians[0][1]);
+  printf("%-28s %10.2f %10.2f\n", "blockscan / parse only",
+         medians[1][0] / medians[2][0], medians[1][1] / medians[2][1]);
+  if (failures[0] || failures[1])
+    printf("\nnote: %d clang run(s) and %d blockscan run(s) reported errors "
+           "(a TU that does not parse costs both tools alike)\n",
+           failures[0], failures[1]);
+  inputs.count += dupes.count;
+  bw__inputs_free(&inputs);
+  bw__errors_free(&errors);
+  return 0;
+}
