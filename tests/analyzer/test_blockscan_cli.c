@@ -238,8 +238,23 @@ static void test_summary_counts_per_rule(void **state) {
                         "--summary", "--format", "json",    NULL};
   run_result r = scan(SCAN, args);
   assert_int_equal(r.status, 1);
-  assert_true(contains(r.err, "blockscan summary: 30 findings, 0 errors"));
+  assert_true(contains(r.err, "blockscan summary: 33 findings, 0 errors"));
   assert_true(contains(r.err, "blocking-sleep"));
+  run_free(&r);
+}
+
+static void test_color_only_when_asked(void **state) {
+  (void)state;
+  const char *always[] = {"--color=always", "macros.c", "--", NULL};
+  run_result r = scan(SCAN, always);
+  assert_int_equal(r.status, 1);
+  assert_true(contains(r.out, "\033[1;35mwarning:"));
+  run_free(&r);
+  /* stdout is a file here, not a terminal: auto means no colour. */
+  const char *automatic[] = {"macros.c", "--", NULL};
+  r = scan(SCAN, automatic);
+  assert_int_equal(r.status, 1);
+  assert_false(contains(r.out, "\033["));
   run_free(&r);
 }
 
@@ -300,6 +315,7 @@ int main(void) {
       cmocka_unit_test(test_disabled_category_is_not_reported),
       cmocka_unit_test(test_baseline_hides_known_findings_only),
       cmocka_unit_test(test_summary_counts_per_rule),
+      cmocka_unit_test(test_color_only_when_asked),
       cmocka_unit_test(test_sarif_output_passes_the_sarif_multitool),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
