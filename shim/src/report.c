@@ -7,8 +7,9 @@
  *  - The JSON file is written to "<path>.tmp.<pid>.<n>" opened with
  *    O_CREAT|O_EXCL|O_NOFOLLOW and renamed over the path: a reader never
  *    sees half a report, and no symlink, planted or stale, is followed.
- *  - Without report_path the file is blockwatch.<pid>.json; a fork child
- *    given report_path writes "<report_path>.<pid>" (its own report).
+ *  - Without report_path the file is blockwatch.<pid>.json; "%p" in
+ *    report_path is replaced by the pid; otherwise a fork child given
+ *    report_path writes "<report_path>.<pid>" (its own report).
  *  - Quiet by default: the text summary is printed only when something
  *    blocked a worker (or verbosity >= 1).
  *  - In a signal handler nothing that can allocate is called: frames are
@@ -77,8 +78,12 @@ int bw__file_commit(int fd, const char *tmp, const char *path, int ok) {
 }
 
 static void json_path(char *out, size_t size) {
+  const char *pid_at = strstr(bw__opt.report_path, "%p");
   if (!bw__opt.report_path[0])
     snprintf(out, size, "blockwatch.%d.json", (int)getpid());
+  else if (pid_at) /* "%p" is the pid: every process its own file */
+    snprintf(out, size, "%.*s%d%s", (int)(pid_at - bw__opt.report_path),
+             bw__opt.report_path, (int)getpid(), pid_at + 2);
   else if (in_fork_child)
     snprintf(out, size, "%s.%d", bw__opt.report_path, (int)getpid());
   else

@@ -348,6 +348,21 @@ static void test_fork_child_reports_separately(void **state) {
   shim_result_free(&r);
 }
 
+static void test_pid_in_report_path(void **state) {
+  (void)state;
+  shim_result r;
+  run_target(
+      "fork", NULL,
+      fmt("report=json:report_path=%s/pid-%%p.json:" WORKERS, shim_tmpdir()),
+      NULL, &r);
+  long long child = shim_out_value(r.out, "child");
+  json_t *c = shim_load_json(fmt("%s/pid-%lld.json", shim_tmpdir(), child));
+  assert_non_null(c);
+  assert_int_equal(shim_calls(c, "on_other_threads"), 5);
+  json_decref(c);
+  shim_result_free(&r);
+}
+
 static void test_exec_image_writes_its_own_report(void **state) {
   (void)state;
   const char *p = path_of("exec.json");
@@ -674,6 +689,7 @@ int main(void) {
       cmocka_unit_test(test_closed_stderr_gets_nothing_written),
       cmocka_unit_test(test_report_replaces_a_symlink_never_follows_it),
       cmocka_unit_test(test_fork_child_reports_separately),
+      cmocka_unit_test(test_pid_in_report_path),
       cmocka_unit_test(test_exec_image_writes_its_own_report),
       cmocka_unit_test(test_signal_interim_report_and_eintr_kept),
       cmocka_unit_test(test_exit_paths_write_the_report),
