@@ -60,7 +60,10 @@ static void pause_before_event(void) {
 static double one_polling_run(bw_pool *pool) {
   run_state r = {.noticed = bw_completion_create(pool)};
   atomic_init(&r.flag, 0);
-  bw_submit(pool, poll_until_set, &r);
+  if (bw_submit(pool, poll_until_set, &r) != 0) {
+    bw_task_release(r.noticed);
+    return -1.0; /* nothing would ever notice the event */
+  }
   pause_before_event();
   r.set_ms = sample_now_ms();
   atomic_store(&r.flag, 1);
@@ -110,6 +113,10 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < runs; i++) {
     poll_lat[i] = one_polling_run(pool);
     signal_lat[i] = one_signal_run(pool);
+    if (poll_lat[i] < 0) {
+      fprintf(stderr, "polling_vs_signal: could not submit the poller\n");
+      return 1;
+    }
   }
   printf("wake-up latency, event set after a random 0-3 ms:\n");
   report("polling (usleep 1 ms):", poll_lat, runs);

@@ -107,8 +107,14 @@ static int run_variant(int compensate, unsigned items, unsigned wait_ms) {
   void (*sleeper)(void *) = blocking_item;
   if (compensate)
     sleeper = compensated_item;
-  for (unsigned i = 0; i < items; i++)
-    bw_submit(pool, sleeper, &b);
+  for (unsigned i = 0; i < items; i++) {
+    int err = bw_submit(pool, sleeper, &b);
+    if (err != 0) {
+      fprintf(stderr, "starvation_probe: submit: %s\n", bw_strerror(err));
+      bw_pool_destroy(pool); /* runs what was queued: it points at b */
+      return 1;
+    }
+  }
 
   pthread_t tid;
   if (pthread_create(&tid, NULL, probe_thread, &p) != 0) {

@@ -90,7 +90,8 @@ static int run(const char *label, const char *pool_name,
   for (unsigned i = 0; i < n; i++) {
     reqs[i] = (request){.pool = pool, .latency_ms = latency_ms, .key = i};
     reqs[i].done = dones[i] = bw_completion_create(pool);
-    bw_submit(pool, handler, &reqs[i]);
+    if (bw_submit(pool, handler, &reqs[i]) != 0)
+      bw_task_complete(dones[i], NULL); /* counted as a wrong result */
   }
   /* The main thread is no worker: waiting here starves nobody. */
   bw_task *all = bw_when_all(dones, n);
