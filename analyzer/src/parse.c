@@ -554,7 +554,10 @@ static void collect_diagnostics(CXTranslationUnit tu, bw__tu_facts *facts) {
 }
 
 void bw__parse_init(void) {
-  clang_toggleCrashRecovery(0);
+  /* clang_createIndex() turns crash recovery on unless this variable is
+   * set, so clang_toggleCrashRecovery(0) alone would be undone by the next
+   * index; setting it here, before any thread exists, is safe. */
+  setenv("LIBCLANG_DISABLE_CRASH_RECOVERY", "1", 0);
 }
 
 bw__parser *bw__parser_new(void) {

@@ -22,10 +22,11 @@ typedef struct bw__tu_input {
 typedef struct bw__parser bw__parser;
 
 /* Process-wide libclang setup; call once, before any parser thread starts.
- * It turns off libclang's crash recovery: that machinery serialises
- * parsing threads (signal masks and a global lock around every parse), so
- * with it -j 2 ran no faster than -j 1. The cost: a libclang crash on one
- * TU ends the run instead of being reported as that TU's error. */
+ * It turns off libclang's crash recovery (LIBCLANG_DISABLE_CRASH_RECOVERY):
+ * that machinery serialises parsing threads (signal masks and a global
+ * lock around every parse), so with it -j 2 ran no faster than -j 1. The
+ * cost: a libclang crash on one TU ends the run instead of being reported
+ * as that TU's error. */
 void bw__parse_init(void);
 
 /* Creates a parser with its own libclang index. */

@@ -253,7 +253,7 @@ int main(int argc, char **argv) {
          BENCH_CLANG, runs);
 
   /* As blockscan does (see analyzer/src/parse.h). */
-  clang_toggleCrashRecovery(0);
+  setenv("LIBCLANG_DISABLE_CRASH_RECOVERY", "1", 0);
   double medians[3][2]; /* [tool][jobs-1] */
   int failures[3] = {0, 0, 0};
   double *times = bw__xcalloc((size_t)runs, sizeof(double));
