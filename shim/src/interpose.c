@@ -458,7 +458,10 @@ void bw__real_exit_now(int status) {
 }
 
 __attribute__((noreturn)) static void exit_via_report(int status) {
-  if (atomic_load_explicit(&bw__active, memory_order_relaxed)) {
+  /* A vfork child shares our memory: its _exit must not write (and so use
+   * up) the parent's report. */
+  if (atomic_load_explicit(&bw__active, memory_order_relaxed) &&
+      bw__is_own_process()) {
     bw__report_final(BW_WHY_EXIT);
     if (bw__opt.fail == BW_FAIL_REPORT && status == 0 && bw__has_findings())
       status = bw__opt.exitcode;
@@ -580,6 +583,19 @@ const char *bw__fn_name(int fn) {
 /* A function counts when the rules name it as blocking in an enabled
  * category; a function no rule names falls back to its built-in category
  * (enabled per the rule set, or all but "lock" without one). */
+static void log_enabled(void) {
+  char on[2048] = "", off[2048] = "";
+  for (int i = 0; i < BW_FN_COUNT; i++) {
+    char *list = bw__fn_enabled[i] ? on : off;
+    if (i > 0 && strcmp(fn_names[i], fn_names[i - 1]) == 0)
+      continue; /* a __*_chk form next to its plain one */
+    size_t len = strlen(list);
+    snprintf(list + len, sizeof on - len, " %s", fn_names[i]);
+  }
+  bw__log("counting:%s", on);
+  bw__log("not counting:%s", off);
+}
+
 void bw__fn_enable_init(void) {
   for (int i = 0; i < BW_FN_COUNT; i++) {
     const bw_blocking_rule *rule =
@@ -593,6 +609,8 @@ void bw__fn_enable_init(void) {
       bw__fn_enabled[i] =
           fn_categories[i] != BW_CATEGORY_LOCK || bw__opt.lock ? 1 : 0;
   }
+  if (bw__opt.verbosity >= 2)
+    log_enabled();
 }
 
 void bw__resolve_all(void) {

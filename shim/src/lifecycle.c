@@ -76,6 +76,8 @@ static void load_rules(void) {
 static void on_report_signal(int sig) {
   (void)sig;
   int saved = errno;
+  if (!bw__is_own_process())
+    return;
   bw__report_set_in_signal(1);
   bw__report_write(BW_WHY_INTERIM);
   bw__report_set_in_signal(0);
@@ -84,7 +86,8 @@ static void on_report_signal(int sig) {
 
 static void on_fatal_signal(int sig) {
   bw__report_set_in_signal(1);
-  bw__report_final(BW_WHY_SIGNAL);
+  if (bw__is_own_process())
+    bw__report_final(BW_WHY_SIGNAL);
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -131,6 +134,7 @@ static void after_fork_child(void) {
 
 __attribute__((constructor(101))) static void shim_init(void) {
   bw__self.depth++;
+  bw__own_pid_set();
   bw__log_init();
   bw__resolve_all();
   const char *env = getenv("BLOCKWATCH_OPTIONS");

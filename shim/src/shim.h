@@ -149,6 +149,10 @@ typedef struct bw__thread {
 } bw__thread;
 
 BW__HIDDEN extern BW__TLS __thread bw__thread bw__self;
+/* 0 in a vfork child (which shares the parent's memory), else 1. */
+BW__HIDDEN int bw__is_own_process(void);
+/* Records the pid this memory belongs to (constructor, fork child). */
+BW__HIDDEN void bw__own_pid_set(void);
 /* 1 once the constructor finished (options parsed, symbols resolved). */
 BW__HIDDEN extern atomic_int bw__active;
 

@@ -37,6 +37,16 @@ static pthread_key_t exit_key;
 static atomic_int exit_key_ok;
 static atomic_int fail_fired;
 
+static atomic_int own_pid;
+
+void bw__own_pid_set(void) {
+  atomic_store(&own_pid, (int)getpid());
+}
+
+int bw__is_own_process(void) {
+  return (int)getpid() == atomic_load(&own_pid);
+}
+
 uint64_t bw__now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -336,6 +346,7 @@ void bw__state_after_fork(void) {
     if (s != mine)
       atomic_store(&s->used, 0);
   }
+  bw__own_pid_set();
   /* The child's only thread copies a worker's stack, not its pool. */
   bw__self.tid = (int)syscall(SYS_gettid);
   if (mine)

@@ -276,6 +276,20 @@ static int scenario_fork(void) {
   return 0;
 }
 
+/* ---- vfork: the child's _exit runs in our memory and must not use up the
+ * parent's report; parent: 3 worker usleeps, 1 join, 1 waitpid ----------- */
+
+static int scenario_vfork(void) {
+  pid_t pid = vfork();
+  if (pid == 0)
+    _exit(5);
+  int st;
+  waitpid(pid, &st, 0);
+  run_workers(1, three_sleeps);
+  printf("child_status %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+  return 0;
+}
+
 /* ---- exec: two sleeps, then the same pid becomes the counts scenario ---- */
 
 static int scenario_exec(const char *self) {
@@ -404,6 +418,8 @@ int main(int argc, char **argv) {
     return scenario_errno();
   if (strcmp(s, "fork") == 0)
     return scenario_fork();
+  if (strcmp(s, "vfork") == 0)
+    return scenario_vfork();
   if (strcmp(s, "exec") == 0)
     return scenario_exec(argv[0]);
   if (strcmp(s, "signal") == 0)

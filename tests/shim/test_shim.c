@@ -348,6 +348,22 @@ static void test_fork_child_reports_separately(void **state) {
   shim_result_free(&r);
 }
 
+static void test_vfork_child_exit_leaves_parent_report(void **state) {
+  (void)state;
+  const char *p = path_of("vfork.json");
+  shim_result r;
+  json_t *j = run_target("vfork", NULL,
+                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  assert_non_null(j);
+  assert_int_equal(shim_out_value(r.out, "child_status"), 5);
+  assert_int_equal(json_integer_value(json_object_get(j, "pid")),
+                   json_integer_value(json_object_get(j, "pid")));
+  assert_int_equal(shim_calls(j, "on_workers"), 3);
+  assert_int_equal(shim_calls(j, "on_other_threads"), 2);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
 static void test_pid_in_report_path(void **state) {
   (void)state;
   shim_result r;
@@ -689,6 +705,7 @@ int main(void) {
       cmocka_unit_test(test_closed_stderr_gets_nothing_written),
       cmocka_unit_test(test_report_replaces_a_symlink_never_follows_it),
       cmocka_unit_test(test_fork_child_reports_separately),
+      cmocka_unit_test(test_vfork_child_exit_leaves_parent_report),
       cmocka_unit_test(test_pid_in_report_path),
       cmocka_unit_test(test_exec_image_writes_its_own_report),
       cmocka_unit_test(test_signal_interim_report_and_eintr_kept),
