@@ -1,6 +1,7 @@
 /* test_trace2svg.c - bw-trace2svg: the trace loader on the hand-written
  * fixture and on bad input, and the SVG it renders: well-formed XML (checked
- * with GLib's GMarkup parser) holding the expected lanes, spans and axis.
+ * with GLib's GMarkup parser) holding the expected lanes, spans and axis;
+ * and the timeline committed for docs/tour.md is well-formed too.
  *
  * Invariants: every file a test writes lives under a fresh mkdtemp()
  * directory that the test removes; the fixture is never modified.
@@ -26,6 +27,9 @@
 #endif
 #ifndef T2S_BIN
 #error "T2S_BIN must name the bw-trace2svg binary"
+#endif
+#ifndef T2S_DOC_SVG
+#error "T2S_DOC_SVG must name docs/img/starvation_probe.svg"
 #endif
 
 /* What the GMarkup walk saw in an SVG document. */
@@ -315,6 +319,23 @@ static void test_command_writes_the_svg_and_reports_errors(void **state) {
   assert_int_equal(run_tool("/nonexistent/trace.json"), 1);
 }
 
+/* The picture docs/tour.md shows is well-formed and shows worker lanes with
+ * blocked spans (it was rendered from a real shim trace and committed). */
+static void test_committed_tour_picture_is_well_formed(void **state) {
+  (void)state;
+  gchar *doc;
+  gsize len;
+  assert_true(g_file_get_contents(T2S_DOC_SVG, &doc, &len, NULL));
+  svg_facts f;
+  parse_svg(doc, len, &f);
+  assert_int_equal(f.svg_root, 1);
+  assert_true(f.lanes >= 2);
+  assert_true(f.blocked >= 2);
+  assert_int_equal(f.axis, 1);
+  free_facts(&f);
+  g_free(doc);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fixture_loads_lanes_spans_waits_counters),
@@ -323,6 +344,7 @@ int main(void) {
       cmocka_unit_test(test_empty_trace_renders_an_empty_timeline),
       cmocka_unit_test(test_bad_json_and_non_traces_are_errors),
       cmocka_unit_test(test_command_writes_the_svg_and_reports_errors),
+      cmocka_unit_test(test_committed_tour_picture_is_well_formed),
   };
   return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
