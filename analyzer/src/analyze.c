@@ -9,8 +9,8 @@
  *    (file, line, column) order, so output does not depend on TU order.
  *  - The walk from a root is a BFS with parent links: it gives the shortest
  *    chain and terminates on recursion. It does not enter blocking
- *    functions, entry functions (they hand work off, they do not run it) or
- *    allowed functions.
+ *    functions, the rules' entry functions (they hand work off, they do not
+ *    run it) or allowed functions; it does enter the program's wrappers.
  *  - Threads the program starts itself (pthread_create) are neither roots
  *    nor edges: a start routine only becomes reachable by being submitted.
  */
@@ -99,9 +99,11 @@ static size_t handoffs_of(const analysis *an, const bw__node *callee,
   return count;
 }
 
-static int is_entry(const analysis *an, const bw__node *node) {
-  handoff ways[BW_ENTRY_MAX_CALLBACKS + 2];
-  return handoffs_of(an, node, ways, BW_ENTRY_MAX_CALLBACKS + 2) > 0;
+/* A pool or loop API named by the rules: its body (when the program has
+ * it, e.g. the bundled runtime) queues work rather than running it. The
+ * program's own wrappers are walked: they may block besides forwarding. */
+static int is_rules_entry(const analysis *an, const bw__node *node) {
+  return bw_rules_find_entry(an->rules, node->name) != NULL;
 }
 
 /* A function whose parameter reaches an entry's callback argument becomes
@@ -372,7 +374,7 @@ static void walk_root(analysis *an, size_t root_node, link *links,
                         rule);
           continue;
         }
-        if (!callee->def || is_entry(an, callee) ||
+        if (!callee->def || is_rules_entry(an, callee) ||
             bw_rules_is_allowed(an->rules, callee->name))
           continue;
         visit(links, queue, &tail, targets[t], n, call_index, stamp);
