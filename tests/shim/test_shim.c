@@ -216,6 +216,26 @@ static void test_categories_option_limits_what_counts(void **state) {
   shim_result_free(&r);
 }
 
+static void test_rules_file_option_is_loaded(void **state) {
+  (void)state;
+  const char *rules = path_of("mine.rules");
+  FILE *f = fopen(rules, "w");
+  assert_non_null(f);
+  fputs("# sleeping is fine in this program\ndisable: sleep\n", f);
+  fclose(f);
+  const char *p = path_of("rules.json");
+  shim_result r;
+  json_t *j = run_target(
+      "counts", NULL,
+      fmt("report=json:report_path=%s:rules=%s:" WORKERS, p, rules), p, &r);
+  assert_non_null(j);
+  /* 24 minus the 16 sleeps: poll, write, 2 reads per worker. */
+  assert_int_equal(shim_calls(j, "on_workers"), 8);
+  assert_int_equal(shim_site_count(j, "usleep"), 0);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
 static void test_threshold_ignores_short_calls(void **state) {
   (void)state;
   const char *p = path_of("threshold.json");
@@ -699,6 +719,7 @@ int main(void) {
       cmocka_unit_test(test_locks_count_only_when_contended),
       cmocka_unit_test(test_worker_start_option_classifies_by_start_routine),
       cmocka_unit_test(test_categories_option_limits_what_counts),
+      cmocka_unit_test(test_rules_file_option_is_loaded),
       cmocka_unit_test(test_threshold_ignores_short_calls),
       cmocka_unit_test(test_results_and_errno_identical_with_and_without_shim),
       cmocka_unit_test(test_bad_options_warn_once_and_keep_defaults),
