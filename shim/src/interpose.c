@@ -13,7 +13,8 @@
  *    when: the shim is not active yet (before the constructor, or in a
  *    process whose options said so), this thread is inside the shim
  *    (bw__self.depth), the function is not counted (rules/options), or the
- *    call cannot block (gate: O_NONBLOCK, WNOHANG, zero timeout).
+ *    call cannot block: the table's gate (O_NONBLOCK, WNOHANG, zero
+ *    timeout) or an "unless" condition of the function's rule.
  *  - The return value is the real one, unchanged, and so is errno.
  *  - pthread_cond_wait/timedwait exist in two symbol versions on x86_64
  *    (GLIBC_2.3.2, the default, and the old GLIBC_2.2.5 ABI); each of ours
@@ -139,6 +140,77 @@ static inline int passthrough(int fn) {
          bw__self.depth || !bw__fn_enabled[fn];
 }
 
+/* ---- the rules' "unless" conditions -------------------------------------- */
+
+/* The arguments of a call as integers, for rule conditions: ARGV(a, b)
+ * is {0, a, b} (the leading 0 keeps a no-argument call a valid array). */
+static inline uint64_t as_u64(const void *p, size_t size) {
+  /* By bytes: some parameters are transparent unions (__SOCKADDR_ARG). */
+  if (size == 4) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return (uint64_t)(int64_t)v; /* -1 stays -1 */
+  }
+  uint64_t v = 0;
+  memcpy(&v, p, size < sizeof v ? size : sizeof v);
+  return v;
+}
+#define AS_U64(x) as_u64(&(x), sizeof(x))
+#define MAP1(a) AS_U64(a)
+#define MAP2(a, b) MAP1(a), AS_U64(b)
+#define MAP3(a, b, c) MAP2(a, b), AS_U64(c)
+#define MAP4(a, b, c, d) MAP3(a, b, c), AS_U64(d)
+#define MAP5(a, b, c, d, e) MAP4(a, b, c, d), AS_U64(e)
+#define MAP6(a, b, c, d, e, f) MAP5(a, b, c, d, e), AS_U64(f)
+#define MAP7(a, b, c, d, e, f, g) MAP6(a, b, c, d, e, f), AS_U64(g)
+#define PICK(_1, _2, _3, _4, _5, _6, _7, name, ...) name
+#define MAP_ALL(...)                                                           \
+  PICK(__VA_ARGS__, MAP7, MAP6, MAP5, MAP4, MAP3, MAP2, MAP1, )(__VA_ARGS__)
+#define ARGV(...)                                                              \
+  { 0 __VA_OPT__(, MAP_ALL(__VA_ARGS__)) }
+
+/* The rule of each wrapped function (NULL: built-in gate only). */
+static const bw_blocking_rule *fn_rule[BW_FN_COUNT];
+
+static int cond_holds(const bw_rule_cond *c, const uint64_t *av, size_t n) {
+  if (c->arg < 0 || (size_t)c->arg >= n)
+    return 0; /* unknown: the call counts */
+  uint64_t v = av[c->arg];
+  switch (c->kind) {
+  case BW_COND_EQUALS:
+    return v == (uint64_t)c->value;
+  case BW_COND_HAS_FLAG:
+    return c->value && (v & (uint64_t)c->value) == (uint64_t)c->value;
+  case BW_COND_IS_NULL:
+    return v == 0;
+  case BW_COND_NOT_NULL:
+    return v != 0;
+  case BW_COND_NONBLOCKING_FD:
+    return !bw__fd_blocking((int)v);
+  case BW_COND_NONBLOCKING_FILE:
+    return v && !bw__fd_blocking(fileno_unlocked((FILE *)(uintptr_t)v));
+  case BW_COND_ZERO_TIMEOUT: {
+    /* struct timespec and struct timeval: two longs, both zero. */
+    const long *t = (const long *)(uintptr_t)v;
+    return t && t[0] == 0 && t[1] == 0;
+  }
+  case BW_COND_COUNT:
+    break;
+  }
+  return 0;
+}
+
+/* 1 when a rule's "unless" condition says this call does not block. */
+static int rule_unless(int fn, const uint64_t *av, size_t n) {
+  const bw_blocking_rule *rule = fn_rule[fn];
+  if (!rule)
+    return 0;
+  for (size_t i = 0; i < rule->n_unless; i++)
+    if (cond_holds(&rule->unless[i], av, n))
+      return 1;
+  return 0;
+}
+
 /* ---- the generated wrappers ---------------------------------------------- */
 
 #define REAL_FUNC(ret, name, canon, params, args, cat, gate)                   \
@@ -154,7 +226,13 @@ BW_SHIM_FUNCS(REAL_FUNC)
     if (__builtin_expect(passthrough(BW_FN_##name), 1))                        \
       return fn args;                                                          \
     int saved = errno;                                                         \
-    int may_block = (gate);                                                    \
+    const uint64_t argv_[] = ARGV args;                                        \
+    /* A __*_chk form's arguments are not where its rule says. */              \
+    int same_args = __builtin_strcmp(#name, #canon) == 0;                      \
+    int may_block =                                                            \
+        (gate) &&                                                              \
+        !(same_args && rule_unless(BW_FN_##name, argv_ + 1,                    \
+                                   sizeof argv_ / sizeof argv_[0] - 1));       \
     errno = saved;                                                             \
     if (!may_block)                                                            \
       return fn args;                                                          \
@@ -600,6 +678,7 @@ void bw__fn_enable_init(void) {
   for (int i = 0; i < BW_FN_COUNT; i++) {
     const bw_blocking_rule *rule =
         bw__rules ? bw_rules_lookup_blocking(bw__rules, fn_names[i]) : NULL;
+    fn_rule[i] = rule;
     if (rule)
       bw__fn_enabled[i] = (unsigned char)bw_rules_is_active(bw__rules, rule);
     else if (bw__rules)

@@ -6,11 +6,13 @@
  * each usleep(SLEEP_MS) - the only blocking calls on workers - then a probe
  * item whose queue wait the program measures itself and prints as
  * "probe_wait_ms N". Modes: starve, compensate (BW_POOL_COMPENSATE, the
- * shim's compensate=1 announces each block), syncwait (one item waits for a
- * bw_delay task with bw_wait: sync-over-async).
+ * shim's compensate=1 announces each block), syncwait (one item polls a
+ * bw_delay task with a zero timeout, then waits for it with bw_wait:
+ * sync-over-async).
  */
 #include <blockwatch/runtime.h>
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -42,6 +44,9 @@ static void probe(void *arg) {
 static void sync_waiter(void *arg) {
   bw_pool *pool = arg;
   bw_task *delay = bw_delay(pool, 50);
+  /* A zero timeout only polls: the rule's unless="arg1 is 0" says it does
+   * not block, so only the second wait counts. */
+  printf("bw_wait_poll %d\n", bw_wait(delay, 0) == -ETIMEDOUT);
   int rc = bw_wait(delay, -1);
   bw_task_release(delay);
   printf("bw_wait %d\n", rc);

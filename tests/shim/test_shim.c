@@ -661,6 +661,7 @@ static void test_sync_over_async_wait_counted_once(void **state) {
   json_t *j = run_runtime(RUNTIME_TARGET, "syncwait", "", p, &r);
   assert_non_null(j);
   assert_int_equal(shim_out_value(r.out, "bw_wait"), 0);
+  assert_int_equal(shim_out_value(r.out, "bw_wait_poll"), 1);
   assert_int_equal(shim_site_count(j, "bw_wait"), 1);
   /* Its own condition wait inside the runtime is not counted again. */
   assert_int_equal(shim_site_count(j, "pthread_cond_wait"), 0);
