@@ -3,38 +3,47 @@
  *
  * Items are typically allocated by one thread (the submitter) and freed by
  * another (a worker), which is the pattern general allocators handle worst.
- * So each thread keeps a private free list per size class; a thread whose
- * list grows past LOCAL_MAX hands the whole list to a process-wide stack,
- * and a thread whose list is empty takes that whole stack.
+ * So each thread collects the blocks it frees on a private list; when that
+ * list reaches BATCH blocks it becomes a batch on a process-wide stack of
+ * batches. A thread that needs a block takes from its own frees first, then
+ * from the batches it took earlier, and when both are empty takes the whole
+ * shared stack at once.
  *
  * Invariants:
- *  - A block is on at most one list. The shared stack is only pushed onto
- *    (a chain, by CAS) or emptied at once (exchange), so there is no ABA
- *    problem without tags.
+ *  - A block is on at most one list. A batch's first block carries the
+ *    batch's length and the link to the next batch, so taking the stack
+ *    walks batch heads only (one per BATCH blocks), never every block.
+ *  - The shared stack is only pushed onto (one batch, by CAS) or emptied at
+ *    once (exchange): there is no ABA problem without tags.
  *  - The shared stack holds at most SHARED_MAX blocks per class (checked
- *    approximately); beyond that, blocks go back to free(). Memory cached
- *    is bounded, and every cached block stays reachable from a static, so
- *    leak checkers stay quiet.
- *  - A thread's private lists are handed to the shared stack when the
- *    thread exits (a pthread key destructor, removed if the library is
- *    unloaded).
+ *    approximately); beyond that, blocks go back to free(). Every cached
+ *    block stays reachable from a static or a live thread, so leak checkers
+ *    stay quiet.
+ *  - A thread's private blocks are handed back when it exits (a pthread key
+ *    destructor, removed if the library is unloaded).
  */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "internal.h"
 
-#define LOCAL_MAX 256
+#define BATCH 256
 #define SHARED_MAX 65536
 
 typedef struct free_block {
-  struct free_block *next;
+  struct free_block *next;       /* within a list or batch */
+  struct free_block *next_batch; /* batch heads only */
+  size_t count;                  /* batch heads only: blocks in the batch */
 } free_block;
 
-typedef struct local_list {
-  free_block *head, *tail;
-  unsigned count;
-} local_list;
+_Static_assert(sizeof(free_block) <= BW__ALLOC_SMALL, "block too small");
+
+typedef struct local_lists {
+  free_block *freed; /* this thread's frees, newest first */
+  size_t nfreed;
+  free_block *cursor;  /* remainder of the batch being used */
+  free_block *batches; /* further batches taken from the shared stack */
+} local_lists;
 
 static const size_t class_size[BW__ALLOC_CLASSES] = {BW__ALLOC_SMALL,
                                                      BW__ALLOC_LARGE};
@@ -42,46 +51,58 @@ static const size_t class_size[BW__ALLOC_CLASSES] = {BW__ALLOC_SMALL,
 static _Atomic(free_block *) shared[BW__ALLOC_CLASSES];
 static _Atomic size_t shared_count[BW__ALLOC_CLASSES];
 
-static _Thread_local local_list local[BW__ALLOC_CLASSES];
+static _Thread_local local_lists local[BW__ALLOC_CLASSES];
 static _Thread_local int local_registered;
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static int key_made;
 
-/* Pushes a chain head..tail of n blocks onto the shared stack, or frees it
- * when the stack is full. */
-static void give_back(int cls, free_block *head, free_block *tail, unsigned n) {
+static void free_chain(free_block *b) {
+  while (b != NULL) {
+    free_block *next = b->next;
+    free(b);
+    b = next;
+  }
+}
+
+/* Pushes the chain head..(next == NULL) of n blocks as one batch, or frees
+ * it when the shared stack is full. */
+static void give_batch(int cls, free_block *head, size_t n) {
   if (atomic_load_explicit(&shared_count[cls], memory_order_relaxed) + n >
       SHARED_MAX) {
-    while (head != NULL) {
-      free_block *next = head->next;
-      free(head);
-      head = next;
-    }
+    free_chain(head);
     return;
   }
   atomic_fetch_add_explicit(&shared_count[cls], n, memory_order_relaxed);
+  head->count = n;
   free_block *old = atomic_load_explicit(&shared[cls], memory_order_relaxed);
   do {
-    tail->next = old;
+    head->next_batch = old;
   } while (!atomic_compare_exchange_weak_explicit(
       &shared[cls], &old, head, memory_order_release, memory_order_relaxed));
 }
 
-static void flush_local(int cls) {
-  local_list *l = &local[cls];
-  if (l->head != NULL)
-    give_back(cls, l->head, l->tail, l->count);
-  l->head = l->tail = NULL;
-  l->count = 0;
-}
-
 static void on_thread_exit(void *unused) {
   (void)unused;
-  for (int cls = 0; cls < BW__ALLOC_CLASSES; cls++)
-    flush_local(cls);
+  for (int cls = 0; cls < BW__ALLOC_CLASSES; cls++) {
+    local_lists *l = &local[cls];
+    if (l->freed != NULL)
+      give_batch(cls, l->freed, l->nfreed);
+    size_t n = 0;
+    for (free_block *b = l->cursor; b != NULL; b = b->next)
+      n++;
+    if (l->cursor != NULL)
+      give_batch(cls, l->cursor, n);
+    free_block *batch = l->batches;
+    while (batch != NULL) {
+      free_block *next = batch->next_batch;
+      give_batch(cls, batch, batch->count);
+      batch = next;
+    }
+    l->freed = l->cursor = l->batches = NULL;
+    l->nfreed = 0;
+  }
 }
-
-static int key_made;
 
 static void make_key(void) {
   key_made = pthread_key_create(&exit_key, on_thread_exit) == 0;
@@ -94,53 +115,56 @@ __attribute__((destructor)) static void forget_key(void) {
     pthread_key_delete(exit_key);
 }
 
-/* A destructor runs only for threads whose key value is non-NULL. */
+/* A key destructor runs only for threads whose key value is non-NULL. */
 static void register_thread(void) {
   pthread_once(&key_once, make_key);
-  pthread_setspecific(exit_key, &local_registered);
+  if (key_made)
+    pthread_setspecific(exit_key, &local_registered);
   local_registered = 1;
 }
 
 void *bw__alloc(int cls) {
-  local_list *l = &local[cls];
-  if (l->head == NULL) {
-    free_block *all =
-        atomic_exchange_explicit(&shared[cls], NULL, memory_order_acquire);
-    if (all == NULL)
-      return malloc(class_size[cls]);
-    /* Count and find the tail once; the chain now belongs to us. */
-    unsigned n = 0;
-    free_block *tail = all;
-    for (free_block *b = all; b != NULL; b = b->next) {
-      n++;
-      tail = b;
-    }
-    atomic_fetch_sub_explicit(&shared_count[cls], n, memory_order_relaxed);
-    l->head = all;
-    l->tail = tail;
-    l->count = n;
-    if (!local_registered)
-      register_thread();
+  local_lists *l = &local[cls];
+  free_block *b = l->freed;
+  if (b != NULL) { /* our own frees: still warm in this CPU's cache */
+    l->freed = b->next;
+    l->nfreed--;
+    return b;
   }
-  free_block *b = l->head;
-  l->head = b->next;
-  if (l->head == NULL)
-    l->tail = NULL;
-  l->count--;
+  if (l->cursor == NULL) {
+    if (l->batches == NULL) {
+      free_block *all =
+          atomic_exchange_explicit(&shared[cls], NULL, memory_order_acquire);
+      if (all == NULL)
+        return malloc(class_size[cls]);
+      size_t n = 0;
+      for (free_block *h = all; h != NULL; h = h->next_batch)
+        n += h->count;
+      atomic_fetch_sub_explicit(&shared_count[cls], n, memory_order_relaxed);
+      l->batches = all;
+      if (!local_registered)
+        register_thread();
+    }
+    l->cursor = l->batches;
+    l->batches = l->batches->next_batch;
+  }
+  b = l->cursor;
+  l->cursor = b->next;
   return b;
 }
 
 void bw__free(int cls, void *p) {
   if (p == NULL)
     return;
-  local_list *l = &local[cls];
+  local_lists *l = &local[cls];
   free_block *b = p;
-  b->next = l->head;
-  if (l->head == NULL)
-    l->tail = b;
-  l->head = b;
+  b->next = l->freed;
+  l->freed = b;
   if (!local_registered)
     register_thread();
-  if (++l->count >= LOCAL_MAX)
-    flush_local(cls);
+  if (++l->nfreed >= BATCH) {
+    give_batch(cls, l->freed, l->nfreed);
+    l->freed = NULL;
+    l->nfreed = 0;
+  }
 }

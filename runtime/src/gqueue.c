@@ -10,6 +10,11 @@
  *    items every push goes there, and consumers take from the ring first,
  *    so every ring item is older than every overflow item (exactly FIFO for
  *    one producer; concurrent producers have no order to keep).
+ *  - Closing (bw_pool_destroy) sets RING_CLOSED in tail and `closed` under
+ *    ov_mu. The tail CAS is a push's linearization point, so a push either
+ *    landed before the close (and destroy, which looks at the queue after
+ *    closing, sees it) or fails; internal pushes then go to the overflow
+ *    list, which accepts them while closed.
  *  - The tail CAS and the overflow length update are seq_cst: a producer's
  *    item is visible to bw__gq_nonempty() in the single total order, which
  *    the park protocol in pool.c relies on. A ticket taken but not yet
@@ -22,6 +27,7 @@
 #include "internal.h"
 
 #define RING_CAPACITY 4096 /* a power of two */
+#define RING_CLOSED ((size_t)1 << (sizeof(size_t) * 8 - 1))
 
 int bw__gq_init(bw__gqueue *q) {
   q->cells = malloc(RING_CAPACITY * sizeof(*q->cells));
@@ -36,6 +42,7 @@ int bw__gq_init(bw__gqueue *q) {
   atomic_init(&q->tail, 0);
   atomic_init(&q->ov_len, 0);
   q->ov_head = q->ov_tail = NULL;
+  q->closed = 0;
   pthread_mutex_init(&q->ov_mu, NULL);
   return 0;
 }
@@ -46,9 +53,12 @@ void bw__gq_free(bw__gqueue *q) {
   pthread_mutex_destroy(&q->ov_mu);
 }
 
+/* 0 pushed, -1 full or closed. */
 static int ring_push(bw__gqueue *q, bw__item *it) {
   size_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
   for (;;) {
+    if (pos & RING_CLOSED)
+      return -1;
     bw__gq_cell *c = &q->cells[pos & q->mask];
     size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
     intptr_t diff = (intptr_t)seq - (intptr_t)pos;
@@ -90,12 +100,16 @@ static bw__item *ring_pop(bw__gqueue *q) {
   }
 }
 
-void bw__gq_push(bw__gqueue *q, bw__item *it) {
+int bw__gq_push(bw__gqueue *q, bw__item *it, int internal) {
   if (atomic_load_explicit(&q->ov_len, memory_order_relaxed) == 0 &&
       ring_push(q, it) == 0)
-    return;
+    return 0;
   it->next = NULL;
   pthread_mutex_lock(&q->ov_mu);
+  if (q->closed && !internal) {
+    pthread_mutex_unlock(&q->ov_mu);
+    return -ESHUTDOWN;
+  }
   if (q->ov_tail != NULL)
     q->ov_tail->next = it;
   else
@@ -103,6 +117,16 @@ void bw__gq_push(bw__gqueue *q, bw__item *it) {
   q->ov_tail = it;
   atomic_fetch_add_explicit(&q->ov_len, 1, memory_order_seq_cst);
   pthread_mutex_unlock(&q->ov_mu);
+  return 0;
+}
+
+int bw__gq_close(bw__gqueue *q) {
+  size_t old =
+      atomic_fetch_or_explicit(&q->tail, RING_CLOSED, memory_order_seq_cst);
+  pthread_mutex_lock(&q->ov_mu);
+  q->closed = 1;
+  pthread_mutex_unlock(&q->ov_mu);
+  return (old & RING_CLOSED) != 0;
 }
 
 bw__item *bw__gq_pop(bw__gqueue *q) {
@@ -123,7 +147,8 @@ bw__item *bw__gq_pop(bw__gqueue *q) {
 
 size_t bw__gq_length(bw__gqueue *q) {
   size_t head = atomic_load_explicit(&q->head, memory_order_seq_cst);
-  size_t tail = atomic_load_explicit(&q->tail, memory_order_seq_cst);
+  size_t tail =
+      atomic_load_explicit(&q->tail, memory_order_seq_cst) & ~RING_CLOSED;
   size_t ring = tail > head ? tail - head : 0;
   return ring + atomic_load_explicit(&q->ov_len, memory_order_seq_cst);
 }

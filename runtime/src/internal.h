@@ -31,6 +31,15 @@ static inline uint64_t bw__now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A spin-loop hint: lets the sibling hyperthread run, saves power. */
+static inline void bw__cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
 /* ---- items -------------------------------------------------------------- */
 
 typedef struct bw__item bw__item;
@@ -91,14 +100,18 @@ typedef struct bw__gqueue {
   _Alignas(BW__CACHE_LINE) bw__gq_cell *cells;
   size_t mask;
   _Atomic size_t ov_len; /* items in the overflow list */
-  pthread_mutex_t ov_mu; /* protects ov_head/ov_tail */
+  pthread_mutex_t ov_mu; /* protects ov_head/ov_tail and closed */
   bw__item *ov_head, *ov_tail;
+  int closed;
 } bw__gqueue;
 
 int bw__gq_init(bw__gqueue *q);
 void bw__gq_free(bw__gqueue *q);
-/* Any thread; never fails (the overflow list takes what the ring cannot). */
-void bw__gq_push(bw__gqueue *q, bw__item *it);
+/* Any thread. Returns 0, or -ESHUTDOWN once closed unless `internal`
+ * (internal pushes always land: the overflow list takes them). */
+int bw__gq_push(bw__gqueue *q, bw__item *it, int internal);
+/* Refuses further non-internal pushes; returns 1 if already closed. */
+int bw__gq_close(bw__gqueue *q);
 /* Any thread: the oldest item, or NULL. */
 bw__item *bw__gq_pop(bw__gqueue *q);
 /* Items queued (seq_cst reads; may count a push still being written). */
@@ -154,11 +167,7 @@ struct bw_pool {
   unsigned min_workers, max_workers, starvation_ms, idle_timeout_ms, flags;
   int is_default;
 
-  bw__gqueue queue; /* the global FIFO queue */
-  /* Destroy sets shutting_down, then waits for outside_pushers to drain:
-   * outside submits that saw 0 have landed, later ones get ESHUTDOWN. */
-  _Alignas(BW__CACHE_LINE) _Atomic int shutting_down;
-  _Atomic unsigned outside_pushers;
+  bw__gqueue queue; /* the global FIFO queue; closed by destroy */
 
   /* Workers: park_mu protects slot states, live, stop and the condvars. */
   _Alignas(BW__CACHE_LINE) _Atomic unsigned sleepers;

@@ -21,12 +21,14 @@
  *    push onto busy workers makes no system call.
  *  - Lock order: park_mu -> queue.ov_mu. Spawning a thread happens under
  *    park_mu.
- *  - Destroy: sets shutting_down and waits for outside_pushers to reach 0,
- *    so no outside push lands after that; pushes from the pool's own
- *    workers (busy, hence the pool is not quiescent) and internal
- *    continuation pushes still land. Workers are stopped only once every
- *    live worker is parked and no queue holds work, so every queued item
- *    (and whatever it queues) runs.
+ *  - Destroy: closes the global queue (see gqueue.c), so every outside push
+ *    either landed before (and is seen) or fails with ESHUTDOWN; pushes from
+ *    the pool's own workers (busy, hence the pool is not quiescent) and
+ *    internal continuation pushes still land. Workers are stopped only once
+ *    every live worker is parked and no queue holds work, so every queued
+ *    item (and whatever it queues) runs. A caller must not touch the pool
+ *    once bw_pool_destroy has returned (a submit racing the very end of a
+ *    destroy may still be reading the pool: that is the caller's race).
  */
 #include <errno.h>
 #include <sched.h>
@@ -55,14 +57,6 @@ bw__worker *bw__current_worker(void) {
 
 bw_pool *bw_current_pool(void) {
   return tls_worker != NULL ? tls_worker->pool : NULL;
-}
-
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  __asm__ __volatile__("yield");
-#endif
 }
 
 static inline void store_inc(_Atomic uint64_t *c) {
@@ -170,20 +164,11 @@ int bw__pool_push(bw_pool *pool, bw__item *it, int internal) {
 
   bw__worker *w = tls_worker;
   if (w == NULL || w->pool != pool || bw__deque_push(&w->deque, it) != 0) {
-    int outside = !internal && (w == NULL || w->pool != pool);
-    if (outside) {
-      atomic_fetch_add_explicit(&pool->outside_pushers, 1,
-                                memory_order_seq_cst);
-      if (atomic_load_explicit(&pool->shutting_down, memory_order_seq_cst)) {
-        atomic_fetch_sub_explicit(&pool->outside_pushers, 1,
-                                  memory_order_release);
-        return -ESHUTDOWN;
-      }
-    }
-    bw__gq_push(&pool->queue, it);
-    if (outside)
-      atomic_fetch_sub_explicit(&pool->outside_pushers, 1,
-                                memory_order_release);
+    /* The pool's own workers may queue work while it drains. */
+    int rc = bw__gq_push(&pool->queue, it,
+                         internal || (w != NULL && w->pool == pool));
+    if (rc != 0)
+      return rc;
   }
   /* `it` may have run and been freed from here on. */
   notify_work(pool);
@@ -344,7 +329,7 @@ static void *worker_main(void *arg) {
     }
     int spins = 0;
     while (spins < PARK_SPINS && !bw__pool_has_work(pool)) {
-      cpu_relax();
+      bw__cpu_relax();
       if ((++spins & 63) == 0)
         sched_yield(); /* let a preempted submitter finish its push */
     }
@@ -546,8 +531,6 @@ static bw_pool *pool_create(const bw_pool_config *cfg, int is_default) {
   pool->idle_timeout_ms = c.idle_timeout_ms;
   pool->flags = c.flags;
   pool->is_default = is_default;
-  atomic_init(&pool->shutting_down, 0);
-  atomic_init(&pool->outside_pushers, 0);
   atomic_init(&pool->searching, 0);
   atomic_init(&pool->sleepers, 0);
   atomic_init(&pool->nslots, 0);
@@ -633,12 +616,8 @@ int bw_pool_destroy(bw_pool *pool) {
     return -EINVAL;
   if (tls_worker != NULL && tls_worker->pool == pool)
     return -EDEADLK;
-  if (atomic_exchange_explicit(&pool->shutting_down, 1, memory_order_seq_cst))
+  if (bw__gq_close(&pool->queue))
     return -EINVAL; /* a second destroy racing the first */
-  /* Outside submits that passed the check before the exchange are landing;
-   * wait them out (a few instructions each). */
-  while (atomic_load_explicit(&pool->outside_pushers, memory_order_acquire) > 0)
-    sched_yield();
 
   /* Pending delays are canceled; their continuations are queued here. */
   bw__gate_stop(pool);

@@ -21,9 +21,13 @@
  *    guarantee (a released task must not be used).
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include "internal.h"
+
+/* Polls of a waited-for task before the waiter blocks (see bw_wait). */
+#define WAIT_SPINS 256
 
 #define TASK_LIVE 0x6277746bu /* "bwtk" */
 #define TASK_DEAD 0xdead7a5cu
@@ -506,6 +510,22 @@ int bw_wait_cancelable(bw_task *task, int64_t timeout_ms,
   bw__worker *self = bw__current_worker();
   if (would_deadlock(task, self))
     return -EDEADLK;
+  /* Spin, then block (like .NET's SpinThenBlockingWait): a task that is
+   * about to finish costs no sleep/wake pair. Off the pool only: a worker
+   * that waits should free its CPU for the pool at once. */
+  if (self == NULL) {
+    for (unsigned i = 0; i < WAIT_SPINS; i++) {
+      if ((i & 15u) == 15u)
+        sched_yield();
+      else
+        bw__cpu_relax();
+      rc = final_code(task);
+      if (rc <= 0)
+        return rc;
+      if (bw_cancel_token_is_canceled(token))
+        return -ECANCELED;
+    }
+  }
 
   waiter *w = malloc(sizeof(*w));
   if (w == NULL)
