@@ -24,6 +24,8 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static atomic_int final_done;
@@ -270,10 +272,22 @@ static void write_text(int why) {
 }
 
 void bw__report_write(int why) {
-  /* One report at a time: a second one (a signal during the first) is
-   * skipped rather than interleaved. */
-  if (atomic_exchange(&report_busy, 1))
-    return;
+  /* One report at a time (report_busy holds the writer's tid). An interim
+   * report that finds one in progress is skipped; a final one waits for
+   * another thread's to end (at most ~2 s), but never for its own thread's
+   * (a fatal signal inside the report), which would never end. */
+  int me = bw__self.tid ? bw__self.tid : (int)syscall(SYS_gettid);
+  for (int spins = 0;; spins++) {
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&report_busy, &expected, me))
+      break;
+    if (why == BW_WHY_INTERIM || expected == me || spins >= 2000)
+      return;
+    struct timespec ms = {0, 1000000};
+    bw__self.depth++;
+    nanosleep(&ms, NULL); /* passes straight through: depth is raised */
+    bw__self.depth--;
+  }
   bw__self.depth++;
   int saved = errno;
   if (bw__opt.report & BW_REPORT_TEXT)
