@@ -20,3 +20,9 @@ while read -r name ns; do
   awk -v n="$name" -v a="$ns" -v b="$s" 'BEGIN { printf "%-22s %10.1f %10.1f %+10.1f\n", n, a, b, b - a }'
 done <<<"$native"
 echo "(ns per call, best of 5 runs of $iters; mutex_pair is one lock+unlock)"
+
+# A whole program: 4 threads sharing a mutex, computing and polling; the
+# shim counts its contended locks (lock=1).
+w_native=$("$bin" "$iters" whole | awk '{ print $2 }')
+w_shim=$(LD_PRELOAD=$lib BLOCKWATCH_OPTIONS='lock=1:report=none' "$bin" "$iters" whole | awk '{ print $2 }')
+awk -v a="$w_native" -v b="$w_shim" 'BEGIN { printf "%-22s %10.1f %10.1f %+9.1f%%  (ms, whole run)\n", "whole_program", a, b, (b - a) * 100 / a }'
