@@ -148,6 +148,7 @@ typedef struct bw__worker {
   unsigned index;         /* <n> in the thread name, unique in the pool */
   int state;              /* BW__SLOT_*, under pool->park_mu */
   unsigned blocked_depth; /* notify_blocked nesting; owner only */
+  bw__item *run_next;     /* runs before anything queued; owner only */
   uint32_t rng;           /* victim choice; owner only */
   /* Owner-written counters (relaxed stores, read by stats). */
   _Atomic uint64_t started;
@@ -201,9 +202,16 @@ struct bw_pool {
 
 /* The worker the calling thread is, or NULL. */
 bw__worker *bw__current_worker(void);
-/* Queues an item. `internal` items (continuations, timer completions) are
- * accepted while the pool drains; outside submits are not. */
-int bw__pool_push(bw_pool *pool, bw__item *it, int internal);
+enum {
+  /* Continuations and timer completions: accepted while the pool drains
+   * (outside submits are not). */
+  BW__PUSH_INTERNAL = 1,
+  /* The item continues what the calling worker just finished: it may run
+   * next on this worker without being queued. */
+  BW__PUSH_RUN_NEXT = 2,
+};
+/* Queues an item (flags: BW__PUSH_*). */
+int bw__pool_push(bw_pool *pool, bw__item *it, int flags);
 /* Formats a worker's thread name "<pool name>-<n>" (15 chars at most). */
 char *bw__thread_name(char out[16], const char *pool_name, unsigned index);
 /* Resolves NULL to the default pool. */

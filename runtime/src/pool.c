@@ -149,7 +149,7 @@ static void notify_work(bw_pool *pool) {
   pthread_mutex_unlock(&pool->park_mu);
 }
 
-int bw__pool_push(bw_pool *pool, bw__item *it, int internal) {
+int bw__pool_push(bw_pool *pool, bw__item *it, int flags) {
   const bw_observer *o = bw__obs();
   uint64_t id = 0, enqueue_ns = 0;
   if (o != NULL) {
@@ -163,15 +163,24 @@ int bw__pool_push(bw_pool *pool, bw__item *it, int internal) {
   it->enqueue_ns = enqueue_ns;
 
   bw__worker *w = tls_worker;
-  if (w == NULL || w->pool != pool || bw__deque_push(&w->deque, it) != 0) {
+  int visible = 1;
+  if ((flags & BW__PUSH_RUN_NEXT) && w != NULL && w->pool == pool &&
+      w->run_next == NULL) {
+    /* Not visible to other workers: this one is about to run it. */
+    w->run_next = it;
+    visible = 0;
+  } else if (w == NULL || w->pool != pool ||
+             bw__deque_push(&w->deque, it) != 0) {
     /* The pool's own workers may queue work while it drains. */
     int rc = bw__gq_push(&pool->queue, it,
-                         internal || (w != NULL && w->pool == pool));
+                         (flags & BW__PUSH_INTERNAL) ||
+                             (w != NULL && w->pool == pool));
     if (rc != 0)
       return rc;
   }
   /* `it` may have run and been freed from here on. */
-  notify_work(pool);
+  if (visible)
+    notify_work(pool);
   if (o != NULL && o->item_enqueued != NULL)
     o->item_enqueued(o->user, pool->id, id, enqueue_ns,
                      bw__pool_queue_length(pool));
@@ -309,7 +318,11 @@ static void *worker_main(void *arg) {
     o->worker_started(o->user, pool_id, index);
   int searching = 0; /* counted in pool->searching */
   for (;;) {
-    bw__item *it = find_work(w);
+    bw__item *it = w->run_next;
+    if (it != NULL)
+      w->run_next = NULL;
+    else
+      it = find_work(w);
     if (it != NULL) {
       /* The last searcher to find work hands the search on, so a burst
        * wakes the pool one worker at a time. */

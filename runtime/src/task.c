@@ -87,6 +87,9 @@ struct bw_task {
 _Static_assert(sizeof(bw_task) <= BW__ALLOC_LARGE, "bw_task too big");
 
 _Thread_local bw_task *bw__tls_task;
+/* The run/then task whose continuations this worker is firing right after
+ * running it. */
+static _Thread_local bw_task *tls_finishing;
 
 static bw_task *task_new(int kind, bw_pool *pool, unsigned refs) {
   bw_task *t = bw__alloc(BW__ALLOC_LARGE_CLASS);
@@ -121,7 +124,10 @@ bw_task *bw_task_retain(bw_task *task) {
 void bw_task_release(bw_task *task) {
   if (!task_ok(task))
     return;
-  if (atomic_fetch_sub_explicit(&task->refs, 1, memory_order_acq_rel) != 1)
+  /* The last reference needs no read-modify-write: its holder is the only
+   * thread that can still reach the task, so nobody can add one. */
+  if (atomic_load_explicit(&task->refs, memory_order_acquire) != 1 &&
+      atomic_fetch_sub_explicit(&task->refs, 1, memory_order_acq_rel) != 1)
     return;
   /* Only abandoned waiter nodes can remain on an unresolved task. */
   bw__cont *c = atomic_load_explicit(&task->conts, memory_order_acquire);
@@ -211,7 +217,14 @@ static void run_task_item(bw__item *it) {
     bw_task_release(done);
   }
   bw__tls_task = outer;
-  try_resolve(task, BW_TASK_COMPLETED, result);
+  /* Nothing else resolves a run/then task (they cannot be canceled), so
+   * no CAS is needed to claim it. */
+  task->result = result;
+  atomic_store_explicit(&task->state, BW_TASK_COMPLETED, memory_order_release);
+  bw_task *outer_finishing = tls_finishing;
+  tls_finishing = task;
+  fire_conts(task);
+  tls_finishing = outer_finishing;
   bw_task_release(task); /* the queue's reference */
 }
 
@@ -240,10 +253,16 @@ bw_task *bw_run(bw_pool *pool, void *(*fn)(void *arg), void *arg) {
 }
 
 /* The antecedent resolved: queue the continuation on the pool. */
+/* The antecedent resolved: queue the continuation on the pool. When the
+ * antecedent is the task this worker is just finishing, the continuation
+ * may run next on this worker (see bw__pool_push): a chain of continuations
+ * then stays on one warm worker, with no queue traffic. */
 static void then_fire(bw__cont *c, bw_task *done) {
-  (void)done;
   bw_task *t = (bw_task *)((char *)c - offsetof(bw_task, u.then.node));
-  (void)bw__pool_push(t->pool, &t->item, 1); /* internal: cannot fail */
+  int flags = BW__PUSH_INTERNAL;
+  if (done != NULL && done == tls_finishing)
+    flags |= BW__PUSH_RUN_NEXT;
+  (void)bw__pool_push(t->pool, &t->item, flags); /* cannot fail */
 }
 
 bw_task *bw_then(bw_task *task, void *(*fn)(bw_task *done, void *arg),
