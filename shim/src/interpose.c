@@ -46,6 +46,8 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/msg.h>
+#include <sys/resource.h>
+#include <sys/sem.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -246,27 +248,26 @@ BW_SHIM_FUNCS(WRAP_FUNC)
 #undef WRAP_FUNC
 
 /* Locks: try first; only a lock that is held by someone else is timed. */
-#define REAL_LOCK(name, type, trylock, cat)                                    \
-  DEFINE_REAL(int, name, (type *), NULL)                                       \
-  DEFINE_REAL(int, trylock, (type *), NULL)
-BW_SHIM_LOCKS(REAL_LOCK)
-#undef REAL_LOCK
+#define REAL_TRY(name, type) DEFINE_REAL(int, name, (type *), NULL)
+BW_SHIM_TRYLOCKS(REAL_TRY)
+#undef REAL_TRY
 
-#define WRAP_LOCK(name, type, trylock, cat)                                    \
-  EXPORT int name(type *lk) {                                                  \
-    int (*fn)(type *) = get_##name();                                          \
+#define WRAP_LOCK(name, type, trylock, cat, xparams, xargs)                    \
+  DEFINE_REAL(int, name, (type * lk BW_EXPAND xparams), NULL)                  \
+  EXPORT int name(type *lk BW_EXPAND xparams) {                                \
+    int (*fn)(type * lk BW_EXPAND xparams) = get_##name();                     \
     if (!fn)                                                                   \
       return FAIL_VALUE(int, name);                                            \
     int (*try_fn)(type *);                                                     \
     if (__builtin_expect(passthrough(BW_FN_##name), 1) ||                      \
         !(try_fn = get_##trylock()))                                           \
-      return fn(lk);                                                           \
+      return fn(lk BW_EXPAND xargs);                                           \
     int r = try_fn(lk);                                                        \
     if (r != EBUSY)                                                            \
-      return r; /* taken at once (or an error lock would give too) */          \
+      return r; /* taken at once (or an error the lock would give too) */      \
     bw__call call;                                                             \
     bw__call_begin(&call, BW_FN_##name, CALLER);                               \
-    r = fn(lk);                                                                \
+    r = fn(lk BW_EXPAND xargs);                                                \
     bw__call_end(&call);                                                       \
     return r;                                                                  \
   }
@@ -636,7 +637,7 @@ EXPORT int pthread_setname_np(pthread_t th, const char *name) {
 
 static const char *const fn_names[BW_FN_COUNT] = {
 #define NAME_FUNC(ret, name, canon, params, args, cat, gate) #canon,
-#define NAME_LOCK(name, type, trylock, cat) #name,
+#define NAME_LOCK(name, type, trylock, cat, xp, xa) #name,
     BW_SHIM_FUNCS(NAME_FUNC) BW_SHIM_LOCKS(NAME_LOCK) "pthread_cond_wait",
     "pthread_cond_timedwait", "sync"
 #undef NAME_FUNC
@@ -645,7 +646,7 @@ static const char *const fn_names[BW_FN_COUNT] = {
 
 static const bw_rule_category fn_categories[BW_FN_COUNT] = {
 #define CAT_FUNC(ret, name, canon, params, args, cat, gate) BW_CATEGORY_##cat,
-#define CAT_LOCK(name, type, trylock, cat) BW_CATEGORY_##cat,
+#define CAT_LOCK(name, type, trylock, cat, xp, xa) BW_CATEGORY_##cat,
     BW_SHIM_FUNCS(CAT_FUNC) BW_SHIM_LOCKS(CAT_LOCK) BW_CATEGORY_WAIT,
     BW_CATEGORY_WAIT, BW_CATEGORY_IO
 #undef CAT_FUNC
@@ -695,15 +696,16 @@ void bw__fn_enable_init(void) {
 void bw__resolve_all(void) {
 #define RESOLVE_FUNC(ret, name, canon, params, args, cat, gate)                \
   resolve_##name();
-#define RESOLVE_LOCK(name, type, trylock, cat)                                 \
-  resolve_##name();                                                            \
-  resolve_##trylock();
+#define RESOLVE_LOCK(name, type, trylock, cat, xp, xa) resolve_##name();
+#define RESOLVE_TRY(name, type) resolve_##name();
 #define RESOLVE_FD(ret, name, params, args, before, after) resolve_##name();
   BW_SHIM_FUNCS(RESOLVE_FUNC)
   BW_SHIM_LOCKS(RESOLVE_LOCK)
+  BW_SHIM_TRYLOCKS(RESOLVE_TRY)
   BW_SHIM_FDS(RESOLVE_FD)
 #undef RESOLVE_FUNC
 #undef RESOLVE_LOCK
+#undef RESOLVE_TRY
 #undef RESOLVE_FD
   resolve_fcntl();
   resolve_fcntl64();

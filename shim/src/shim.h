@@ -92,7 +92,7 @@ BW__HIDDEN uint64_t bw__now_ns(void);
 /* ---- wrapped functions (interpose.c, table.h) ---------------------------- */
 
 #define BW__FN_ENUM(ret, name, canon, params, args, cat, gate) BW_FN_##name,
-#define BW__LOCK_ENUM(name, type, trylock, cat) BW_FN_##name,
+#define BW__LOCK_ENUM(name, type, trylock, cat, xp, xa) BW_FN_##name,
 #include "table.h"
 enum bw__fn {
   BW_SHIM_FUNCS(BW__FN_ENUM) BW_SHIM_LOCKS(BW__LOCK_ENUM)

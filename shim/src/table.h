@@ -11,7 +11,7 @@
  *      gate     an expression over the parameters, nonzero when the call
  *               may block (a non-blocking descriptor, WNOHANG, a zero
  *               timeout make it 0 and the call goes straight through).
- *  - BW_SHIM_LOCKS: X(name, type, trylock, category) - lock functions
+ *  - BW_SHIM_LOCKS: X(name, type, trylock, category, ...) - lock functions
  *    counted only when contended: the wrapper tries `trylock` first and
  *    times only the slow path.
  *  - pthread_cond_wait/timedwait (two symbol versions) and sync (void) are
@@ -58,9 +58,26 @@
     (int epfd, struct epoll_event *ev, int max, int tmo,                       \
      const sigset_t *mask),                                                    \
     (epfd, ev, max, tmo, mask), WAIT, tmo != 0)                                \
+  X(int, epoll_pwait2, epoll_pwait2,                                           \
+    (int epfd, struct epoll_event *ev, int max, const struct timespec *ts,     \
+     const sigset_t *mask),                                                    \
+    (epfd, ev, max, ts, mask), WAIT, ts_waits(ts))                             \
   X(int, sem_wait, sem_wait, (sem_t * s), (s), WAIT, 1)                        \
   X(int, sem_timedwait, sem_timedwait, (sem_t * s, const struct timespec *ts), \
     (s, ts), WAIT, 1)                                                          \
+  X(int, sem_clockwait, sem_clockwait,                                         \
+    (sem_t * s, clockid_t clk, const struct timespec *ts), (s, clk, ts), WAIT, \
+    1)                                                                         \
+  X(int, semop, semop, (int id, struct sembuf *ops, size_t n), (id, ops, n),   \
+    WAIT, 1)                                                                   \
+  X(int, sigsuspend, sigsuspend, (const sigset_t *mask), (mask), WAIT, 1)      \
+  X(int, sigwait, sigwait, (const sigset_t *set, int *sig), (set, sig), WAIT,  \
+    1)                                                                         \
+  X(int, sigwaitinfo, sigwaitinfo, (const sigset_t *set, siginfo_t *info),     \
+    (set, info), WAIT, 1)                                                      \
+  X(int, sigtimedwait, sigtimedwait,                                           \
+    (const sigset_t *set, siginfo_t *info, const struct timespec *ts),         \
+    (set, info, ts), WAIT, ts_waits(ts))                                       \
   X(int, pthread_barrier_wait, pthread_barrier_wait, (pthread_barrier_t * b),  \
     (b), WAIT, 1)                                                              \
   X(int, pthread_cond_clockwait, pthread_cond_clockwait,                       \
@@ -89,9 +106,19 @@
   /* threads and processes */                                                  \
   X(int, pthread_join, pthread_join, (pthread_t t, void **ret), (t, ret),      \
     JOIN, 1)                                                                   \
+  X(int, pthread_timedjoin_np, pthread_timedjoin_np,                           \
+    (pthread_t t, void **ret, const struct timespec *ts), (t, ret, ts), JOIN,  \
+    1)                                                                         \
+  X(int, pthread_clockjoin_np, pthread_clockjoin_np,                           \
+    (pthread_t t, void **ret, clockid_t clk, const struct timespec *ts),       \
+    (t, ret, clk, ts), JOIN, 1)                                                \
   X(pid_t, wait, wait, (int *st), (st), PROCESS, 1)                            \
   X(pid_t, waitpid, waitpid, (pid_t pid, int *st, int opt), (pid, st, opt),    \
     PROCESS, !(opt & WNOHANG))                                                 \
+  X(pid_t, wait3, wait3, (int *st, int opt, struct rusage *ru), (st, opt, ru), \
+    PROCESS, !(opt & WNOHANG))                                                 \
+  X(pid_t, wait4, wait4, (pid_t pid, int *st, int opt, struct rusage *ru),     \
+    (pid, st, opt, ru), PROCESS, !(opt & WNOHANG))                             \
   X(int, waitid, waitid, (idtype_t idt, id_t id, siginfo_t * info, int opt),   \
     (idt, id, info, opt), PROCESS, !(opt & WNOHANG))                           \
   X(int, system, system, (const char *cmd), (cmd), PROCESS, cmd != NULL)       \
@@ -148,6 +175,7 @@
     (fd, sa, salen), IO, bw__fd_blocking(fd))                                  \
   X(int, fsync, fsync, (int fd), (fd), IO, 1)                                  \
   X(int, fdatasync, fdatasync, (int fd), (fd), IO, 1)                          \
+  X(int, syncfs, syncfs, (int fd), (fd), IO, 1)                                \
   X(int, flock, flock, (int fd, int op), (fd, op), LOCK, !(op & LOCK_NB))      \
   X(int, lockf, lockf, (int fd, int cmd, off_t len), (fd, cmd, len), LOCK,     \
     cmd == F_LOCK)                                                             \
@@ -156,6 +184,14 @@
     file_blocks(fp))                                                           \
   X(char *, __fgets_chk, fgets, (char *s, size_t size, int n, FILE *fp),       \
     (s, size, n, fp), IO, file_blocks(fp))                                     \
+  X(char *, fgets_unlocked, fgets_unlocked, (char *s, int n, FILE *fp),        \
+    (s, n, fp), IO, file_blocks(fp))                                           \
+  X(char *, __fgets_unlocked_chk, fgets_unlocked,                              \
+    (char *s, size_t size, int n, FILE *fp), (s, size, n, fp), IO,             \
+    file_blocks(fp))                                                           \
+  X(int, _IO_getc, getc, (FILE * fp), (fp), IO, file_blocks(fp))               \
+  X(int, getc_unlocked, getc_unlocked, (FILE * fp), (fp), IO, file_blocks(fp)) \
+  X(int, getchar, getchar, (void), (), IO, file_blocks(stdin))                 \
   X(int, getc, getc, (FILE * fp), (fp), IO, file_blocks(fp))                   \
   X(int, fgetc, fgetc, (FILE * fp), (fp), IO, file_blocks(fp))                 \
   X(size_t, fread, fread, (void *p, size_t sz, size_t n, FILE *fp),            \
@@ -165,6 +201,12 @@
     (p, psize, sz, n, fp), IO, file_blocks(fp))                                \
   X(ssize_t, getline, getline, (char **line, size_t *n, FILE *fp),             \
     (line, n, fp), IO, file_blocks(fp))                                        \
+  X(ssize_t, getdelim, getdelim,                                               \
+    (char **line, size_t *n, int delim, FILE *fp), (line, n, delim, fp), IO,   \
+    file_blocks(fp))                                                           \
+  X(ssize_t, __getdelim, getdelim,                                             \
+    (char **line, size_t *n, int delim, FILE *fp), (line, n, delim, fp), IO,   \
+    file_blocks(fp))                                                           \
   /* name resolution */                                                        \
   X(int, getaddrinfo, getaddrinfo,                                             \
     (const char *node, const char *svc, const struct addrinfo *hints,          \
@@ -172,6 +214,14 @@
     (node, svc, hints, res), DNS, 1)                                           \
   X(struct hostent *, gethostbyname, gethostbyname, (const char *name),        \
     (name), DNS, 1)                                                            \
+  X(struct hostent *, gethostbyname2, gethostbyname2,                          \
+    (const char *name, int af), (name, af), DNS, 1)                            \
+  X(int, gethostbyname_r, gethostbyname_r,                                     \
+    (const char *name, struct hostent *ret, char *buf, size_t len,             \
+     struct hostent **result, int *herr),                                      \
+    (name, ret, buf, len, result, herr), DNS, 1)                               \
+  X(struct hostent *, gethostbyaddr, gethostbyaddr,                            \
+    (const void *addr, socklen_t len, int type), (addr, len, type), DNS, 1)    \
   X(int, getnameinfo, getnameinfo,                                             \
     (const struct sockaddr *sa, socklen_t salen, char *host,                   \
      socklen_t hostlen, char *serv, socklen_t servlen, int fl),                \
@@ -200,9 +250,37 @@
   X(int, socketpair, (int dom, int type, int proto, int fds[2]),               \
     (dom, type, proto, fds), (void)0, forget_pair(r, fds))
 
+/* X(name, type, trylock, category, (extra params), (extra args)): the
+ * extra ones follow the lock pointer (a timeout), each list in parentheses
+ * starting with its comma. */
 #define BW_SHIM_LOCKS(X)                                                       \
-  X(pthread_mutex_lock, pthread_mutex_t, pthread_mutex_trylock, LOCK)          \
-  X(pthread_rwlock_rdlock, pthread_rwlock_t, pthread_rwlock_tryrdlock, LOCK)   \
-  X(pthread_rwlock_wrlock, pthread_rwlock_t, pthread_rwlock_trywrlock, LOCK)
+  X(pthread_mutex_lock, pthread_mutex_t, pthread_mutex_trylock, LOCK, (), ())  \
+  X(pthread_mutex_timedlock, pthread_mutex_t, pthread_mutex_trylock, LOCK,     \
+    (, const struct timespec *ts), (, ts))                                     \
+  X(pthread_mutex_clocklock, pthread_mutex_t, pthread_mutex_trylock, LOCK,     \
+    (, clockid_t clk, const struct timespec *ts), (, clk, ts))                 \
+  X(pthread_rwlock_rdlock, pthread_rwlock_t, pthread_rwlock_tryrdlock, LOCK,   \
+    (), ())                                                                    \
+  X(pthread_rwlock_timedrdlock, pthread_rwlock_t, pthread_rwlock_tryrdlock,    \
+    LOCK, (, const struct timespec *ts), (, ts))                               \
+  X(pthread_rwlock_clockrdlock, pthread_rwlock_t, pthread_rwlock_tryrdlock,    \
+    LOCK, (, clockid_t clk, const struct timespec *ts), (, clk, ts))           \
+  X(pthread_rwlock_wrlock, pthread_rwlock_t, pthread_rwlock_trywrlock, LOCK,   \
+    (), ())                                                                    \
+  X(pthread_rwlock_timedwrlock, pthread_rwlock_t, pthread_rwlock_trywrlock,    \
+    LOCK, (, const struct timespec *ts), (, ts))                               \
+  X(pthread_rwlock_clockwrlock, pthread_rwlock_t, pthread_rwlock_trywrlock,    \
+    LOCK, (, clockid_t clk, const struct timespec *ts), (, clk, ts))           \
+  X(pthread_spin_lock, pthread_spinlock_t, pthread_spin_trylock, LOCK, (), ())
+
+/* Removes one level of parentheses: BW_EXPAND (a, b) is a, b. */
+#define BW_EXPAND(...) __VA_ARGS__
+
+/* The try-lock functions the lock wrappers call first (not wrapped). */
+#define BW_SHIM_TRYLOCKS(X)                                                    \
+  X(pthread_mutex_trylock, pthread_mutex_t)                                    \
+  X(pthread_rwlock_tryrdlock, pthread_rwlock_t)                                \
+  X(pthread_rwlock_trywrlock, pthread_rwlock_t)                                \
+  X(pthread_spin_trylock, pthread_spinlock_t)
 
 #endif /* BW_SHIM_TABLE_H */

@@ -21,6 +21,8 @@
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/msg.h>
+#include <sys/resource.h>
+#include <sys/sem.h>
 #include <sys/select.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -224,6 +226,28 @@ static void *errno_worker(void *arg) {
   SHOW("rwlock_wrlock", pthread_rwlock_wrlock(&rwl));
   SHOW("rwlock_wrlock_again", pthread_rwlock_wrlock(&rwl));
   SHOW("rwlock_rdlock", pthread_rwlock_rdlock(&rwl));
+  struct timespec abs_past = {0, 0};
+  pthread_mutex_t tm = PTHREAD_MUTEX_INITIALIZER;
+  SHOW("mutex_timedlock", pthread_mutex_timedlock(&tm, &abs_past));
+  SHOW("mutex_timedlock_held", pthread_mutex_timedlock(&tm, &abs_past));
+  SHOW("mutex_clocklock_held",
+       pthread_mutex_clocklock(&tm, CLOCK_MONOTONIC, &abs_past));
+  pthread_mutex_unlock(&tm);
+  SHOW("rwlock_timedrdlock_held", pthread_rwlock_timedrdlock(&rwl, &abs_past));
+  pthread_spinlock_t spin;
+  pthread_spin_init(&spin, 0);
+  SHOW("spin_lock", pthread_spin_lock(&spin));
+  pthread_spin_unlock(&spin);
+  SHOW("sem_clockwait", sem_clockwait(&sem, CLOCK_MONOTONIC, &abs_past));
+  SHOW("semop", semop(-1, NULL, 0));
+  sigset_t none;
+  sigemptyset(&none);
+  SHOW("sigtimedwait", sigtimedwait(&none, NULL, &zero));
+  SHOW("timedjoin_self", pthread_timedjoin_np(pthread_self(), NULL, &past));
+  SHOW("wait3", wait3(NULL, 0, NULL));
+  SHOW("wait4", wait4(-1, NULL, WNOHANG, NULL));
+  SHOW("syncfs", syncfs(-1));
+  SHOW("gethostbyaddr", gethostbyaddr(NULL, 0, 12345) == NULL);
   pthread_barrier_t bar;
   pthread_barrier_init(&bar, NULL, 1);
   SHOW("barrier_wait", pthread_barrier_wait(&bar));
@@ -243,6 +267,13 @@ static void *errno_worker(void *arg) {
   SHOW("pclose", pclose(p));
   FILE *f = tmpfile();
   SHOW("fgets_eof", fgets(buf, (int)vn, f) != NULL);
+  SHOW("fgets_unlocked_eof", fgets_unlocked(buf, (int)vn, f) != NULL);
+  SHOW("getc_unlocked_eof", getc_unlocked(f));
+  char *line = NULL;
+  size_t cap = 0;
+  SHOW("getdelim_eof", getdelim(&line, &cap, ',', f));
+  SHOW("getline_eof", getline(&line, &cap, f));
+  free(line);
   fclose(f);
   return NULL;
 }
