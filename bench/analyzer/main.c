@@ -256,19 +256,26 @@ int main(int argc, char **argv) {
   setenv("LIBCLANG_DISABLE_CRASH_RECOVERY", "1", 0);
   double medians[3][2]; /* [tool][jobs-1] */
   int failures[3] = {0, 0, 0};
-  double *times = bw__xcalloc((size_t)runs, sizeof(double));
-  for (unsigned jobs = 1; jobs <= 2; jobs++) {
-    for (int r = 0; r < runs; r++)
-      times[r] = run_clang(BENCH_CLANG, &inputs, jobs, &failures[0]);
-    medians[0][jobs - 1] = median(times, (size_t)runs);
-    for (int r = 0; r < runs; r++)
-      times[r] = run_blockscan(BENCH_BLOCKSCAN, build_dir, jobs, &failures[1]);
-    medians[1][jobs - 1] = median(times, (size_t)runs);
-    for (int r = 0; r < runs; r++)
-      times[r] = run_parse_only(&inputs, jobs, &failures[2]);
-    medians[2][jobs - 1] = median(times, (size_t)runs);
+  /* Runs are interleaved (every configuration once per round) so that a
+   * burst of load from elsewhere on the machine hits all of them alike. */
+  double *times[3][2];
+  for (int t = 0; t < 3; t++)
+    for (int j = 0; j < 2; j++)
+      times[t][j] = bw__xcalloc((size_t)runs, sizeof(double));
+  for (int r = 0; r < runs; r++) {
+    for (unsigned jobs = 1; jobs <= 2; jobs++) {
+      times[0][jobs - 1][r] =
+          run_clang(BENCH_CLANG, &inputs, jobs, &failures[0]);
+      times[1][jobs - 1][r] =
+          run_blockscan(BENCH_BLOCKSCAN, build_dir, jobs, &failures[1]);
+      times[2][jobs - 1][r] = run_parse_only(&inputs, jobs, &failures[2]);
+    }
   }
-  free(times);
+  for (int t = 0; t < 3; t++)
+    for (int j = 0; j < 2; j++) {
+      medians[t][j] = median(times[t][j], (size_t)runs);
+      free(times[t][j]);
+    }
 
   printf("%-28s %10s %10s %12s\n", "", "-j 1 (s)", "-j 2 (s)", "-j1 / -j2");
   printf("%-28s %10.3f %10.3f %12.2f\n", "clang -fsyntax-only", medians[0][0],
