@@ -9,9 +9,11 @@
  *  - Timers fire (and delays are canceled at stop) with gate_mu released:
  *    completing a task runs continuations and token code whose locks come
  *    before gate_mu in the lock order (token->mu -> gate_mu -> park_mu).
- *  - Starvation: when work is queued and the workers' summed `started`
- *    counter has not moved for starvation_ms while no worker is parked, one
- *    worker is added (up to max_workers), then the clock starts again.
+ *  - Starvation: when work is queued, no worker is parked, and for
+ *    starvation_ms either the workers' summed `started` counter has not
+ *    moved or every worker has announced it is blocked
+ *    (bw_pool_notify_blocked), one worker is added (up to max_workers), then
+ *    the clock starts again.
  */
 #include <errno.h>
 #include <signal.h>
@@ -96,9 +98,14 @@ static void abs_time(struct timespec *ts, uint64_t ns) {
 static void check_starvation(bw_pool *pool, uint64_t now, uint64_t *progress,
                              uint64_t *since) {
   uint64_t p = bw__pool_progress(pool);
-  if (p != *progress || bw__pool_queue_length(pool) == 0 ||
+  unsigned live = atomic_load_explicit(&pool->live, memory_order_relaxed);
+  unsigned blocked = atomic_load_explicit(&pool->blocked, memory_order_relaxed);
+  /* Stuck: nothing dequeued since the last check, or every worker says it
+   * is blocked (progress by a trickle of blocking items is no progress). */
+  int stuck = p == *progress || blocked >= live;
+  *progress = p;
+  if (!stuck || bw__pool_queue_length(pool) == 0 ||
       atomic_load_explicit(&pool->sleepers, memory_order_relaxed) > 0) {
-    *progress = p;
     *since = now;
     return;
   }

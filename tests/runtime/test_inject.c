@@ -105,6 +105,21 @@ static void test_inject_starvation_adds_workers(void **state) {
   assert_int_equal(bw_pool_destroy(pool), 0);
 }
 
+static void test_inject_blocked_workers_count_as_starvation(void **state) {
+  (void)state;
+  /* Short blocking items keep "dequeued something" true, but every worker
+   * says it is blocked: the gate injects anyway (no compensation here). */
+  bw_pool *pool = make_pool(1, 16, 0, 100, 0);
+  sleeper s = {.ms = 50, .announce = 1, .done = 0};
+  uint64_t took = makespan(pool, &s, 30);
+  bw_pool_stats st;
+  assert_int_equal(bw_pool_stats(pool, &st), 0);
+  assert_true(st.threads_injected >= 1);
+  assert_int_equal(st.threads_compensated, 0);
+  assert_true(took < 30 * 50);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+}
+
 static void test_inject_no_injection_flag_holds_the_line(void **state) {
   (void)state;
   bw_pool *pool = make_pool(1, 16, BW_POOL_NO_INJECTION, 20, 0);
@@ -156,6 +171,7 @@ int main(void) {
       cmocka_unit_test(test_inject_compensation_hides_blocking),
       cmocka_unit_test(test_inject_compensation_is_bounded_by_max),
       cmocka_unit_test(test_inject_starvation_adds_workers),
+      cmocka_unit_test(test_inject_blocked_workers_count_as_starvation),
       cmocka_unit_test(test_inject_no_injection_flag_holds_the_line),
       cmocka_unit_test(test_inject_idle_extra_workers_retire),
       cmocka_unit_test(test_inject_many_blocking_items_with_compensation),

@@ -72,6 +72,33 @@ static void test_task_then_chains_results(void **state) {
   bw_task_release(t);
 }
 
+static void *note_thread(bw_task *done, void *arg) {
+  (void)done;
+  *(pthread_t *)arg = pthread_self();
+  return NULL;
+}
+
+static void test_task_then_chain_stays_on_one_worker(void **state) {
+  bw_pool *pool = *state;
+  /* Each continuation of the task a worker just finished runs next on that
+   * worker: a chain does not migrate (its data stays in one cache). */
+  enum { LINKS = 200 };
+  static pthread_t where[LINKS];
+  bw_task *src = bw_completion_create(pool);
+  bw_task *t = bw_task_retain(src);
+  for (int i = 0; i < LINKS; i++) {
+    bw_task *next = bw_then(t, note_thread, &where[i]);
+    bw_task_release(t);
+    t = next;
+  }
+  bw_task_complete(src, NULL);
+  assert_int_equal(bw_wait(t, -1), 0);
+  for (int i = 2; i < LINKS; i++)
+    assert_true(pthread_equal(where[i], where[1]));
+  bw_task_release(t);
+  bw_task_release(src);
+}
+
 static void test_task_then_on_completed_task_runs(void **state) {
   bw_pool *pool = *state;
   bw_task *t = bw_run(pool, return_arg, (void *)(uintptr_t)7);
@@ -431,6 +458,7 @@ int main(void) {
       cmocka_unit_test(test_task_run_completes_with_the_result),
       cmocka_unit_test(test_task_run_rejects_null_fn),
       cmocka_unit_test(test_task_then_chains_results),
+      cmocka_unit_test(test_task_then_chain_stays_on_one_worker),
       cmocka_unit_test(test_task_then_on_completed_task_runs),
       cmocka_unit_test(test_task_completion_source_and_cancel),
       cmocka_unit_test(test_task_retain_keeps_it_alive),
