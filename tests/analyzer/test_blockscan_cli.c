@@ -188,7 +188,8 @@ static void test_clean_input_exits_0(void **state) {
   (void)state;
   const char *args[] = {"--disable", "sleep",   "--disable", "wait",
                         "--disable", "process", "--disable", "sync-over-async",
-                        "-p",        ".",       NULL};
+                        "--disable", "io",      "-p",        ".",
+                        NULL};
   run_result r = scan(SCAN, args);
   assert_int_equal(r.status, 0);
   assert_string_equal(r.out, "");
