@@ -259,6 +259,74 @@ static void test_color_only_when_asked(void **state) {
   run_free(&r);
 }
 
+/* Writes `text` after `blank_lines` empty lines to dir/name. */
+static void write_source(const char *dir, const char *name, int blank_lines,
+                         const char *text) {
+  char path[512];
+  snprintf(path, sizeof(path), "%s/%s", dir, name);
+  FILE *out = fopen(path, "w");
+  assert_non_null(out);
+  for (int i = 0; i < blank_lines; i++)
+    fputc('\n', out);
+  fputs(text, out);
+  fclose(out);
+}
+
+/* The fingerprint of the only finding of a JSON report (malloc'd). */
+static char *only_fingerprint(const char *json) {
+  const char *key = strstr(json, "\"fingerprint\": \"");
+  assert_non_null(key);
+  assert_null(strstr(key + 1, "\"fingerprint\""));
+  key += strlen("\"fingerprint\": \"");
+  return strndup(key, 16);
+}
+
+static void test_fingerprint_survives_moving_code(void **state) {
+  (void)state;
+  static const char source[] =
+      "int bw_submit(void *pool, void (*fn)(void *), void *arg);\n"
+      "unsigned sleep(unsigned seconds);\n"
+      "static void nap(void) { sleep(1); }\n"
+      "static void job(void *arg) { (void)arg; nap(); }\n"
+      "void go(void) { bw_submit(0, job, 0); }\n";
+  char dir_a[] = "/tmp/blockscan-move-XXXXXX";
+  char dir_b[] = "/tmp/blockscan-move-XXXXXX";
+  assert_non_null(mkdtemp(dir_a));
+  assert_non_null(mkdtemp(dir_b));
+  write_source(dir_a, "legacy.c", 0, source);
+  write_source(dir_b, "legacy.c", 40, source); /* moved down, elsewhere */
+  const char *args[] = {"legacy.c", "--format", "json", "--", NULL};
+  run_result a = scan(dir_a, args);
+  run_result b = scan(dir_b, args);
+  assert_int_equal(a.status, 1);
+  assert_int_equal(b.status, 1);
+  assert_true(contains(b.out, "\"line\": 43"));
+  char *print_a = only_fingerprint(a.out);
+  char *print_b = only_fingerprint(b.out);
+  assert_string_equal(print_a, print_b);
+  free(print_a);
+  free(print_b);
+  run_free(&a);
+  run_free(&b);
+  char path[600];
+  snprintf(path, sizeof(path), "%s/legacy.c", dir_a);
+  unlink(path);
+  snprintf(path, sizeof(path), "%s/legacy.c", dir_b);
+  unlink(path);
+  rmdir(dir_a);
+  rmdir(dir_b);
+}
+
+static void test_unwritable_output_is_an_error(void **state) {
+  (void)state;
+  const char *args[] = {"--output", "/no/such/dir/report.txt", "macros.c", "--",
+                        NULL};
+  run_result r = scan(SCAN, args);
+  assert_int_equal(r.status, 2);
+  assert_true(contains(r.err, "/no/such/dir/report.txt"));
+  run_free(&r);
+}
+
 static const char *multitool(void) {
   const char *tool = getenv("BLOCKWATCH_SARIF_MULTITOOL");
   if (!tool || !*tool)
@@ -317,6 +385,8 @@ int main(void) {
       cmocka_unit_test(test_baseline_hides_known_findings_only),
       cmocka_unit_test(test_summary_counts_per_rule),
       cmocka_unit_test(test_color_only_when_asked),
+      cmocka_unit_test(test_fingerprint_survives_moving_code),
+      cmocka_unit_test(test_unwritable_output_is_an_error),
       cmocka_unit_test(test_sarif_output_passes_the_sarif_multitool),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
