@@ -340,35 +340,40 @@ static int under_dir(const char *file, const char *dir) {
   return strncmp(file, dir, len) == 0 && file[len] == '/';
 }
 
-static int compare_inputs(const void *a, const void *b) {
-  return strcmp(((const bw__tu_input *)a)->file,
-                ((const bw__tu_input *)b)->file);
+/* Sorting key: the file, then the position in input order, so that the
+ * first command of a file wins whatever qsort does with equal keys. */
+typedef struct ordered {
+  bw__tu_input input;
+  size_t order;
+} ordered;
+
+static int compare_ordered(const void *pa, const void *pb) {
+  const ordered *a = pa, *b = pb;
+  int c = strcmp(a->input.file, b->input.file);
+  if (c)
+    return c;
+  return a->order < b->order ? -1 : a->order > b->order;
 }
 
-/* Sorts by file and drops later duplicates (stable: the first command of a
- * file in input order wins). */
+/* Sorts by file and drops later duplicates. */
 static void sort_unique(bw__inputs *inputs) {
   if (!inputs->count)
     return;
-  /* A stable sort: insertion over already mostly-sorted data is fine for
-   * the sizes involved, and keeps "first wins" exact. */
-  for (size_t i = 1; i < inputs->count; i++) {
-    bw__tu_input moving = inputs->items[i];
-    size_t j = i;
-    while (j > 0 && compare_inputs(&inputs->items[j - 1], &moving) > 0) {
-      inputs->items[j] = inputs->items[j - 1];
-      j--;
-    }
-    inputs->items[j] = moving;
+  ordered *items = bw__xcalloc(inputs->count, sizeof(ordered));
+  for (size_t i = 0; i < inputs->count; i++) {
+    items[i].input = inputs->items[i];
+    items[i].order = i;
   }
-  size_t out = 1;
-  for (size_t i = 1; i < inputs->count; i++) {
-    if (compare_inputs(&inputs->items[out - 1], &inputs->items[i]) == 0)
-      input_free(&inputs->items[i]);
+  qsort(items, inputs->count, sizeof(ordered), compare_ordered);
+  size_t out = 0;
+  for (size_t i = 0; i < inputs->count; i++) {
+    if (out && strcmp(inputs->items[out - 1].file, items[i].input.file) == 0)
+      input_free(&items[i].input);
     else
-      inputs->items[out++] = inputs->items[i];
+      inputs->items[out++] = items[i].input;
   }
   inputs->count = out;
+  free(items);
 }
 
 void bw__inputs_collect(const bw__options *opts, bw__inputs *out,
