@@ -177,6 +177,24 @@ static int glob_match(const char *pat, const char *s) {
   return *pat == '\0';
 }
 
+/* Any of the comma-separated globs in `list` matches s. */
+static int glob_list_match(const char *list, const char *s) {
+  char one[sizeof bw__opt.worker_name];
+  while (*list) {
+    size_t n = strcspn(list, ",");
+    if (n < sizeof one) {
+      memcpy(one, list, n);
+      one[n] = '\0';
+      if (n > 0 && glob_match(one, s))
+        return 1;
+    }
+    list += n;
+    if (*list == ',')
+      list++;
+  }
+  return 0;
+}
+
 int bw__runtime_current_worker(int *pool); /* pools.c */
 
 static void join_option_pool(void) {
@@ -207,7 +225,7 @@ void bw__thread_classify(void) {
   int is_option = 0;
   char name[17] = {0};
   if (bw__opt.worker_name[0] && prctl(PR_GET_NAME, name, 0, 0, 0) == 0)
-    is_option = glob_match(bw__opt.worker_name, name);
+    is_option = glob_list_match(bw__opt.worker_name, name);
   if (is_option && !was_option) {
     join_option_pool();
     bw__self.classified_by_option = 1;

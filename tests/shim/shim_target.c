@@ -243,7 +243,6 @@ static void *errno_worker(void *arg) {
   sigset_t none;
   sigemptyset(&none);
   SHOW("sigtimedwait", sigtimedwait(&none, NULL, &zero));
-  SHOW("timedjoin_self", pthread_timedjoin_np(pthread_self(), NULL, &past));
   SHOW("wait3", wait3(NULL, 0, NULL));
   SHOW("wait4", wait4(-1, NULL, WNOHANG, NULL));
   SHOW("syncfs", syncfs(-1));
