@@ -384,7 +384,9 @@ void bw__inputs_collect(const bw__options *opts, bw__inputs *out,
   char *db_path = NULL;
   if (opts->build_dir) {
     struct stat st;
-    if (stat(opts->build_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    if (stat(opts->build_dir, &st) == 0 && S_ISREG(st.st_mode)) {
+      db_path = bw__xstrdup(opts->build_dir); /* -p path/to/the.json */
+    } else if (stat(opts->build_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
       bw__errors_add(errors, opts->build_dir, 0, 0,
                      "build directory not found (-p)");
     } else if (!(db_path = find_database(opts->build_dir))) {

@@ -74,6 +74,16 @@ static void test_text_report_matches_golden(void **state) {
   run_free(&r);
 }
 
+static void test_database_file_may_be_named_directly(void **state) {
+  (void)state;
+  const char *args[] = {"-p", "compile_commands.json", "--rules", "allow.rules",
+                        NULL};
+  run_result r = scan(SCAN, args);
+  assert_int_equal(r.status, 1);
+  assert_golden(r.out, "scan.txt");
+  run_free(&r);
+}
+
 static void test_json_report_matches_golden(void **state) {
   (void)state;
   const char *args[] = {"-p",       ".",    "--rules", "allow.rules",
@@ -370,6 +380,7 @@ static void test_sarif_output_passes_the_sarif_multitool(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_text_report_matches_golden),
+      cmocka_unit_test(test_database_file_may_be_named_directly),
       cmocka_unit_test(test_json_report_matches_golden),
       cmocka_unit_test(test_one_job_gives_the_same_report),
       cmocka_unit_test(test_directory_without_database_gives_the_same_report),
