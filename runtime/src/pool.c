@@ -574,7 +574,12 @@ static bw_pool *pool_create(const bw_pool_config *cfg, int is_default) {
   if (rc != 0) {
     bw__registry_remove(pool);
     stop_workers(pool);
+    uint64_t id = pool->id;
     pool_free(pool);
+    /* An observer that saw pool_created sees the matching end. */
+    const bw_observer *o = bw__obs();
+    if (o != NULL && o->pool_destroyed != NULL)
+      o->pool_destroyed(o->user, id);
     errno = -rc;
     return NULL;
   }
