@@ -151,14 +151,21 @@ static int use_color(const bw__options *opts, FILE *out) {
 
 /* ---- main ---------------------------------------------------------------- */
 
+/* Each failed TU's diagnostics, then one line naming the TU itself: a
+ * header's error does not say which TU included it. */
 static void facts_errors(const bw__tu_facts *facts, size_t n,
                          bw__errors *errors) {
-  for (size_t t = 0; t < n; t++)
+  for (size_t t = 0; t < n; t++) {
     for (size_t d = 0; d < facts[t].ndiags; d++) {
       const bw__diag_fact *diag = &facts[t].diags[d];
       bw__errors_add(errors, diag->loc.file, diag->loc.line, diag->loc.col,
                      diag->message);
     }
+    if (facts[t].failed)
+      bw__errors_add(errors, facts[t].file, 0, 0,
+                     "this translation unit did not parse and is left out of "
+                     "the analysis");
+  }
 }
 
 int main(int argc, char **argv) {

@@ -132,6 +132,7 @@ static void test_unparsable_file_is_reported_and_the_rest_analysed(void **s) {
   assert_int_equal(r.status, 2);
   assert_true(contains(r.out, "\"file\": \"broken.c\""));
   assert_true(contains(r.out, "missing_header_for_the_test.h"));
+  assert_true(contains(r.out, "did not parse"));
   assert_true(contains(r.out, "reached from callback 'sleepy'"));
   run_free(&r);
 }
