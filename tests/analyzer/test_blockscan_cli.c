@@ -217,6 +217,21 @@ static void test_disabled_category_is_not_reported(void **state) {
   run_free(&r);
 }
 
+static void test_lock_category_is_opt_in(void **state) {
+  (void)state;
+  const char *plain[] = {"-p", ".", "locks.c", NULL};
+  run_result r = scan(SCAN, plain);
+  assert_int_equal(r.status, 0);
+  run_free(&r);
+  const char *enabled[] = {"-p", ".", "--enable", "lock", "locks.c", NULL};
+  r = scan(SCAN, enabled);
+  assert_int_equal(r.status, 1);
+  assert_true(contains(r.out, "locks.c:10:3: warning: 'pthread_mutex_lock' "
+                              "blocks a pool worker: reached from callback "
+                              "'count_item' [blocking-lock]"));
+  run_free(&r);
+}
+
 static void test_baseline_hides_known_findings_only(void **state) {
   (void)state;
   char path[] = "/tmp/blockscan-baseline-XXXXXX";
@@ -394,6 +409,7 @@ int main(void) {
       cmocka_unit_test(test_bad_arguments_exit_2),
       cmocka_unit_test(test_clean_input_exits_0),
       cmocka_unit_test(test_disabled_category_is_not_reported),
+      cmocka_unit_test(test_lock_category_is_opt_in),
       cmocka_unit_test(test_baseline_hides_known_findings_only),
       cmocka_unit_test(test_summary_counts_per_rule),
       cmocka_unit_test(test_color_only_when_asked),
