@@ -79,13 +79,34 @@ static size_t paren_rule(const char *p, const char *end, const char **rule) {
   return (size_t)(close - p - 1);
 }
 
+/* Parses the rule list of a NOLINT-style comment at `after` (just past
+ * "...(blockscan"); returns the closing parenthesis, or NULL if the comment
+ * is not one of ours. */
+static const char *nolint_rule(bw__tu_facts *facts, const char *file,
+                               unsigned line, const char *after,
+                               const char *end) {
+  const char *close = memchr(after, ')', (size_t)(end - after));
+  const char *eol = memchr(after, '\n', (size_t)(end - after));
+  if (!close || (eol && eol < close))
+    return NULL;
+  if (*after == '-')
+    add_suppression(facts, file, line, after + 1, (size_t)(close - after - 1));
+  else if (after == close)
+    add_suppression(facts, file, line, NULL, 0);
+  else
+    return NULL;
+  return close;
+}
+
 /* Recognises `blockscan-ignore`, `blockscan-ignore(rule)`,
- * `NOLINT(blockscan-rule)` and `NOLINT(blockscan)`. The NOLINT form names
- * rules the clang-tidy way, "blockscan-" + rule id. */
+ * `NOLINT(blockscan-rule)`, `NOLINT(blockscan)` and the same with
+ * NOLINTNEXTLINE. The NOLINT forms name rules the clang-tidy way,
+ * "blockscan-" + rule id (or category). */
 void bw__facts_scan_suppressions(bw__tu_facts *facts, const char *file,
                                  const char *text, size_t len) {
   static const char ignore[] = "blockscan-ignore";
-  static const char nolint[] = "NOLINT(blockscan";
+  static const char *const nolints[] = {"NOLINT(blockscan",
+                                        "NOLINTNEXTLINE(blockscan", NULL};
   const char *end = text + len;
   unsigned line = 1;
   for (const char *p = text; p < end; p++) {
@@ -102,19 +123,18 @@ void bw__facts_scan_suppressions(bw__tu_facts *facts, const char *file,
       size_t rule_len = paren_rule(after, end, &rule);
       add_suppression(facts, file, line, rule, rule_len);
       p = after - 1;
-    } else if (*p == 'N' && (size_t)(end - p) >= sizeof(nolint) - 1 &&
-               memcmp(p, nolint, sizeof(nolint) - 1) == 0) {
-      const char *after = p + sizeof(nolint) - 1;
-      const char *close = memchr(after, ')', (size_t)(end - after));
-      const char *eol = memchr(after, '\n', (size_t)(end - after));
-      if (!close || (eol && eol < close))
+      continue;
+    }
+    if (*p != 'N')
+      continue;
+    for (size_t k = 0; nolints[k]; k++) {
+      size_t n = strlen(nolints[k]);
+      if ((size_t)(end - p) < n || memcmp(p, nolints[k], n) != 0)
         continue;
-      if (*after == '-')
-        add_suppression(facts, file, line, after + 1,
-                        (size_t)(close - after - 1));
-      else if (after == close)
-        add_suppression(facts, file, line, NULL, 0);
-      p = close;
+      const char *close = nolint_rule(facts, file, line, p + n, end);
+      if (close)
+        p = close;
+      break;
     }
   }
 }

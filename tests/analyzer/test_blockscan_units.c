@@ -31,8 +31,9 @@ static void test_suppressions_are_found_with_their_rule_and_line(void **s) {
                     "sleep(1); // blockscan-ignore\n"
                     "// blockscan-ignore(blocking-sleep)\n"
                     "x(); /* NOLINT(blockscan-wait) */\n"
-                    "y(); // NOLINT(blockscan)\n");
-  assert_int_equal(facts.nsuppress, 4);
+                    "y(); // NOLINT(blockscan)\n"
+                    "// NOLINTNEXTLINE(blockscan-blocking-io)\n");
+  assert_int_equal(facts.nsuppress, 5);
   assert_int_equal(facts.suppress[0].line, 2);
   assert_null(facts.suppress[0].rule);
   assert_int_equal(facts.suppress[1].line, 3);
@@ -41,6 +42,8 @@ static void test_suppressions_are_found_with_their_rule_and_line(void **s) {
   assert_string_equal(facts.suppress[2].rule, "wait");
   assert_int_equal(facts.suppress[3].line, 5);
   assert_null(facts.suppress[3].rule);
+  assert_int_equal(facts.suppress[4].line, 6);
+  assert_string_equal(facts.suppress[4].rule, "blocking-io");
   bw__facts_free(&facts);
 }
 
@@ -50,7 +53,8 @@ static void test_lookalike_comments_are_not_suppressions(void **s) {
   scan_text(&facts, "// blockscan-ignored\n"
                     "// NOLINT(other-check)\n"
                     "// NOLINT(blockscan-sleep\n"
-                    ")\n");
+                    ")\n"
+                    "// NOLINT(blockscanner)\n");
   assert_int_equal(facts.nsuppress, 0);
   bw__facts_free(&facts);
 }
