@@ -203,6 +203,10 @@ static void write_json(int why) {
   bw__out_u64(&o, t.calls_other);
   bw__out_str(&o, ",\"blocked_ms\":");
   bw__out_ms(&o, t.blocked_ns_worker);
+  bw__out_str(&o, ",\"in_progress\":");
+  bw__out_u64(&o, t.in_progress);
+  bw__out_str(&o, ",\"in_progress_ms\":");
+  bw__out_ms(&o, t.in_progress_ns);
   bw__out_str(&o, "},\n");
   key(&o, "call_sites");
   bw__out_str(&o, "[");

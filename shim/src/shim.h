@@ -133,7 +133,9 @@ typedef struct bw__slot {
   atomic_uint_least64_t calls_worker;
   atomic_uint_least64_t calls_other;
   atomic_uint_least64_t blocked_ns_worker;
-  atomic_uint_least64_t blocked_ns_other;
+  /* Start of the counted call this slot's thread is in on a worker (0:
+   * none): the report counts calls still blocked (a hang, a deadlock). */
+  atomic_uint_least64_t busy_since;
   char name[16]; /* thread name when it was classified a worker */
   atomic_int named;
 } bw__slot;
@@ -144,6 +146,7 @@ typedef struct bw__thread {
   int pool;                 /* pool index when a worker, else -1 */
   int in_item;              /* runtime worker running an item */
   int classified_by_option; /* worker by name/start routine */
+  int blocked_pool;         /* pool marked blocked by the current call, -1 */
   int tid;
   bw__slot *slot;
 } bw__thread;
@@ -163,6 +166,8 @@ typedef struct bw__call {
   int worker;   /* counted as a call on a worker */
   int pool;
   int compensated;
+  int counted_early; /* counted at begin (no threshold): a hang still shows */
+  int site;          /* its call site, when counted early (-1: none) */
   uint64_t start_ns;
 } bw__call;
 
@@ -187,7 +192,8 @@ BW__HIDDEN void bw__state_init(void);
 
 /* Sums over all slots. */
 typedef struct bw__totals {
-  uint64_t calls_worker, calls_other, blocked_ns_worker, blocked_ns_other;
+  uint64_t calls_worker, calls_other, blocked_ns_worker;
+  uint64_t in_progress, in_progress_ns; /* worker calls blocked right now */
 } bw__totals;
 BW__HIDDEN void bw__totals_get(bw__totals *t);
 
@@ -234,10 +240,14 @@ BW__HIDDEN int bw__pool_notify(int p, int blocked);
 #define BW_MAX_SITES 1024
 #define BW_SITE_FRAMES 8
 
-/* Records one call at the site identified by fn + caller. The first call
- * at a site captures its caller chain (backtrace, the expensive part); the
- * later ones only count, so a site's chain is the first one seen there. */
-BW__HIDDEN void bw__site_add(int fn, void *caller, uint64_t blocked_ns);
+/* Adds count calls and blocked_ns to the site identified by fn + caller and
+ * returns its index (-1 when the table is full). The first call at a site
+ * captures its caller chain (backtrace, the expensive part); the later ones
+ * only count, so a site's chain is the first one seen there. */
+BW__HIDDEN int bw__site_add(int fn, void *caller, uint64_t count,
+                            uint64_t blocked_ns);
+/* Adds blocked time to a site returned by bw__site_add. */
+BW__HIDDEN void bw__site_add_ns(int site, uint64_t blocked_ns);
 /* Captures the caller chain outside the shim into frames (max n). */
 BW__HIDDEN int bw__capture_frames(void **frames, int n);
 BW__HIDDEN void bw__sites_init(void);

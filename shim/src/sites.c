@@ -84,7 +84,7 @@ static uint64_t hash_site(int fn, void *caller) {
   return h ? h : 1;
 }
 
-void bw__site_add(int fn, void *caller, uint64_t blocked_ns) {
+int bw__site_add(int fn, void *caller, uint64_t count, uint64_t blocked_ns) {
   uint64_t key = hash_site(fn, caller);
   for (unsigned probe = 0; probe < BW_MAX_SITES; probe++) {
     site *s = &sites[(key + probe) % BW_MAX_SITES];
@@ -105,13 +105,20 @@ void bw__site_add(int fn, void *caller, uint64_t blocked_ns) {
       }
     }
     if (cur == key) {
-      atomic_fetch_add_explicit(&s->count, 1, memory_order_relaxed);
+      atomic_fetch_add_explicit(&s->count, count, memory_order_relaxed);
       atomic_fetch_add_explicit(&s->blocked_ns, blocked_ns,
                                 memory_order_relaxed);
-      return;
+      return (int)(s - sites);
     }
   }
-  atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&dropped, count, memory_order_relaxed);
+  return -1;
+}
+
+void bw__site_add_ns(int i, uint64_t blocked_ns) {
+  if (i >= 0 && i < BW_MAX_SITES)
+    atomic_fetch_add_explicit(&sites[i].blocked_ns, blocked_ns,
+                              memory_order_relaxed);
 }
 
 int bw__site_get(int i, bw__site_view *out) {

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-BW__TLS __thread bw__thread bw__self = {0, 0, -1, 0, 0, 0, NULL};
+BW__TLS __thread bw__thread bw__self = {.pool = -1, .blocked_pool = -1};
 atomic_int bw__active;
 bw__slot bw__slots[BW_MAX_SLOTS];
 
@@ -98,6 +98,12 @@ void bw__fd_forget(int fd) {
 static void thread_exit(void *arg) {
   bw__slot *s = arg;
   bw__self.depth++;
+  /* Canceled inside a counted call: its end never ran. */
+  if (bw__self.blocked_pool >= 0)
+    bw__pool_unblock(bw__self.blocked_pool, bw__now_ns());
+  bw__self.blocked_pool = -1;
+  if (s)
+    atomic_store_explicit(&s->busy_since, 0, memory_order_relaxed);
   if (bw__self.kind == BW_THREAD_WORKER && bw__self.classified_by_option)
     bw__pool_worker_leave(bw__self.pool, bw__now_ns());
   bw__self.kind = BW_THREAD_OTHER;
@@ -140,6 +146,7 @@ bw__slot *bw__slot_get(void) {
 
 void bw__totals_get(bw__totals *t) {
   memset(t, 0, sizeof *t);
+  uint64_t now = bw__now_ns();
   for (int i = 0; i < BW_MAX_SLOTS; i++) {
     bw__slot *s = &bw__slots[i];
     t->calls_worker +=
@@ -148,8 +155,11 @@ void bw__totals_get(bw__totals *t) {
         atomic_load_explicit(&s->calls_other, memory_order_relaxed);
     t->blocked_ns_worker +=
         atomic_load_explicit(&s->blocked_ns_worker, memory_order_relaxed);
-    t->blocked_ns_other +=
-        atomic_load_explicit(&s->blocked_ns_other, memory_order_relaxed);
+    uint64_t since = atomic_load_explicit(&s->busy_since, memory_order_relaxed);
+    if (since) {
+      t->in_progress++;
+      t->in_progress_ns += now > since ? now - since : 0;
+    }
   }
 }
 
@@ -280,7 +290,7 @@ static void fail_now(bw__call *c) {
     else
       bw__log("    #%d %p in %s", i, frames[i], sym.function);
   }
-  bw__site_add(c->fn, c->caller, 0);
+  bw__site_add(c->fn, c->caller, 1, 0);
   bw__slot *s = bw__slot_get();
   atomic_fetch_add_explicit(&s->calls_worker, 1, memory_order_relaxed);
   bw__report_final(BW_WHY_FAIL);
@@ -321,7 +331,18 @@ void bw__call_begin(bw__call *c, int fn, void *caller) {
     fail_now(c);
   if (bw__opt.compensate)
     c->compensated = bw__pool_notify(c->pool, 1) == 0;
+  /* Counted now, so that a call that never returns (a hang, a deadlock
+   * ended by a signal) is in the report; with a threshold (or fail=1, whose
+   * report must hold exactly the first call) only once it returned. */
+  c->counted_early = bw__opt.threshold_ns == 0 && bw__opt.fail != BW_FAIL_NOW;
+  c->site = -1;
+  if (c->counted_early) {
+    atomic_fetch_add_explicit(&s->calls_worker, 1, memory_order_relaxed);
+    c->site = bw__site_add(fn, caller, 1, 0);
+  }
   c->start_ns = bw__now_ns();
+  bw__self.blocked_pool = c->pool;
+  atomic_store_explicit(&s->busy_since, c->start_ns, memory_order_relaxed);
   bw__pool_block(c->pool, c->start_ns);
   errno = saved;
 }
@@ -334,18 +355,25 @@ void bw__call_end(bw__call *c) {
   int saved = errno;
   uint64_t end = bw__now_ns();
   uint64_t dur = end - c->start_ns;
+  bw__slot *s = bw__slot_get();
+  atomic_store_explicit(&s->busy_since, 0, memory_order_relaxed);
+  bw__self.blocked_pool = -1;
   bw__pool_unblock(c->pool, end);
   if (c->compensated)
     bw__pool_notify(c->pool, 0);
-  if (dur >= bw__opt.threshold_ns &&
-      !atomic_load_explicit(&fail_fired, memory_order_relaxed)) {
-    bw__slot *s = bw__slot_get();
+  int record = c->counted_early;
+  if (record) {
+    atomic_fetch_add_explicit(&s->blocked_ns_worker, dur, memory_order_relaxed);
+    bw__site_add_ns(c->site, dur);
+  } else if (dur >= bw__opt.threshold_ns &&
+             !atomic_load_explicit(&fail_fired, memory_order_relaxed)) {
+    record = 1;
     atomic_fetch_add_explicit(&s->calls_worker, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->blocked_ns_worker, dur, memory_order_relaxed);
-    bw__site_add(c->fn, c->caller, dur);
-    if (bw__opt.trace_path[0])
-      bw__trace_slice(c->fn, bw__self.tid, c->start_ns, dur);
+    bw__site_add(c->fn, c->caller, 1, dur);
   }
+  if (record && bw__opt.trace_path[0])
+    bw__trace_slice(c->fn, bw__self.tid, c->start_ns, dur);
   bw__self.depth--;
   errno = saved;
 }
@@ -359,7 +387,7 @@ void bw__state_after_fork(void) {
     atomic_store(&s->calls_worker, 0);
     atomic_store(&s->calls_other, 0);
     atomic_store(&s->blocked_ns_worker, 0);
-    atomic_store(&s->blocked_ns_other, 0);
+    atomic_store(&s->busy_since, 0);
     atomic_store(&s->named, 0);
     if (s != mine)
       atomic_store(&s->used, 0);
@@ -373,6 +401,7 @@ void bw__state_after_fork(void) {
   bw__self.pool = -1;
   bw__self.in_item = 0;
   bw__self.classified_by_option = 0;
+  bw__self.blocked_pool = -1;
   atomic_store(&fail_fired, 0);
   bw__reclassify_all();
 }

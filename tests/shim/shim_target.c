@@ -386,6 +386,23 @@ static int scenario_exit(const char *how) {
   return 9;
 }
 
+/* ---- hang: a worker stuck in sleep(30) when SIGTERM ends the program --- */
+
+static void *stuck_worker(void *arg) {
+  name_self((int)(intptr_t)arg);
+  sleep(30);
+  return NULL;
+}
+
+static int scenario_hang(void) {
+  pthread_t th;
+  pthread_create(&th, NULL, stuck_worker, (void *)0);
+  struct timespec ts = {0, 300000000};
+  nanosleep(&ts, NULL);
+  raise(SIGTERM); /* the shim reports, then the default action kills us */
+  return 3;
+}
+
 /* ---- closed stderr: descriptor 2 reused for a file of the program ------- */
 
 static int scenario_closed_stderr(const char *file) {
@@ -456,6 +473,8 @@ int main(int argc, char **argv) {
     return scenario_signal(arg);
   if (strcmp(s, "exit") == 0)
     return scenario_exit(arg);
+  if (strcmp(s, "hang") == 0)
+    return scenario_hang();
   if (strcmp(s, "closed_stderr") == 0)
     return scenario_closed_stderr(arg);
   if (strcmp(s, "torture") == 0)

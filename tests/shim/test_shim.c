@@ -461,6 +461,26 @@ static void test_exit_paths_write_the_report(void **state) {
   }
 }
 
+static void test_hung_worker_is_reported_on_sigterm(void **state) {
+  (void)state;
+  const char *p = path_of("hang.json");
+  shim_result r;
+  json_t *j = run_target("hang", NULL,
+                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  assert_non_null(j);
+  assert_false(r.exited);
+  assert_int_equal(r.status, SIGTERM);
+  json_t *calls = json_object_get(j, "blocking_calls");
+  assert_int_equal(shim_calls(j, "on_workers"), 1);
+  assert_int_equal(shim_calls(j, "in_progress"), 1);
+  assert_true(number(calls, "in_progress_ms") >= 100.0);
+  assert_int_equal(shim_site_count(j, "sleep"), 1);
+  json_t *pool = pool_at(j, 0);
+  assert_true(number(pool, "all_blocked_ms") >= 100.0);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
 static void test_fail_now_stops_at_first_worker_block(void **state) {
   (void)state;
   const char *p = path_of("fail.json");
@@ -735,6 +755,7 @@ int main(void) {
       cmocka_unit_test(test_exec_image_writes_its_own_report),
       cmocka_unit_test(test_signal_interim_report_and_eintr_kept),
       cmocka_unit_test(test_exit_paths_write_the_report),
+      cmocka_unit_test(test_hung_worker_is_reported_on_sigterm),
       cmocka_unit_test(test_fail_now_stops_at_first_worker_block),
       cmocka_unit_test(test_fail_report_exits_nonzero_only_with_findings),
       cmocka_unit_test(test_torture_many_threads_fork_no_lost_counts),
