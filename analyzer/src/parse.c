@@ -223,6 +223,27 @@ static int maybe_constant(CXCursor peeled) {
 static void add_flow(visit_ctx *ctx, const char *slot, bw__value *value);
 static void value_of(visit_ctx *ctx, CXCursor expr, bw__value *out);
 
+static int is_function_pointer(CXType type) {
+  type = clang_getCanonicalType(type);
+  if (type.kind != CXType_Pointer)
+    return 0;
+  CXType pointee = clang_getCanonicalType(clang_getPointeeType(type));
+  return pointee.kind == CXType_FunctionProto ||
+         pointee.kind == CXType_FunctionNoProto;
+}
+
+/* A function pointer, or an array of them (a handler table): the only
+ * variables, fields and parameters that can hold a callback. Tracking
+ * nothing else keeps the facts small. */
+static int may_hold_code(CXType type) {
+  type = clang_getCanonicalType(type);
+  while (type.kind == CXType_ConstantArray ||
+         type.kind == CXType_IncompleteArray ||
+         type.kind == CXType_VariableArray)
+    type = clang_getCanonicalType(clang_getArrayElementType(type));
+  return is_function_pointer(type);
+}
+
 /* `c ? f : g` may be either function: it becomes a slot of its own, named
  * by its place, that both branches flow into. */
 static void conditional_value(visit_ctx *ctx, CXCursor cond, bw__value *out) {
@@ -269,6 +290,8 @@ static void value_of(visit_ctx *ctx, CXCursor expr, bw__value *out) {
     if (is_function_kind(ref_kind)) {
       out->kind = BW__VAL_FUNC;
       out->ref = take_string(clang_getCursorUSR(ref));
+    } else if (!may_hold_code(clang_getCursorType(ref))) {
+      /* An int, a struct, a void *: not a slot worth tracking. */
     } else if (ref_kind == CXCursor_VarDecl || ref_kind == CXCursor_FieldDecl) {
       out->kind = BW__VAL_SLOT;
       out->ref = take_string(clang_getCursorUSR(ref));
@@ -352,6 +375,8 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
 }
 
 static void record_var_init(visit_ctx *ctx, CXCursor var) {
+  if (!may_hold_code(clang_getCursorType(var)))
+    return; /* cheaper than building the value and the USR */
   child_pick pick = pick_children(var);
   if (!pick.nexpr || clang_getCursorKind(pick.last) == CXCursor_InitListExpr)
     return;
@@ -360,15 +385,6 @@ static void record_var_init(visit_ctx *ctx, CXCursor var) {
   char *usr = take_string(clang_getCursorUSR(var));
   add_flow(ctx, usr, &value);
   free(usr);
-}
-
-static int is_function_pointer(CXType type) {
-  type = clang_getCanonicalType(type);
-  if (type.kind != CXType_Pointer)
-    return 0;
-  CXType pointee = clang_getCanonicalType(clang_getPointeeType(type));
-  return pointee.kind == CXType_FunctionProto ||
-         pointee.kind == CXType_FunctionNoProto;
 }
 
 /* `lhs = rhs` of function-pointer type. Comparisons have type int, so the
