@@ -341,6 +341,45 @@ static void test_observer_sees_compensation(void **state) {
   pthread_mutex_unlock(&g_rec.mu);
 }
 
+static void quiet_sleep(void *arg) {
+  rt_sleep_ms(300);
+  atomic_fetch_add((atomic_long *)arg, 1);
+}
+
+static void test_observer_sees_injection_and_retirement(void **state) {
+  (void)state;
+  bw_observer o = make_observer();
+  assert_int_equal(bw_observer_register(&o), 0);
+  bw_pool_config cfg = {0};
+  cfg.name = "obs";
+  cfg.min_workers = 1;
+  cfg.max_workers = 4;
+  cfg.starvation_ms = 50;
+  cfg.idle_timeout_ms = 50;
+  bw_pool *pool = bw_pool_create(&cfg);
+  assert_non_null(pool);
+  atomic_long count = 0;
+  /* Blocking without telling: only starvation injection helps. */
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(bw_submit(pool, quiet_sleep, &count), 0);
+  assert_int_equal(rt_wait_count(&count, 3, 20000), 3);
+  /* The injected workers retire after 50 ms idle. */
+  bw_pool_stats st;
+  uint64_t end = rt_now_ms() + 20000;
+  do {
+    rt_sleep_ms(10);
+    bw_pool_stats(pool, &st);
+  } while (st.workers > 1 && rt_now_ms() < end);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+  pthread_mutex_lock(&g_rec.mu);
+  assert_true(g_rec.added[0] >= 1);
+  assert_int_equal(g_rec.added[1], 0);
+  assert_int_equal(g_rec.added[2], g_rec.added[0]);
+  assert_int_equal(g_rec.workers_started, 1 + g_rec.added[0]);
+  assert_int_equal(g_rec.workers_stopped, g_rec.workers_started);
+  pthread_mutex_unlock(&g_rec.mu);
+}
+
 static void test_observer_short_struct_is_accepted(void **state) {
   (void)state;
   /* A tool built against an older, shorter header: fields past `size` are
@@ -369,6 +408,9 @@ int main(void) {
           reset_recorder, unregister_after),
       cmocka_unit_test_setup_teardown(test_observer_sees_compensation,
                                       reset_recorder, unregister_after),
+      cmocka_unit_test_setup_teardown(
+          test_observer_sees_injection_and_retirement, reset_recorder,
+          unregister_after),
       cmocka_unit_test_setup_teardown(test_observer_short_struct_is_accepted,
                                       reset_recorder, unregister_after),
   };
