@@ -2,8 +2,8 @@
 // translation unit of the benchmark; everything else is C11).
 //
 // A pool is a task_arena of `workers` slots, one of them for the thread that
-// enters it, and a global_control that lets TBB start that many threads on
-// a machine with fewer CPUs (by default TBB caps its workers at CPUs - 1).
+// enters it, and a global_control that lets TBB start enough threads on a
+// machine with fewer CPUs (by default TBB caps its workers at CPUs - 1).
 // Each measured round enters the arena from outside, runs the items in a
 // task_group and waits for it; the entering thread helps while it waits,
 // which is TBB's model. No timers (n/a).
@@ -21,10 +21,13 @@ namespace {
 
 struct tbb_peer {
   explicit tbb_peer(unsigned workers)
-      : limit(tbb::global_control::max_allowed_parallelism, workers),
+      : limit(tbb::global_control::max_allowed_parallelism, workers + 1),
         arena(static_cast<int>(workers), 1) {
     arena.initialize();
   }
+  // The smallest live global_control wins and the oneTBB-enq pool (open at
+  // the same time) needs `workers` threads besides ours: allow workers + 1
+  // here too; the arena's own size keeps this one at `workers`.
   tbb::global_control limit;
   tbb::task_arena arena;
 };
