@@ -48,6 +48,9 @@ typedef struct pool {
   uint64_t starv_total, starv_max, starv_items, qwait_max, items;
   bw__hist starv_hist, qwait_hist;
   atomic_uint_least64_t compensated, injected;
+  /* Items queued, for the trace: the runtime's count at each enqueue, one
+   * less at each start (between enqueues the shim keeps it itself). */
+  atomic_llong queued;
 } pool;
 
 static pool pools[BW_MAX_POOLS];
@@ -343,8 +346,10 @@ static void on_item_enqueued(void *user, uint64_t id, uint64_t item,
     return;
   bw__self.depth++;
   int i = pool_find(copy_of(user), id);
-  if (i >= 0)
+  if (i >= 0) {
+    atomic_store(&pools[i].queued, (long long)queue_length);
     bw__trace_counter(i, BW_TRACE_QUEUE, enqueue_ns, queue_length);
+  }
   bw__self.depth--;
 }
 
@@ -373,6 +378,10 @@ static void on_item_started(void *user, uint64_t id, uint64_t item,
     bw__hist_add(&p->qwait_hist, wait);
     if (starved)
       bw__hist_add(&p->starv_hist, starved);
+    if (bw__opt.trace_path[0]) {
+      long long q = atomic_fetch_sub(&p->queued, 1) - 1;
+      bw__trace_counter(i, BW_TRACE_QUEUE, start_ns, q > 0 ? (uint64_t)q : 0u);
+    }
   }
   bw__self.depth--;
 }
