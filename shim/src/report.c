@@ -79,17 +79,24 @@ int bw__file_commit(int fd, const char *tmp, const char *path, int ok) {
   return -1;
 }
 
+/* The file a given path names in this process: "%p" becomes the pid, and
+ * without it a fork child appends ".<pid>" (its own file). */
+void bw__output_path(const char *given, char *out, size_t size) {
+  const char *pid_at = strstr(given, "%p");
+  if (pid_at)
+    snprintf(out, size, "%.*s%d%s", (int)(pid_at - given), given, (int)getpid(),
+             pid_at + 2);
+  else if (in_fork_child)
+    snprintf(out, size, "%s.%d", given, (int)getpid());
+  else
+    snprintf(out, size, "%s", given);
+}
+
 static void json_path(char *out, size_t size) {
-  const char *pid_at = strstr(bw__opt.report_path, "%p");
   if (!bw__opt.report_path[0])
     snprintf(out, size, "blockwatch.%d.json", (int)getpid());
-  else if (pid_at) /* "%p" is the pid: every process its own file */
-    snprintf(out, size, "%.*s%d%s", (int)(pid_at - bw__opt.report_path),
-             bw__opt.report_path, (int)getpid(), pid_at + 2);
-  else if (in_fork_child)
-    snprintf(out, size, "%s.%d", bw__opt.report_path, (int)getpid());
   else
-    snprintf(out, size, "%s", bw__opt.report_path);
+    bw__output_path(bw__opt.report_path, out, size);
 }
 
 /* ---- JSON ---------------------------------------------------------------- */

@@ -295,6 +295,9 @@ enum { BW_WHY_EXIT = 0, BW_WHY_SIGNAL, BW_WHY_INTERIM, BW_WHY_FAIL };
 BW__HIDDEN void bw__report_write(int why);
 /* The final report, at most once per process. */
 BW__HIDDEN void bw__report_final(int why);
+/* The file `given` (report_path, trace) names in this process: "%p" is
+ * the pid; a fork child without "%p" appends ".<pid>". */
+BW__HIDDEN void bw__output_path(const char *given, char *out, size_t size);
 /* Nonzero when findings should make the process fail (fail=report). */
 BW__HIDDEN int bw__has_findings(void);
 

@@ -9,7 +9,8 @@
  *    event with a release store of its type. A full buffer drops events and
  *    counts them (reported as trace metadata).
  *  - Timestamps are microseconds since the shim started (CLOCK_MONOTONIC).
- *  - The file is written at the final report, atomically (bw__file_*).
+ *  - The file is written at the final report, atomically (bw__file_*); a
+ *    fork child writes its own (bw__output_path).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -99,8 +100,9 @@ static void ts_field(bw__out *o, uint64_t ns) {
 void bw__trace_write(void) {
   if (!events)
     return;
-  char tmp[600];
-  int fd = bw__file_begin(bw__opt.trace_path, tmp, sizeof tmp);
+  char path[600], tmp[700];
+  bw__output_path(bw__opt.trace_path, path, sizeof path);
+  int fd = bw__file_begin(path, tmp, sizeof tmp);
   if (fd < 0)
     return;
   bw__out o = {.fd = fd};
@@ -163,5 +165,5 @@ void bw__trace_write(void) {
   bw__out_u64(&o, atomic_load(&lost));
   bw__out_str(&o, "}}\n");
   bw__out_flush(&o);
-  bw__file_commit(fd, tmp, bw__opt.trace_path, !o.failed);
+  bw__file_commit(fd, tmp, path, !o.failed);
 }
