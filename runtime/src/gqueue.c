@@ -2,10 +2,12 @@
  * (D. Vyukov's MPMC queue) with a mutex-protected overflow list behind it.
  *
  * Invariants:
- *  - Ring cell i holds an item when seq == pos + 1 (pos: the producer
- *    ticket that filled it) and is free for ticket pos when seq == pos. A
- *    ticket is taken by a CAS on tail (producers) or head (consumers), so
- *    each item is handed out once.
+ *  - Ring cell c holds an item when seq + c == pos + 1 (pos: the producer
+ *    ticket that filled it) and is free for ticket pos when seq + c == pos
+ *    (seq is stored relative to the cell's index so that zeroed memory is a
+ *    valid empty ring: calloc's untouched pages cost no memory until a burst
+ *    reaches them). A ticket is taken by a CAS on tail (producers) or head
+ *    (consumers), so each item is handed out once.
  *  - FIFO across the ring and the overflow: while the overflow list holds
  *    items every push goes there, and consumers take from the ring first,
  *    so every ring item is older than every overflow item (exactly FIFO for
@@ -26,18 +28,17 @@
 
 #include "internal.h"
 
-#define RING_CAPACITY 4096 /* a power of two */
+/* A power of two. Large enough for a burst of 100,000 tiny items; only the
+ * pages a burst reaches are ever touched. */
+#define RING_CAPACITY ((size_t)1 << 17)
 #define RING_CLOSED ((size_t)1 << (sizeof(size_t) * 8 - 1))
 
 int bw__gq_init(bw__gqueue *q) {
-  q->cells = malloc(RING_CAPACITY * sizeof(*q->cells));
+  /* Zeroed memory is an empty ring (see the invariants). */
+  q->cells = calloc(RING_CAPACITY, sizeof(*q->cells));
   if (q->cells == NULL)
     return -ENOMEM;
   q->mask = RING_CAPACITY - 1;
-  for (size_t i = 0; i < RING_CAPACITY; i++) {
-    atomic_init(&q->cells[i].seq, i);
-    q->cells[i].item = NULL;
-  }
   atomic_init(&q->head, 0);
   atomic_init(&q->tail, 0);
   atomic_init(&q->ov_len, 0);
@@ -60,14 +61,16 @@ static int ring_push(bw__gqueue *q, bw__item *it) {
     if (pos & RING_CLOSED)
       return -1;
     bw__gq_cell *c = &q->cells[pos & q->mask];
-    size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+    size_t seq =
+        atomic_load_explicit(&c->seq, memory_order_acquire) + (pos & q->mask);
     intptr_t diff = (intptr_t)seq - (intptr_t)pos;
     if (diff == 0) {
       if (atomic_compare_exchange_weak_explicit(&q->tail, &pos, pos + 1,
                                                 memory_order_seq_cst,
                                                 memory_order_relaxed)) {
         c->item = it;
-        atomic_store_explicit(&c->seq, pos + 1, memory_order_release);
+        atomic_store_explicit(&c->seq, pos + 1 - (pos & q->mask),
+                              memory_order_release);
         return 0;
       }
     } else if (diff < 0) {
@@ -82,14 +85,16 @@ static bw__item *ring_pop(bw__gqueue *q) {
   size_t pos = atomic_load_explicit(&q->head, memory_order_relaxed);
   for (;;) {
     bw__gq_cell *c = &q->cells[pos & q->mask];
-    size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+    size_t seq =
+        atomic_load_explicit(&c->seq, memory_order_acquire) + (pos & q->mask);
     intptr_t diff = (intptr_t)seq - (intptr_t)(pos + 1);
     if (diff == 0) {
       if (atomic_compare_exchange_weak_explicit(&q->head, &pos, pos + 1,
                                                 memory_order_relaxed,
                                                 memory_order_relaxed)) {
         bw__item *it = c->item;
-        atomic_store_explicit(&c->seq, pos + q->mask + 1, memory_order_release);
+        atomic_store_explicit(&c->seq, pos + q->mask + 1 - (pos & q->mask),
+                              memory_order_release);
         return it;
       }
     } else if (diff < 0) {

@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -107,6 +108,42 @@ test_pool_single_worker_runs_outside_submits_in_fifo_order(void **state) {
   assert_int_equal(atomic_load(&log.next), 1000);
   for (int i = 0; i < 1000; i++)
     assert_int_equal(log.seen[i], i);
+  rt_latch_destroy(&gate);
+}
+
+typedef struct big_order {
+  long next;  /* only the one worker writes it */
+  long wrong; /* items that ran out of order */
+} big_order;
+
+static big_order g_big;
+
+static void check_big_order(void *arg) {
+  if ((long)(intptr_t)arg != g_big.next)
+    g_big.wrong++;
+  g_big.next++;
+}
+
+static void test_pool_fifo_holds_past_the_ring_into_the_overflow(void **state) {
+  (void)state;
+  /* More items than the global ring holds (2^17) while the only worker is
+   * held: the rest go to the overflow list, and order must still hold. */
+  enum { N = 200000 };
+  bw_pool *pool = make_pool("bigfifo", 1);
+  rt_latch gate;
+  rt_latch_init(&gate);
+  g_big.next = 0;
+  g_big.wrong = 0;
+  assert_int_equal(bw_submit(pool, wait_latch_item, &gate), 0);
+  for (long i = 0; i < N; i++)
+    assert_int_equal(bw_submit(pool, check_big_order, (void *)(intptr_t)i), 0);
+  bw_pool_stats st;
+  assert_int_equal(bw_pool_stats(pool, &st), 0);
+  assert_true(st.queue_length >= N);
+  rt_latch_open(&gate);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+  assert_int_equal(g_big.next, N);
+  assert_int_equal(g_big.wrong, 0);
   rt_latch_destroy(&gate);
 }
 
@@ -398,6 +435,7 @@ int main(void) {
       cmocka_unit_test(test_pool_submit_runs_each_item_once),
       cmocka_unit_test(
           test_pool_single_worker_runs_outside_submits_in_fifo_order),
+      cmocka_unit_test(test_pool_fifo_holds_past_the_ring_into_the_overflow),
       cmocka_unit_test(test_pool_destroy_runs_every_pending_item),
       cmocka_unit_test(test_pool_destroy_runs_items_queued_by_items),
       cmocka_unit_test(test_pool_local_submits_are_stolen_by_idle_workers),
