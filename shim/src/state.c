@@ -163,6 +163,19 @@ void bw__totals_get(bw__totals *t) {
   }
 }
 
+/* Adds to a slot counter. A slot has one writer, its thread, so a relaxed
+ * load and store will do (no locked instruction on the hot path); slot 0 is
+ * shared by the threads that found the table full and needs the real add. */
+static inline void slot_add(bw__slot *s, atomic_uint_least64_t *counter,
+                            uint64_t v) {
+  if (__builtin_expect(s == &bw__slots[0], 0))
+    atomic_fetch_add_explicit(counter, v, memory_order_relaxed);
+  else
+    atomic_store_explicit(
+        counter, atomic_load_explicit(counter, memory_order_relaxed) + v,
+        memory_order_relaxed);
+}
+
 /* ---- classification ----------------------------------------------------- */
 
 /* '*' and '?' only; no allocation (fnmatch may allocate). */
@@ -292,7 +305,7 @@ static void fail_now(bw__call *c) {
   }
   bw__site_add(c->fn, c->caller, 1, 0);
   bw__slot *s = bw__slot_get();
-  atomic_fetch_add_explicit(&s->calls_worker, 1, memory_order_relaxed);
+  slot_add(s, &s->calls_worker, 1);
   bw__report_final(BW_WHY_FAIL);
   bw__real_exit_now(bw__opt.exitcode);
 }
@@ -315,7 +328,7 @@ void bw__call_begin(bw__call *c, int fn, void *caller) {
     return;
   }
   if (bw__self.kind != BW_THREAD_WORKER) {
-    atomic_fetch_add_explicit(&s->calls_other, 1, memory_order_relaxed);
+    slot_add(s, &s->calls_other, 1);
     c->start_ns = 0;
     errno = saved;
     return;
@@ -337,7 +350,7 @@ void bw__call_begin(bw__call *c, int fn, void *caller) {
   c->counted_early = bw__opt.threshold_ns == 0 && bw__opt.fail != BW_FAIL_NOW;
   c->site = -1;
   if (c->counted_early) {
-    atomic_fetch_add_explicit(&s->calls_worker, 1, memory_order_relaxed);
+    slot_add(s, &s->calls_worker, 1);
     c->site = bw__site_add(fn, caller, 1, 0);
   }
   c->start_ns = bw__now_ns();
@@ -363,13 +376,13 @@ void bw__call_end(bw__call *c) {
     bw__pool_notify(c->pool, 0);
   int record = c->counted_early;
   if (record) {
-    atomic_fetch_add_explicit(&s->blocked_ns_worker, dur, memory_order_relaxed);
+    slot_add(s, &s->blocked_ns_worker, dur);
     bw__site_add_ns(c->site, dur);
   } else if (dur >= bw__opt.threshold_ns &&
              !atomic_load_explicit(&fail_fired, memory_order_relaxed)) {
     record = 1;
-    atomic_fetch_add_explicit(&s->calls_worker, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->blocked_ns_worker, dur, memory_order_relaxed);
+    slot_add(s, &s->calls_worker, 1);
+    slot_add(s, &s->blocked_ns_worker, dur);
     bw__site_add(c->fn, c->caller, 1, dur);
   }
   if (record && bw__opt.trace_path[0])
