@@ -527,16 +527,24 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 /* ---- exits: _exit and _Exit flush the report first ---------------------- */
 
 DEFINE_REAL(void, _exit, (int), NULL)
+DEFINE_REAL(void, _Exit, (int), NULL)
 
-void bw__real_exit_now(int status) {
-  void (*fn)(int) = get__exit();
+/* Ends the process through `fn` (the real _exit or _Exit: each wrapper
+ * forwards to its own), or the system call when it is missing. */
+__attribute__((noreturn)) static void exit_through(void (*fn)(int),
+                                                   int status) {
   if (fn)
     fn(status);
   syscall(SYS_exit_group, status);
   __builtin_unreachable();
 }
 
-__attribute__((noreturn)) static void exit_via_report(int status) {
+void bw__real_exit_now(int status) {
+  exit_through(get__exit(), status);
+}
+
+/* The status to exit with, after the final report. */
+static int report_before_exit(int status) {
   /* A vfork child shares our memory: its _exit must not write (and so use
    * up) the parent's report. */
   if (atomic_load_explicit(&bw__active, memory_order_relaxed) &&
@@ -545,15 +553,15 @@ __attribute__((noreturn)) static void exit_via_report(int status) {
     if (bw__opt.fail == BW_FAIL_REPORT && status == 0 && bw__has_findings())
       status = bw__opt.exitcode;
   }
-  bw__real_exit_now(status);
+  return status;
 }
 
 EXPORT void _exit(int status) {
-  exit_via_report(status);
+  exit_through(get__exit(), report_before_exit(status));
 }
 
 EXPORT void _Exit(int status) {
-  exit_via_report(status);
+  exit_through(get__Exit(), report_before_exit(status));
 }
 
 /* ---- threads: start routines and names classify workers ----------------- */
@@ -716,6 +724,7 @@ void bw__resolve_all(void) {
   resolve_openat64();
   resolve_sync();
   resolve__exit();
+  resolve__Exit();
   resolve_pthread_create();
   resolve_pthread_setname_np();
   resolve_conds();
