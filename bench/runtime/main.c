@@ -192,6 +192,19 @@ static void cpu_model(char *out, size_t size) {
   fclose(info);
 }
 
+/* The 1-minute load average: on a small shared machine the figures mean
+ * little without it, so it is printed before and after the run. */
+static double load_average(void) {
+  double load = -1;
+  FILE *file = fopen("/proc/loadavg", "r");
+  if (file != NULL) {
+    if (fscanf(file, "%lf", &load) != 1)
+      load = -1;
+    fclose(file);
+  }
+  return load;
+}
+
 static void print_machine(const bench_options *o) {
   char model[256], date[64];
   struct utsname uts;
@@ -210,8 +223,9 @@ static void print_machine(const bench_options *o) {
   for (size_t i = 0; bench_missing_peers[i]; i++)
     printf("peer MISSING (not built, package not found): %s\n",
            bench_missing_peers[i]);
-  printf("medians of %u runs for (a) and (d), %u for (b)\n\n", o->reps,
-         o->delay_reps);
+  printf("medians of %u runs for (a) and (d), %u for (b); load average at "
+         "start %.2f\n\n",
+         o->reps, o->delay_reps, load_average());
 }
 
 /* Counts the cells in which an operation failed (not n/a). */
@@ -367,6 +381,9 @@ int main(int argc, char **argv) {
     table_print_ratio(&td, 0);
     printf("\n");
   }
+  printf("load average at end %.2f (%ld CPUs; the bench itself adds about "
+         "1)\n\n",
+         load_average(), sysconf(_SC_NPROCESSORS_ONLN));
   print_targets(&o, only, &ta, &tb, &tc, &td);
   return failures(&ta) + failures(&tb) + failures(&tc) + failures(&td) ? 1 : 0;
 }
