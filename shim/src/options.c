@@ -19,7 +19,15 @@
 
 bw__options bw__opt;
 
-typedef enum kind { K_REPORT, K_FAIL, K_UINT, K_BOOL, K_PATH, K_SIGNAL } kind;
+typedef enum kind {
+  K_REPORT, /* text|json|both|none -> BW_REPORT_* bits */
+  K_FAIL,   /* 0|1|report */
+  K_UINT,   /* unsigned int, 0..max */
+  K_MICROS, /* microseconds, 0..max, stored as uint64_t nanoseconds */
+  K_BOOL,   /* 0|1 */
+  K_PATH,   /* a string that must fit its field */
+  K_SIGNAL  /* a signal name or number */
+} kind;
 
 typedef struct option {
   const char *key;
@@ -32,12 +40,15 @@ typedef struct option {
 #define OPT(key, kind, field, max)                                             \
   { key, kind, offsetof(bw__options, field), sizeof(bw__opt.field), max }
 
+/* K_UINT fields are int or unsigned (same size), K_MICROS uint64_t. */
+_Static_assert(sizeof(int) == sizeof(unsigned), "K_UINT stores unsigned");
+
 static const option OPTIONS[] = {
     OPT("report", K_REPORT, report, 0),
     OPT("report_path", K_PATH, report_path, 0),
     OPT("fail", K_FAIL, fail, 0),
     OPT("exitcode", K_UINT, exitcode, 255),
-    OPT("threshold_us", K_UINT, threshold_ns, 3600000000ul),
+    OPT("threshold_us", K_MICROS, threshold_ns, 3600000000ul),
     OPT("compensate", K_BOOL, compensate, 1),
     OPT("trace", K_PATH, trace_path, 0),
     OPT("signal", K_SIGNAL, report_signal, 0),
