@@ -148,13 +148,12 @@ static int apply(const option *o, const char *v) {
   case K_UINT:
     if (parse_uint(v, o->max, &n) != 0)
       return -EINVAL;
-    if (o->size == sizeof(uint64_t) &&
-        o->offset == offsetof(bw__options, threshold_ns))
-      bw__opt.threshold_ns = (uint64_t)n * 1000u;
-    else if (o->size == sizeof(unsigned))
-      *(unsigned *)dst = (unsigned)n;
-    else
+    *(unsigned *)dst = (unsigned)n;
+    return 0;
+  case K_MICROS:
+    if (parse_uint(v, o->max, &n) != 0)
       return -EINVAL;
+    *(uint64_t *)dst = (uint64_t)n * 1000u;
     return 0;
   case K_PATH:
     if (strlen(v) >= o->size)
