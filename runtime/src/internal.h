@@ -167,6 +167,9 @@ struct bw_pool {
   char name[16];
   unsigned min_workers, max_workers, starvation_ms, idle_timeout_ms, flags;
   int is_default;
+  /* BW__POOL_LIVE until destroyed; checked on entry to catch most uses of
+   * a destroyed pool (a debugging aid: the memory is freed). */
+  uint32_t magic;
 
   bw__gqueue queue; /* the global FIFO queue; closed by destroy */
 
@@ -214,7 +217,10 @@ enum {
 int bw__pool_push(bw_pool *pool, bw__item *it, int flags);
 /* Formats a worker's thread name "<pool name>-<n>" (15 chars at most). */
 char *bw__thread_name(char out[16], const char *pool_name, unsigned index);
-/* Resolves NULL to the default pool. */
+#define BW__POOL_LIVE 0x6277706cu /* "bwpl" */
+#define BW__POOL_DEAD 0xdead9001u
+/* Resolves NULL to the default pool; NULL with errno ESHUTDOWN for a pool
+ * that has been destroyed, EAGAIN when the default pool cannot exist. */
 bw_pool *bw__pool_resolve(bw_pool *pool);
 /* Starts one more worker if below max_workers; reason is the observer's
  * worker_added_or_retired reason (0 injection, 1 compensation). Caller holds

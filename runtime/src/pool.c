@@ -486,6 +486,7 @@ static void pool_free(bw_pool *pool) {
   pthread_cond_destroy(&pool->quiesce_cv);
   pthread_mutex_destroy(&pool->gate_mu);
   pthread_cond_destroy(&pool->gate_cv);
+  pool->magic = BW__POOL_DEAD;
   free(pool);
 }
 
@@ -544,6 +545,7 @@ static bw_pool *pool_create(const bw_pool_config *cfg, int is_default) {
   pool->idle_timeout_ms = c.idle_timeout_ms;
   pool->flags = c.flags;
   pool->is_default = is_default;
+  pool->magic = BW__POOL_LIVE;
   atomic_init(&pool->searching, 0);
   atomic_init(&pool->sleepers, 0);
   atomic_init(&pool->nslots, 0);
@@ -626,11 +628,17 @@ bw_pool *bw_pool_default(void) {
 }
 
 bw_pool *bw__pool_resolve(bw_pool *pool) {
-  return pool != NULL ? pool : bw_pool_default();
+  if (pool == NULL)
+    return bw_pool_default();
+  if (pool->magic != BW__POOL_LIVE) {
+    errno = ESHUTDOWN;
+    return NULL;
+  }
+  return pool;
 }
 
 int bw_pool_destroy(bw_pool *pool) {
-  if (pool == NULL || pool->is_default)
+  if (pool == NULL || pool->magic != BW__POOL_LIVE || pool->is_default)
     return -EINVAL;
   if (tls_worker != NULL && tls_worker->pool == pool)
     return -EDEADLK;
@@ -664,7 +672,7 @@ int bw_pool_stats_get(bw_pool *pool, bw_pool_stats *out) {
     return -EINVAL;
   pool = bw__pool_resolve(pool);
   if (pool == NULL)
-    return -ENOMEM;
+    return -errno;
   memset(out, 0, sizeof(*out));
   uint64_t *buckets = calloc(BW__HIST_BUCKETS, sizeof(uint64_t));
   if (buckets == NULL)
@@ -761,7 +769,7 @@ int bw_submit(bw_pool *pool, void (*fn)(void *arg), void *arg) {
     return -EINVAL;
   pool = bw__pool_resolve(pool);
   if (pool == NULL)
-    return -ENOMEM;
+    return -errno;
   work_item *wi = bw__alloc(BW__ALLOC_SMALL_CLASS);
   if (wi == NULL)
     return -ENOMEM;
