@@ -140,10 +140,19 @@ void bw__symbolize(void *pc, bw__sym *out, int safe_only) {
   }
   if (!out->function[0]) {
     Dl_info info;
-    if (dladdr((void *)(uintptr_t)addr, &info) && info.dli_sname)
+    int found = dladdr((void *)(uintptr_t)addr, &info);
+    if (found && info.dli_sname) {
       copy(out->function, sizeof out->function, info.dli_sname);
-    else
+    } else if (found && info.dli_fname) {
+      /* No symbol (a stripped library): module and offset, which
+       * addr2line -e MODULE can still resolve with its debug file. */
+      const char *base = strrchr(info.dli_fname, '/');
+      snprintf(out->function, sizeof out->function, "%s+0x%lx",
+               base ? base + 1 : info.dli_fname,
+               (unsigned long)((uintptr_t)pc - (uintptr_t)info.dli_fbase));
+    } else {
       raw_address(pc, out);
+    }
   }
   bw__self.depth--;
 }
