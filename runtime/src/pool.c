@@ -486,7 +486,9 @@ static void pool_free(bw_pool *pool) {
   pthread_cond_destroy(&pool->quiesce_cv);
   pthread_mutex_destroy(&pool->gate_mu);
   pthread_cond_destroy(&pool->gate_cv);
-  pool->magic = BW__POOL_DEAD;
+  /* volatile: a plain store right before free() is a dead store the
+   * compiler may drop, and this one must land. */
+  *(volatile uint32_t *)&pool->magic = BW__POOL_DEAD;
   free(pool);
 }
 
