@@ -30,10 +30,13 @@ typedef struct round_ctx {
   bw_pool *pool;
 } round_ctx;
 
-/* Counts one item; the last of the round completes the source. */
+/* Counts one item; the last of the round completes the source. `target`
+ * is read before the increment: once the last item has counted, the
+ * submitter may return and its stack frame (the context) be gone. */
 static void count_one(round_ctx *ctx) {
+  size_t target = ctx->target;
   size_t now = atomic_fetch_add_explicit(&ctx->count, 1, memory_order_acq_rel);
-  if (now + 1 == ctx->target) {
+  if (now + 1 == target) {
     bw_task *done = ctx->done;
     bw_task_complete(done, NULL);
     bw_task_release(done);

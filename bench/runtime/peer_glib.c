@@ -60,10 +60,13 @@ static void g_close(void *pool) {
   g_thread_pool_free(pool, FALSE, TRUE);
 }
 
+/* `target` is read before the increment: after the last item counted, the
+ * submitter may return and the round (on its stack) be gone. */
 static void count_one(g_round *round) {
+  size_t target = round->target;
   size_t now =
       atomic_fetch_add_explicit(&round->count, 1, memory_order_acq_rel);
-  if (now + 1 == round->target)
+  if (now + 1 == target)
     bench_latch_open(round->latch);
 }
 

@@ -133,8 +133,11 @@ struct enq_round {
   tbb::task_arena *arena = nullptr;
   uint64_t probe_submit = 0;
   std::atomic<uint64_t> probe_start{0};
+  // `target` is read before the increment: after the last item counted,
+  // the submitter may return and the round (on its stack) be gone.
   void count_one() {
-    if (count.fetch_add(1, std::memory_order_acq_rel) + 1 == target)
+    size_t goal = target;
+    if (count.fetch_add(1, std::memory_order_acq_rel) + 1 == goal)
       bench_latch_open(latch);
   }
 };
