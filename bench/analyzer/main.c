@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,6 +32,18 @@ static double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One timed run: wall-clock seconds, and CPU seconds (user + system) of
+ * every process or thread that did the work, which load from elsewhere on
+ * the machine disturbs much less. */
+typedef struct sample {
+  double wall, cpu;
+} sample;
+
+static double cpu_of(const struct rusage *ru) {
+  return (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6 +
+         (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
 }
 
 /* Spawns argv with stdout/stderr to /dev/null; returns the pid or -1. */
@@ -46,16 +59,19 @@ static pid_t spawn_quiet(char *const *argv) {
 }
 
 /* Counts a child's failure once (exit status other than 0 and 1). */
-static int reap(pid_t pid, int ok_status_max) {
+static int reap(pid_t pid, int ok_status_max, double *cpu) {
   int status = 0;
-  if (waitpid(pid, &status, 0) != pid)
+  struct rusage ru;
+  if (wait4(pid, &status, 0, &ru) != pid)
     return 1;
+  *cpu += cpu_of(&ru);
   return !WIFEXITED(status) || WEXITSTATUS(status) > ok_status_max;
 }
 
 /* clang -fsyntax-only over every input, `jobs` processes at a time. */
-static double run_clang(const char *clang, const bw__inputs *inputs,
+static sample run_clang(const char *clang, const bw__inputs *inputs,
                         unsigned jobs, int *failures) {
+  double cpu = 0;
   double start = now_s();
   size_t next = 0, running = 0;
   pid_t *pids = bw__xcalloc(jobs, sizeof(pid_t));
@@ -86,7 +102,9 @@ static double run_clang(const char *clang, const bw__inputs *inputs,
     if (!running)
       break;
     int status = 0;
-    pid_t done = wait(&status);
+    struct rusage ru;
+    pid_t done = wait4(-1, &status, 0, &ru);
+    cpu += cpu_of(&ru);
     for (unsigned slot = 0; slot < jobs; slot++)
       if (pids[slot] == done) {
         pids[slot] = 0;
@@ -96,10 +114,10 @@ static double run_clang(const char *clang, const bw__inputs *inputs,
       }
   }
   free(pids);
-  return now_s() - start;
+  return (sample){now_s() - start, cpu};
 }
 
-static double run_blockscan(const char *blockscan, const char *build_dir,
+static sample run_blockscan(const char *blockscan, const char *build_dir,
                             unsigned jobs, int *failures) {
   char jobs_text[16];
   snprintf(jobs_text, sizeof(jobs_text), "%u", jobs);
@@ -111,11 +129,11 @@ static double run_blockscan(const char *blockscan, const char *build_dir,
                   "--format",
                   "json",
                   NULL};
-  double start = now_s();
+  double start = now_s(), cpu = 0;
   pid_t pid = spawn_quiet(argv);
-  if (pid < 0 || reap(pid, 1))
+  if (pid < 0 || reap(pid, 1, &cpu))
     (*failures)++;
-  return now_s() - start;
+  return (sample){now_s() - start, cpu};
 }
 
 /* The floor under blockscan: libclang parsing the same TUs in-process with
@@ -155,8 +173,10 @@ static void *parse_only_worker(void *arg) {
   return NULL;
 }
 
-static double run_parse_only(const bw__inputs *inputs, unsigned jobs,
+static sample run_parse_only(const bw__inputs *inputs, unsigned jobs,
                              int *failures) {
+  struct rusage before, after;
+  getrusage(RUSAGE_SELF, &before);
   parse_job job = {inputs, 0, 0};
   pthread_t threads[2];
   double start = now_s();
@@ -166,7 +186,9 @@ static double run_parse_only(const bw__inputs *inputs, unsigned jobs,
   for (unsigned t = 1; t < jobs; t++)
     pthread_join(threads[t], NULL);
   *failures += atomic_load(&job.failures);
-  return now_s() - start;
+  double wall = now_s() - start;
+  getrusage(RUSAGE_SELF, &after);
+  return (sample){wall, cpu_of(&after) - cpu_of(&before)};
 }
 
 static int compare_double(const void *a, const void *b) {
@@ -254,40 +276,52 @@ int main(int argc, char **argv) {
 
   /* As blockscan does (see analyzer/src/parse.h). */
   setenv("LIBCLANG_DISABLE_CRASH_RECOVERY", "1", 0);
-  double medians[3][2]; /* [tool][jobs-1] */
+  static const char *const names[3] = {"clang -fsyntax-only",
+                                       "blockscan (parse+analyse)",
+                                       "libclang parse only"};
+  double wall[3][2], cpu[3][2]; /* medians: [tool][jobs-1] */
   int failures[3] = {0, 0, 0};
   /* Runs are interleaved (every configuration once per round) so that a
    * burst of load from elsewhere on the machine hits all of them alike. */
-  double *times[3][2];
+  double *walls[3][2], *cpus[3][2];
   for (int t = 0; t < 3; t++)
-    for (int j = 0; j < 2; j++)
-      times[t][j] = bw__xcalloc((size_t)runs, sizeof(double));
+    for (int j = 0; j < 2; j++) {
+      walls[t][j] = bw__xcalloc((size_t)runs, sizeof(double));
+      cpus[t][j] = bw__xcalloc((size_t)runs, sizeof(double));
+    }
   for (int r = 0; r < runs; r++) {
     for (unsigned jobs = 1; jobs <= 2; jobs++) {
-      times[0][jobs - 1][r] =
-          run_clang(BENCH_CLANG, &inputs, jobs, &failures[0]);
-      times[1][jobs - 1][r] =
-          run_blockscan(BENCH_BLOCKSCAN, build_dir, jobs, &failures[1]);
-      times[2][jobs - 1][r] = run_parse_only(&inputs, jobs, &failures[2]);
+      sample got[3];
+      got[0] = run_clang(BENCH_CLANG, &inputs, jobs, &failures[0]);
+      got[1] = run_blockscan(BENCH_BLOCKSCAN, build_dir, jobs, &failures[1]);
+      got[2] = run_parse_only(&inputs, jobs, &failures[2]);
+      for (int t = 0; t < 3; t++) {
+        walls[t][jobs - 1][r] = got[t].wall;
+        cpus[t][jobs - 1][r] = got[t].cpu;
+      }
     }
   }
   for (int t = 0; t < 3; t++)
     for (int j = 0; j < 2; j++) {
-      medians[t][j] = median(times[t][j], (size_t)runs);
-      free(times[t][j]);
+      wall[t][j] = median(walls[t][j], (size_t)runs);
+      cpu[t][j] = median(cpus[t][j], (size_t)runs);
+      free(walls[t][j]);
+      free(cpus[t][j]);
     }
 
-  printf("%-28s %10s %10s %12s\n", "", "-j 1 (s)", "-j 2 (s)", "-j1 / -j2");
-  printf("%-28s %10.3f %10.3f %12.2f\n", "clang -fsyntax-only", medians[0][0],
-         medians[0][1], medians[0][0] / medians[0][1]);
-  printf("%-28s %10.3f %10.3f %12.2f\n", "blockscan (parse+analyse)",
-         medians[1][0], medians[1][1], medians[1][0] / medians[1][1]);
-  printf("%-28s %10.3f %10.3f %12.2f\n", "libclang parse only", medians[2][0],
-         medians[2][1], medians[2][0] / medians[2][1]);
-  printf("%-28s %10.2f %10.2f\n", "blockscan / clang",
-         medians[1][0] / medians[0][0], medians[1][1] / medians[0][1]);
-  printf("%-28s %10.2f %10.2f\n", "blockscan / parse only",
-         medians[1][0] / medians[2][0], medians[1][1] / medians[2][1]);
+  printf("%-28s %9s %9s %9s %9s %9s\n", "", "wall -j1", "wall -j2", "j1/j2",
+         "cpu -j1", "cpu -j2");
+  for (int t = 0; t < 3; t++)
+    printf("%-28s %9.3f %9.3f %9.2f %9.3f %9.3f\n", names[t], wall[t][0],
+           wall[t][1], wall[t][0] / wall[t][1], cpu[t][0], cpu[t][1]);
+  printf("%-28s %9.2f %9.2f %9s %9.2f %9.2f\n", "blockscan / clang",
+         wall[1][0] / wall[0][0], wall[1][1] / wall[0][1], "",
+         cpu[1][0] / cpu[0][0], cpu[1][1] / cpu[0][1]);
+  printf("%-28s %9.2f %9.2f %9s %9.2f %9.2f\n", "blockscan / parse only",
+         wall[1][0] / wall[2][0], wall[1][1] / wall[2][1], "",
+         cpu[1][0] / cpu[2][0], cpu[1][1] / cpu[2][1]);
+  printf("(seconds, medians; cpu = user + system of the processes or threads "
+         "doing the work)\n");
   if (failures[0] || failures[1])
     printf("\nnote: %d clang run(s) and %d blockscan run(s) reported errors "
            "(a TU that does not parse costs both tools alike)\n",
