@@ -46,7 +46,9 @@ static void assert_golden(const char *actual, const char *golden_name) {
       e++;
     }
     print_error("%s differs at line %u\n--- expected:\n%.200s\n--- actual:\n"
-                "%.200s\n",
+                "%.200s\n(messages and hints come from rules/packs: if they "
+                "changed on purpose, rerun with BLOCKSCAN_UPDATE_GOLDEN=1 and "
+                "review the diff)\n",
                 golden_name, line, e, a);
     free(expected);
     fail();
