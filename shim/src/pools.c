@@ -45,7 +45,10 @@ typedef struct pool {
   uint64_t all_blocked_ns;
   interval ring[RING];
   unsigned ring_next, ring_len;
-  uint64_t starv_total, starv_max, starv_items, qwait_max, items;
+  uint64_t starv_total, starv_max, starv_items;
+  /* Per item, so outside the lock: items start on every worker at once. */
+  atomic_uint_least64_t qwait_max, items;
+  atomic_int ever_all_blocked; /* 0 until the first all-blocked interval */
   bw__hist starv_hist, qwait_hist;
   atomic_uint_least64_t compensated, injected;
   /* Items queued, for the trace: the runtime's count at each enqueue, one
@@ -168,6 +171,7 @@ static void settle(pool *p, uint64_t now) {
   int all = p->live > 0 && p->blocked >= p->live;
   if (all && !p->all_since) {
     p->all_since = now ? now : 1;
+    atomic_store_explicit(&p->ever_all_blocked, 1, memory_order_release);
   } else if (!all && p->all_since) {
     uint64_t start = p->all_since;
     p->all_since = 0;
@@ -268,8 +272,8 @@ void bw__pool_get(int i, bw__pool_report *out) {
   out->starv_total = p->starv_total;
   out->starv_max = p->starv_max;
   out->starv_items = p->starv_items;
-  out->qwait_max = p->qwait_max;
-  out->items = p->items;
+  out->qwait_max = atomic_load(&p->qwait_max);
+  out->items = atomic_load(&p->items);
   unlock(p);
   out->starv_p99 = bw__hist_quantile(&p->starv_hist, 0.99);
   if (out->starv_p99 > out->starv_max)
@@ -363,19 +367,30 @@ static void on_item_started(void *user, uint64_t id, uint64_t item,
   if (i >= 0 && start_ns >= enqueue_ns) {
     pool *p = &pools[i];
     uint64_t wait = start_ns - enqueue_ns;
-    lock(p);
-    uint64_t starved = overlap(p, enqueue_ns, start_ns);
-    p->items++;
-    if (wait > p->qwait_max)
-      p->qwait_max = wait;
-    if (starved) {
-      p->starv_total += starved;
-      p->starv_items++;
-      if (starved > p->starv_max)
-        p->starv_max = starved;
-    }
-    unlock(p);
+    atomic_fetch_add_explicit(&p->items, 1, memory_order_relaxed);
+    uint64_t max = atomic_load_explicit(&p->qwait_max, memory_order_relaxed);
+    while (wait > max && !atomic_compare_exchange_weak_explicit(
+                             &p->qwait_max, &max, wait, memory_order_relaxed,
+                             memory_order_relaxed))
+      ;
     bw__hist_add(&p->qwait_hist, wait);
+    /* The lock and the ring only once some interval had every worker
+     * blocked: until then no item can have been starved. The flag is
+     * always seen in time: this worker was itself blocked (or not yet
+     * live) in every such interval and left it through the lock that the
+     * flag was set under. */
+    uint64_t starved = 0;
+    if (atomic_load_explicit(&p->ever_all_blocked, memory_order_acquire)) {
+      lock(p);
+      starved = overlap(p, enqueue_ns, start_ns);
+      if (starved) {
+        p->starv_total += starved;
+        p->starv_items++;
+        if (starved > p->starv_max)
+          p->starv_max = starved;
+      }
+      unlock(p);
+    }
     if (starved)
       bw__hist_add(&p->starv_hist, starved);
     if (bw__opt.trace_path[0]) {
