@@ -284,6 +284,18 @@ static void value_of(visit_ctx *ctx, CXCursor expr, bw__value *out) {
     conditional_value(ctx, peeled, out);
     return;
   }
+  if (kind == CXCursor_CallExpr && may_hold_code(clang_getCursorType(peeled))) {
+    /* A function returning a callback: its return slot, "<USR>#ret". */
+    CXCursor callee = clang_getCursorReferenced(peeled);
+    if (is_function_kind(clang_getCursorKind(callee))) {
+      char *usr = take_string(clang_getCursorUSR(callee));
+      out->kind = BW__VAL_SLOT;
+      out->ref = bw__xasprintf("%s#ret", usr);
+      out->name = take_string(clang_getCursorSpelling(callee));
+      free(usr);
+      return;
+    }
+  }
   if (kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr) {
     CXCursor ref = clang_getCursorReferenced(peeled);
     enum CXCursorKind ref_kind = clang_getCursorKind(ref);
@@ -478,6 +490,22 @@ static void record_init_list(visit_ctx *ctx, CXCursor list, CXCursor parent) {
   free(slot);
 }
 
+/* `return fn;` in a function that returns a function pointer flows into
+ * its return slot, which calls of the function denote (see value_of). */
+static void record_return(visit_ctx *ctx, CXCursor ret) {
+  if (!ctx->func_usr ||
+      !may_hold_code(clang_getResultType(clang_getCursorType(ctx->func))))
+    return;
+  child_pick pick = pick_children(ret);
+  if (!pick.nexpr)
+    return;
+  bw__value value;
+  value_of(ctx, pick.last, &value);
+  char *slot = bw__xasprintf("%s#ret", ctx->func_usr);
+  add_flow(ctx, slot, &value);
+  free(slot);
+}
+
 static enum CXChildVisitResult body_visitor(CXCursor cursor, CXCursor parent,
                                             CXClientData data) {
   visit_ctx *ctx = data;
@@ -500,6 +528,9 @@ static enum CXChildVisitResult body_visitor(CXCursor cursor, CXCursor parent,
     break;
   case CXCursor_InitListExpr:
     record_init_list(ctx, cursor, parent);
+    break;
+  case CXCursor_ReturnStmt:
+    record_return(ctx, cursor);
     break;
   default:
     break;
