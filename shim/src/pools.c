@@ -65,12 +65,14 @@ static atomic_int option_pool = -1;
 void bw__reclassify_all(void);
 
 static void lock(pool *p) {
+  bw__self.locks_held++;
   while (atomic_exchange_explicit(&p->lock, 1, memory_order_acquire))
     __builtin_ia32_pause();
 }
 
 static void unlock(pool *p) {
   atomic_store_explicit(&p->lock, 0, memory_order_release);
+  bw__self.locks_held--;
 }
 
 /* ---- histogram: 8 linear sub-buckets per power of two (12.5% error) ---- */
@@ -259,7 +261,12 @@ static uint64_t overlap(const pool *p, uint64_t from, uint64_t to) {
 void bw__pool_get(int i, bw__pool_report *out) {
   pool *p = &pools[i];
   memset(out, 0, sizeof *out);
-  lock(p);
+  /* A report from a signal handler that interrupted this very thread
+   * inside a pool's lock must not wait for itself: it reads unlocked (the
+   * numbers may be one update behind). */
+  int locked = bw__self.locks_held == 0;
+  if (locked)
+    lock(p);
   memcpy(out->name, p->name, sizeof out->name);
   out->workers = p->peak_live;
   out->peak_blocked = p->peak_blocked;
@@ -274,7 +281,8 @@ void bw__pool_get(int i, bw__pool_report *out) {
   out->starv_items = p->starv_items;
   out->qwait_max = atomic_load(&p->qwait_max);
   out->items = atomic_load(&p->items);
-  unlock(p);
+  if (locked)
+    unlock(p);
   out->starv_p99 = bw__hist_quantile(&p->starv_hist, 0.99);
   if (out->starv_p99 > out->starv_max)
     out->starv_p99 = out->starv_max;

@@ -147,6 +147,7 @@ typedef struct bw__thread {
   int in_item;              /* runtime worker running an item */
   int classified_by_option; /* worker by name/start routine */
   int blocked_pool;         /* pool marked blocked by the current call, -1 */
+  int locks_held;           /* pool spinlocks this thread holds (pools.c) */
   int tid;
   bw__slot *slot;
 } bw__thread;
