@@ -16,9 +16,11 @@ log="$build/ctest.log"
 status=0
 ctest --test-dir "$build" -j "$(nproc)" -V "$@" >"$log" 2>&1 || status=$?
 
-# cmocka's summary lines and skips ("N: [  PASSED  ] 3 test(s)."), then ctest's
-# own per-test lines and totals.
-grep -E '^[0-9]+: \[ *(PASSED|FAILED|SKIPPED) *\]' "$log" || true
+# cmocka's summary lines per binary ("test_pool: [  PASSED  ] 3 test(s)."),
+# then ctest's own per-test lines and totals.
+awk 'match($0, /^ *Start +[0-9]+: /) { n = $2; sub(":", "", n); name[n] = $3 }
+     /^[0-9]+: \[ *(PASSED|FAILED|SKIPPED) *\]/ { n = $1; sub(":", "", n); line = $0
+       sub(/^[0-9]+: /, "", line); printf "%-36s%s\n", name[n] ":", line }' "$log"
 grep -E '^ *[0-9]+/[0-9]+ Test +#' "$log" || true
 failed=$(grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+: .*(\*\*\*|Failed|Timeout|Exception)' "$log" |
   sed -E 's/^ *[0-9]+\/[0-9]+ Test +#([0-9]+):.*/\1/' || true)
