@@ -27,6 +27,21 @@ typedef struct handoff {
   const char *field; /* BW_CALLBACK_FIELD: the member holding it */
 } handoff;
 
+/* The parameters a wrapper forwards to an entry's callback argument. */
+#define MAX_WRAPPED 4
+typedef struct wrapping {
+  int count;
+  int param[MAX_WRAPPED];
+  bw_runs_on runs_on[MAX_WRAPPED];
+} wrapping;
+
+static int wraps_param(const wrapping *w, int param) {
+  for (int i = 0; i < w->count; i++)
+    if (w->param[i] == param)
+      return 1;
+  return 0;
+}
+
 typedef struct root {
   int set;
   bw__loc loc;       /* the submit site */
@@ -37,9 +52,8 @@ typedef struct root {
 typedef struct analysis {
   bw__program *prog;
   const bw_rules *rules;
-  int *wrapper_arg; /* per node: forwarded parameter, or -1 */
-  bw_runs_on *wrapper_runs_on;
-  root *roots; /* per node */
+  wrapping *wraps; /* per node: the parameters it forwards to an entry */
+  root *roots;     /* per node */
   bw__findings *out;
 } analysis;
 
@@ -89,10 +103,10 @@ static size_t handoffs_of(const analysis *an, const bw__node *callee,
       }
     }
   }
-  int wrapped = an->wrapper_arg[node_index(an, callee)];
-  if (wrapped >= 0 && count < max) {
-    out[count].arg = wrapped;
-    out[count].runs_on = an->wrapper_runs_on[node_index(an, callee)];
+  const wrapping *wrap = &an->wraps[node_index(an, callee)];
+  for (int i = 0; i < wrap->count && count < max; i++) {
+    out[count].arg = wrap->param[i];
+    out[count].runs_on = wrap->runs_on[i];
     out[count].field = NULL;
     count++;
   }
@@ -114,25 +128,27 @@ static void find_wrappers(analysis *an) {
     changed = 0;
     for (size_t n = 0; n < prog->nnodes; n++) {
       const bw__node *node = &prog->nodes[n];
-      for (size_t c = 0; c < node->ncalls && an->wrapper_arg[n] < 0; c++) {
+      wrapping *wrap = &an->wraps[n];
+      for (size_t c = 0; c < node->ncalls && wrap->count < MAX_WRAPPED; c++) {
         const bw__call_fact *call = prog->calls[node->calls[c]];
         const bw__node *callee = bw__program_node(prog, call->callee.ref);
         if (call->callee.kind != BW__VAL_FUNC || !callee)
           continue;
-        handoff ways[BW_ENTRY_MAX_CALLBACKS + 2];
+        handoff ways[BW_ENTRY_MAX_CALLBACKS + MAX_WRAPPED];
         size_t nways =
-            handoffs_of(an, callee, ways, BW_ENTRY_MAX_CALLBACKS + 2);
-        for (size_t w = 0; w < nways; w++) {
+            handoffs_of(an, callee, ways, BW_ENTRY_MAX_CALLBACKS + MAX_WRAPPED);
+        for (size_t w = 0; w < nways && wrap->count < MAX_WRAPPED; w++) {
           int param;
           if (ways[w].field || ways[w].arg < 0 ||
               (size_t)ways[w].arg >= call->nargs)
             continue;
           if (bw__program_param_of(prog, &call->args[ways[w].arg], node->usr,
-                                   &param)) {
-            an->wrapper_arg[n] = param;
-            an->wrapper_runs_on[n] = ways[w].runs_on;
+                                   &param) &&
+              !wraps_param(wrap, param)) {
+            wrap->param[wrap->count] = param;
+            wrap->runs_on[wrap->count] = ways[w].runs_on;
+            wrap->count++;
             changed = 1;
-            break;
           }
         }
       }
@@ -195,8 +211,9 @@ static void find_roots(analysis *an) {
       const bw__node *callee = bw__program_node(prog, call->callee.ref);
       if (call->callee.kind != BW__VAL_FUNC || !callee)
         continue;
-      handoff ways[BW_ENTRY_MAX_CALLBACKS + 2];
-      size_t nways = handoffs_of(an, callee, ways, BW_ENTRY_MAX_CALLBACKS + 2);
+      handoff ways[BW_ENTRY_MAX_CALLBACKS + MAX_WRAPPED];
+      size_t nways =
+          handoffs_of(an, callee, ways, BW_ENTRY_MAX_CALLBACKS + MAX_WRAPPED);
       for (size_t w = 0; w < nways; w++) {
         if (ways[w].field) {
           roots_from_field(an, ways[w].field, call, callee->name,
@@ -207,9 +224,9 @@ static void find_roots(analysis *an) {
           continue;
         const bw__value *arg = &call->args[ways[w].arg];
         int param;
-        if (an->wrapper_arg[n] >= 0 &&
+        if (an->wraps[n].count &&
             bw__program_param_of(prog, arg, node->usr, &param) &&
-            param == an->wrapper_arg[n])
+            wraps_param(&an->wraps[n], param))
           continue; /* forwarded: the wrapper's callers are the roots */
         const size_t *targets = NULL;
         size_t count = bw__program_targets(prog, arg, &targets);
@@ -384,12 +401,9 @@ static void walk_root(analysis *an, size_t root_node, link *links,
 }
 
 void bw__analyze(bw__program *prog, const bw_rules *rules, bw__findings *out) {
-  analysis an = {prog, rules, NULL, NULL, NULL, out};
+  analysis an = {prog, rules, NULL, NULL, out};
   size_t n = prog->nnodes;
-  an.wrapper_arg = bw__xmalloc((n + 1) * sizeof(int));
-  for (size_t i = 0; i < n; i++)
-    an.wrapper_arg[i] = -1;
-  an.wrapper_runs_on = bw__xcalloc(n + 1, sizeof(bw_runs_on));
+  an.wraps = bw__xcalloc(n + 1, sizeof(wrapping));
   an.roots = bw__xcalloc(n + 1, sizeof(root));
   find_wrappers(&an);
   find_roots(&an);
@@ -402,7 +416,6 @@ void bw__analyze(bw__program *prog, const bw_rules *rules, bw__findings *out) {
       walk_root(&an, i, links, queue, ++stamp);
   free(links);
   free(queue);
-  free(an.wrapper_arg);
-  free(an.wrapper_runs_on);
+  free(an.wraps);
   free(an.roots);
 }
