@@ -451,6 +451,43 @@ static int scenario_torture(void) {
   return 0;
 }
 
+/* ---- signal storm: SIGUSR2 (interim reports) sent to workers while they
+ * make counted calls: no deadlock, no lost count ----------------------- */
+
+enum { STORM_THREADS = 4, STORM_CALLS = 150000 };
+static atomic_int storm_done;
+
+static void *storm_worker(void *arg) {
+  name_self((int)(intptr_t)arg);
+  char c = 0;
+  for (int i = 0; i < STORM_CALLS; i++)
+    if (write(devnull, &c, 1) != 1)
+      abort();
+  atomic_fetch_add(&storm_done, 1);
+  return NULL;
+}
+
+static int scenario_storm(void) {
+  devnull = open("/dev/null", O_WRONLY);
+  pthread_t th[STORM_THREADS];
+  for (intptr_t i = 0; i < STORM_THREADS; i++)
+    pthread_create(&th[i], NULL, storm_worker, (void *)i);
+  int sent = 0;
+  for (int k = 0; atomic_load(&storm_done) < STORM_THREADS; k++) {
+    if (atomic_load(&storm_done) == 0) {
+      pthread_kill(th[k % STORM_THREADS], SIGUSR2);
+      sent++;
+    }
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+  for (int i = 0; i < STORM_THREADS; i++)
+    pthread_join(th[i], NULL);
+  printf("calls %d\n", STORM_THREADS * STORM_CALLS);
+  printf("signals %d\n", sent);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   setvbuf(stdout, NULL, _IOLBF, 0);
   if (argc < 2)
@@ -477,6 +514,8 @@ int main(int argc, char **argv) {
     return scenario_hang();
   if (strcmp(s, "closed_stderr") == 0)
     return scenario_closed_stderr(arg);
+  if (strcmp(s, "storm") == 0)
+    return scenario_storm();
   if (strcmp(s, "torture") == 0)
     return scenario_torture();
   if (strcmp(s, "idle") == 0)

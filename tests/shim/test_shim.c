@@ -541,6 +541,24 @@ static void test_torture_many_threads_fork_no_lost_counts(void **state) {
   shim_result_free(&r);
 }
 
+static void
+test_report_signals_during_counted_calls_lose_nothing(void **state) {
+  (void)state;
+  const char *p = path_of("storm.json");
+  shim_result r;
+  json_t *j = run_target("storm", NULL,
+                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  assert_non_null(j);
+  assert_int_equal(r.status, 0);
+  long long calls = shim_out_value(r.out, "calls");
+  assert_true(calls > 0);
+  assert_true(shim_out_value(r.out, "signals") >= 1);
+  assert_int_equal(shim_calls(j, "on_workers"), calls);
+  assert_int_equal(shim_site_count(j, "write"), calls);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
 /* ---- the wrapper command
  * ------------------------------------------------------ */
 
@@ -759,6 +777,7 @@ int main(void) {
       cmocka_unit_test(test_fail_now_stops_at_first_worker_block),
       cmocka_unit_test(test_fail_report_exits_nonzero_only_with_findings),
       cmocka_unit_test(test_torture_many_threads_fork_no_lost_counts),
+      cmocka_unit_test(test_report_signals_during_counted_calls_lose_nothing),
       cmocka_unit_test(test_wrapper_runs_program_with_shim_and_keeps_status),
       cmocka_unit_test(test_wrapper_says_static_binaries_cannot_be_watched),
       cmocka_unit_test(test_starvation_delay_matches_probe_wait_shared_runtime),
