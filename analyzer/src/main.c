@@ -84,7 +84,8 @@ static void print_rules_error(void *ctx, const bw_rules_error *err) {
   fprintf(stderr, "blockscan: %s\n", err->formatted);
 }
 
-/* Loads the embedded packs, then --rules files, then --enable/--disable.
+/* Loads the embedded packs (unless --no-default-rules), then --rules
+ * files, then --enable/--disable.
  * Returns NULL after printing an error. */
 static bw_rules *load_rules(const bw__options *opts, bw__errors *errors) {
   bw_rules *rules = bw_rules_create();
@@ -93,7 +94,7 @@ static bw_rules *load_rules(const bw__options *opts, bw__errors *errors) {
     return NULL;
   }
   bw_rules_set_error_callback(rules, print_rules_error, NULL);
-  int ok = bw_rules_load_default(rules, NULL) == 0;
+  int ok = opts->no_default_rules || bw_rules_load_default(rules, NULL) == 0;
   for (size_t i = 0; ok && i < opts->nrules; i++) {
     if (bw_rules_load_file(rules, opts->rules[i]) != 0) {
       bw__errors_add(errors, opts->rules[i], 0, 0,

@@ -21,6 +21,8 @@ void bw__options_usage(FILE *out) {
         "  -p BUILD_DIR           read BUILD_DIR/compile_commands.json (or a "
         "parent's)\n"
         "  --rules FILE           add a rule file (repeatable)\n"
+        "  --no-default-rules     do not load the embedded packs (only "
+        "--rules)\n"
         "  --enable CATEGORY      report a category (e.g. lock)\n"
         "  --disable CATEGORY     do not report a category\n"
         "  --format FORMAT        text (default), json or sarif\n"
@@ -107,6 +109,8 @@ int bw__options_parse(bw__options *opts, int argc, char **argv) {
       opts->version = 1;
     } else if (strcmp(arg, "--summary") == 0) {
       opts->summary = 1;
+    } else if (strcmp(arg, "--no-default-rules") == 0) {
+      opts->no_default_rules = 1;
     } else if ((m = take("-p", argc, argv, &i, &value)) != 0) {
       if (m < 0)
         return bad("option needs a value", arg);

@@ -33,6 +33,7 @@ typedef struct bw__options {
   const char *baseline;       /* --baseline */
   const char *write_baseline; /* --write-baseline */
   int summary;                /* --summary */
+  int no_default_rules;       /* --no-default-rules */
   bw__color color;
   const char **paths; /* files or directories */
   size_t npaths;

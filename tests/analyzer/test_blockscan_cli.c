@@ -22,6 +22,7 @@
 
 #define SCAN FIXTURES "/scan"
 #define BAD FIXTURES "/bad"
+#define CUSTOM FIXTURES "/custom"
 #define TIMEOUT 120
 
 /* Compares text with a golden file, printing the first differing line. */
@@ -234,6 +235,24 @@ static void test_lock_category_is_opt_in(void **state) {
   run_free(&r);
 }
 
+/* A project's own pool and blocking call, from its own rules file: added
+ * to the packs, or replacing them. */
+static void test_project_rules_add_to_or_replace_the_packs(void **state) {
+  (void)state;
+  const char *added[] = {"--rules", "custom.rules", "app.c", "--", NULL};
+  run_result r = scan(CUSTOM, added);
+  assert_int_equal(r.status, 1);
+  assert_golden(r.out, "custom.txt");
+  run_free(&r);
+  const char *only[] = {
+      "--no-default-rules", "--rules", "custom.rules", "app.c", "--", NULL};
+  r = scan(CUSTOM, only);
+  assert_int_equal(r.status, 1);
+  assert_true(contains(r.out, "app.c:12:3: error: 'my_sync_read' blocks"));
+  assert_false(contains(r.out, "'sleep'"));
+  run_free(&r);
+}
+
 static void test_baseline_hides_known_findings_only(void **state) {
   (void)state;
   char path[] = "/tmp/blockscan-baseline-XXXXXX";
@@ -412,6 +431,7 @@ int main(void) {
       cmocka_unit_test(test_clean_input_exits_0),
       cmocka_unit_test(test_disabled_category_is_not_reported),
       cmocka_unit_test(test_lock_category_is_opt_in),
+      cmocka_unit_test(test_project_rules_add_to_or_replace_the_packs),
       cmocka_unit_test(test_baseline_hides_known_findings_only),
       cmocka_unit_test(test_summary_counts_per_rule),
       cmocka_unit_test(test_color_only_when_asked),
