@@ -346,10 +346,13 @@ EXPORT int ioctl(int fd, unsigned long req, ...) {
 
 #define WRAP_OPEN(name, params, pre, call)                                     \
   EXPORT int name params {                                                     \
-    va_list ap;                                                                \
-    va_start(ap, flags);                                                       \
-    unsigned mode = va_arg(ap, unsigned);                                      \
-    va_end(ap);                                                                \
+    unsigned mode = 0; /* read only when the caller passed one */              \
+    if (flags & (O_CREAT | O_TMPFILE)) {                                       \
+      va_list ap;                                                              \
+      va_start(ap, flags);                                                     \
+      mode = va_arg(ap, unsigned);                                             \
+      va_end(ap);                                                              \
+    }                                                                          \
     int(*fn) pre = get_##name();                                               \
     if (!fn)                                                                   \
       return FAIL_VALUE(int, name);                                            \

@@ -248,7 +248,16 @@
   X(int, socket, (int dom, int type, int proto), (dom, type, proto), (void)0,  \
     bw__fd_forget(r))                                                          \
   X(int, socketpair, (int dom, int type, int proto, int fds[2]),               \
-    (dom, type, proto, fds), (void)0, forget_pair(r, fds))
+    (dom, type, proto, fds), (void)0, forget_pair(r, fds))                     \
+  /* the fortified opens (_FORTIFY_SOURCE, no mode argument) */                \
+  X(int, __open_2, (const char *path, int fl), (path, fl), (void)0,            \
+    bw__fd_forget(r))                                                          \
+  X(int, __open64_2, (const char *path, int fl), (path, fl), (void)0,          \
+    bw__fd_forget(r))                                                          \
+  X(int, __openat_2, (int dfd, const char *path, int fl), (dfd, path, fl),     \
+    (void)0, bw__fd_forget(r))                                                 \
+  X(int, __openat64_2, (int dfd, const char *path, int fl), (dfd, path, fl),   \
+    (void)0, bw__fd_forget(r))
 
 /* X(name, type, trylock, category, (extra params), (extra args)): the
  * extra ones follow the lock pointer (a timeout), each list in parentheses
