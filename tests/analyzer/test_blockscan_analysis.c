@@ -1,0 +1,204 @@
+/* test_blockscan_analysis.c - the analysis on hand-built TU facts, with no
+ * libclang: facts are plain values, so the graph logic is tested alone.
+ */
+#include "analyze.h"
+#include "facts.h"
+#include "finding.h"
+#include "program.h"
+#include "util.h"
+
+#include <blockwatch/rules.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- building facts ------------------------------------------------------ */
+
+static void func(bw__tu_facts *tu, const char *name, unsigned line, int def) {
+  bw__func_fact *f = BW__PUSH(tu->funcs, tu->nfuncs, tu->capfuncs);
+  f->usr = bw__xasprintf("c:@F@%s", name);
+  f->name = bw__xstrdup(name);
+  f->loc.file = bw__xstrdup("/src/t.c");
+  f->loc.line = line;
+  f->loc.col = 1;
+  f->is_def = def;
+}
+
+static bw__value fn_value(const char *name) {
+  bw__value v = {BW__VAL_FUNC, bw__xasprintf("c:@F@%s", name),
+                 bw__xstrdup(name), 0};
+  return v;
+}
+
+static bw__value int_value(long long n) {
+  bw__value v = {BW__VAL_INT, NULL, NULL, n};
+  return v;
+}
+
+static bw__value param_value(const char *function, int index) {
+  bw__value v = {BW__VAL_SLOT, bw__xasprintf("c:@F@%s#%d", function, index),
+                 bw__xstrdup("p"), 0};
+  return v;
+}
+
+/* A call from `caller` to `callee` at `line` with n argument values. */
+static void call(bw__tu_facts *tu, const char *caller, const char *callee,
+                 unsigned line, size_t n, ...) {
+  bw__call_fact *c = BW__PUSH(tu->calls, tu->ncalls, tu->capcalls);
+  c->caller = bw__xasprintf("c:@F@%s", caller);
+  c->callee = fn_value(callee);
+  c->loc.file = bw__xstrdup("/src/t.c");
+  c->loc.line = line;
+  c->loc.col = 3;
+  c->nargs = n;
+  c->args = bw__xcalloc(n + 1, sizeof(bw__value));
+  va_list ap;
+  va_start(ap, n);
+  for (size_t i = 0; i < n; i++)
+    c->args[i] = va_arg(ap, bw__value);
+  va_end(ap);
+}
+
+typedef struct fixture {
+  bw__tu_facts tu;
+  bw_rules *rules;
+  bw__program prog;
+  bw__findings findings;
+} fixture;
+
+static int setup(void **state) {
+  fixture *fx = bw__xcalloc(1, sizeof(fixture));
+  fx->rules = bw_rules_create();
+  assert_int_equal(bw_rules_load_default(fx->rules, NULL), 0);
+  *state = fx;
+  return 0;
+}
+
+static int teardown(void **state) {
+  fixture *fx = *state;
+  bw__findings_free(&fx->findings);
+  bw__program_free(&fx->prog);
+  bw__facts_free(&fx->tu);
+  bw_rules_free(fx->rules);
+  free(fx);
+  return 0;
+}
+
+static void analyse(fixture *fx) {
+  bw__program_build(&fx->prog, &fx->tu, 1);
+  bw__analyze(&fx->prog, fx->rules, &fx->findings);
+  bw__findings_sort(&fx->findings);
+}
+
+/* ---- tests ----------------------------------------------------------------
+ */
+
+static void test_wrapper_of_wrapper_names_the_outer_wrapper(void **state) {
+  fixture *fx = *state;
+  func(&fx->tu, "inner_wrap", 1, 1);
+  func(&fx->tu, "outer_wrap", 5, 1);
+  func(&fx->tu, "cb", 9, 1);
+  func(&fx->tu, "main", 12, 1);
+  call(&fx->tu, "inner_wrap", "bw_submit", 2, 3, int_value(0),
+       param_value("inner_wrap", 0), int_value(0));
+  call(&fx->tu, "outer_wrap", "inner_wrap", 6, 1, param_value("outer_wrap", 0));
+  call(&fx->tu, "cb", "sleep", 10, 1, int_value(1));
+  call(&fx->tu, "main", "outer_wrap", 13, 1, fn_value("cb"));
+  analyse(fx);
+  assert_int_equal(fx->findings.count, 1);
+  const bw__finding *f = &fx->findings.items[0];
+  assert_string_equal(f->callback, "cb");
+  assert_string_equal(f->entry, "outer_wrap");
+  assert_int_equal(f->submit_loc.line, 13);
+  assert_string_equal(f->rule->id, "blocking-sleep");
+}
+
+static void test_recursion_ends_with_the_shortest_chain(void **state) {
+  fixture *fx = *state;
+  func(&fx->tu, "cb", 1, 1);
+  func(&fx->tu, "a", 3, 1);
+  func(&fx->tu, "b", 5, 1);
+  func(&fx->tu, "main", 8, 1);
+  call(&fx->tu, "cb", "a", 2, 0);
+  call(&fx->tu, "a", "b", 4, 0);
+  call(&fx->tu, "b", "a", 6, 0);
+  call(&fx->tu, "b", "b", 6, 0);
+  call(&fx->tu, "a", "usleep", 4, 1, int_value(5));
+  call(&fx->tu, "main", "bw_submit", 9, 3, int_value(0), fn_value("cb"),
+       int_value(0));
+  analyse(fx);
+  assert_int_equal(fx->findings.count, 1);
+  assert_int_equal(fx->findings.items[0].nchain, 2); /* cb -> a */
+  assert_string_equal(fx->findings.items[0].chain[1].function, "a");
+}
+
+static void test_flag_argument_makes_waitpid_nonblocking(void **state) {
+  fixture *fx = *state;
+  func(&fx->tu, "cb", 1, 1);
+  func(&fx->tu, "main", 8, 1);
+  call(&fx->tu, "cb", "waitpid", 2, 3, int_value(-1), int_value(0),
+       int_value(1)); /* WNOHANG */
+  call(&fx->tu, "cb", "waitpid", 3, 3, int_value(-1), int_value(0),
+       int_value(3)); /* WNOHANG | WUNTRACED */
+  call(&fx->tu, "cb", "waitpid", 4, 3, int_value(-1), int_value(0),
+       int_value(2)); /* WUNTRACED only: blocks */
+  call(&fx->tu, "main", "bw_submit", 9, 3, int_value(0), fn_value("cb"),
+       int_value(0));
+  analyse(fx);
+  assert_int_equal(fx->findings.count, 1);
+  assert_int_equal(fx->findings.items[0].loc.line, 4);
+}
+
+static void test_thread_start_routine_is_not_a_root(void **state) {
+  fixture *fx = *state;
+  func(&fx->tu, "thread_main", 1, 1);
+  func(&fx->tu, "main", 8, 1);
+  call(&fx->tu, "thread_main", "sleep", 2, 1, int_value(1));
+  call(&fx->tu, "main", "pthread_create", 9, 4, int_value(0), int_value(0),
+       fn_value("thread_main"), int_value(0));
+  analyse(fx);
+  assert_int_equal(fx->findings.count, 0);
+}
+
+static void test_fingerprint_ignores_lines(void **state) {
+  fixture *fx = *state;
+  func(&fx->tu, "cb", 1, 1);
+  func(&fx->tu, "main", 8, 1);
+  call(&fx->tu, "cb", "sleep", 2, 1, int_value(1));
+  call(&fx->tu, "main", "bw_submit", 9, 3, int_value(0), fn_value("cb"),
+       int_value(0));
+  analyse(fx);
+  assert_int_equal(fx->findings.count, 1);
+  char first[17];
+  memcpy(first, fx->findings.items[0].fingerprint, sizeof(first));
+  bw__findings_free(&fx->findings);
+  bw__program_free(&fx->prog);
+  for (size_t i = 0; i < fx->tu.ncalls; i++)
+    fx->tu.calls[i].loc.line += 100;
+  analyse(fx);
+  assert_int_equal(fx->findings.count, 1);
+  assert_string_equal(first, fx->findings.items[0].fingerprint);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(
+          test_wrapper_of_wrapper_names_the_outer_wrapper, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          test_recursion_ends_with_the_shortest_chain, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          test_flag_argument_makes_waitpid_nonblocking, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_thread_start_routine_is_not_a_root,
+                                      setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fingerprint_ignores_lines, setup,
+                                      teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
