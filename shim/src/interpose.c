@@ -28,7 +28,9 @@
 
 #include <blockwatch/runtime.h>
 
+#include <dirent.h>
 #include <dlfcn.h>
+#include <linux/close_range.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <mqueue.h>
@@ -74,6 +76,25 @@ static inline int sock_blocks(int fd, int flags) {
 
 static inline int file_blocks(FILE *fp) {
   return fp && bw__fd_blocking(fileno_unlocked(fp));
+}
+
+static inline void forget_file(FILE *fp) {
+  if (fp)
+    bw__fd_forget(fileno_unlocked(fp));
+}
+
+static inline void forget_dir(DIR *d) {
+  if (d)
+    bw__fd_forget(dirfd(d));
+}
+
+/* close_range: forget what it closed (CLOSE_RANGE_CLOEXEC closes nothing). */
+static inline void forget_range(int r, unsigned first, unsigned last,
+                                int flags) {
+  if (r != 0 || (flags & CLOSE_RANGE_CLOEXEC))
+    return;
+  for (unsigned fd = first; fd <= last && fd < 65536u; fd++)
+    bw__fd_forget((int)fd);
 }
 
 static inline void forget_pair(int r, const int fds[2]) {

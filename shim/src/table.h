@@ -249,6 +249,11 @@
     bw__fd_forget(r))                                                          \
   X(int, socketpair, (int dom, int type, int proto, int fds[2]),               \
     (dom, type, proto, fds), (void)0, forget_pair(r, fds))                     \
+  /* closes that happen inside libc */                                         \
+  X(int, fclose, (FILE * fp), (fp), forget_file(fp), (void)0)                  \
+  X(int, closedir, (DIR * d), (d), forget_dir(d), (void)0)                     \
+  X(int, close_range, (unsigned first, unsigned last, int fl),                 \
+    (first, last, fl), (void)0, forget_range(r, first, last, fl))              \
   /* the fortified opens (_FORTIFY_SOURCE, no mode argument) */                \
   X(int, __open_2, (const char *path, int fl), (path, fl), (void)0,            \
     bw__fd_forget(r))                                                          \

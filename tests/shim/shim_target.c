@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/file.h>
 #include <sys/msg.h>
 #include <sys/resource.h>
@@ -386,6 +387,37 @@ static int scenario_exit(const char *how) {
   return 9;
 }
 
+/* ---- fdreuse: a descriptor closed inside libc (fclose) whose number comes
+ * back non-blocking from a creator the shim does not wrap (eventfd): the
+ * cached "blocking" answer must be gone. Counted: 1 write, 1 read. -------- */
+
+static void *fdreuse_worker(void *arg) {
+  name_self((int)(intptr_t)arg);
+  int p[2];
+  if (pipe(p) != 0)
+    abort();
+  char c = 'x';
+  if (write(p[1], &c, 1) != 1 || read(p[0], &c, 1) != 1)
+    abort();
+  int old = p[0];
+  fclose(fdopen(p[0], "r"));
+  int efd = eventfd(0, EFD_NONBLOCK);
+  uint64_t v;
+  ssize_t r = read(efd, &v, sizeof v); /* EAGAIN: must not count */
+  printf("reused %d\n", efd == old);
+  printf("eagain %d\n", r == -1 && errno == EAGAIN);
+  close(efd);
+  close(p[1]);
+  return NULL;
+}
+
+static int scenario_fdreuse(void) {
+  pthread_t th;
+  pthread_create(&th, NULL, fdreuse_worker, (void *)0);
+  pthread_join(th, NULL);
+  return 0;
+}
+
 /* ---- hang: a worker stuck in sleep(30) when SIGTERM ends the program --- */
 
 static void *stuck_worker(void *arg) {
@@ -510,6 +542,8 @@ int main(int argc, char **argv) {
     return scenario_signal(arg);
   if (strcmp(s, "exit") == 0)
     return scenario_exit(arg);
+  if (strcmp(s, "fdreuse") == 0)
+    return scenario_fdreuse();
   if (strcmp(s, "hang") == 0)
     return scenario_hang();
   if (strcmp(s, "closed_stderr") == 0)

@@ -155,6 +155,21 @@ test_without_worker_option_all_calls_are_other_threads(void **state) {
   shim_result_free(&r);
 }
 
+static void test_descriptor_closed_inside_libc_is_forgotten(void **state) {
+  (void)state;
+  const char *p = path_of("fdreuse.json");
+  shim_result r;
+  json_t *j = run_target("fdreuse", NULL,
+                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  assert_non_null(j);
+  assert_int_equal(shim_out_value(r.out, "reused"), 1);
+  assert_int_equal(shim_out_value(r.out, "eagain"), 1);
+  assert_int_equal(shim_site_count(j, "read"), 1);
+  assert_int_equal(shim_calls(j, "on_workers"), 2);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
 static void test_locks_count_only_when_contended(void **state) {
   (void)state;
   const char *p = path_of("locks.json");
@@ -758,6 +773,7 @@ int main(void) {
       cmocka_unit_test(test_counts_exact_for_sleeps_pipes_and_polls),
       cmocka_unit_test(test_call_sites_name_the_caller_with_file_and_line),
       cmocka_unit_test(test_without_worker_option_all_calls_are_other_threads),
+      cmocka_unit_test(test_descriptor_closed_inside_libc_is_forgotten),
       cmocka_unit_test(test_locks_count_only_when_contended),
       cmocka_unit_test(test_worker_start_option_classifies_by_start_routine),
       cmocka_unit_test(test_categories_option_limits_what_counts),
