@@ -368,6 +368,10 @@ static void record_function(visit_ctx *ctx, CXCursor cursor) {
 }
 
 static void record_call(visit_ctx *ctx, CXCursor call) {
+  /* Calls outside a body (sizeof(f()) in a file-scope array size) never
+   * run on a worker. */
+  if (!ctx->func_usr)
+    return;
   child_pick pick = pick_children(call);
   if (!pick.nexpr)
     return;
