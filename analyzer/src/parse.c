@@ -515,6 +515,8 @@ static enum CXChildVisitResult body_visitor(CXCursor cursor, CXCursor parent,
   visit_ctx *ctx = data;
   switch (clang_getCursorKind(cursor)) {
   case CXCursor_AnnotateAttr: {
+    if (clang_getCursorKind(parent) != CXCursor_FunctionDecl)
+      return CXChildVisit_Continue; /* an annotated variable or field */
     char *text = take_string(clang_getCursorSpelling(cursor));
     if (strcmp(text, ANNOTATION) == 0)
       ctx->facts->funcs[ctx->func_index].annotated = 1;
