@@ -123,7 +123,17 @@ static void register_thread(void) {
   local_registered = 1;
 }
 
+/* Under AddressSanitizer blocks go straight to malloc/free, so that a use
+ * of a freed task or item is reported instead of hidden by recycling. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RECYCLE 0
+#else
+#define RECYCLE 1
+#endif
+
 void *bw__alloc(int cls) {
+  if (!RECYCLE)
+    return malloc(class_size[cls]);
   local_lists *l = &local[cls];
   free_block *b = l->freed;
   if (b != NULL) { /* our own frees: still warm in this CPU's cache */
@@ -156,6 +166,10 @@ void *bw__alloc(int cls) {
 void bw__free(int cls, void *p) {
   if (p == NULL)
     return;
+  if (!RECYCLE) {
+    free(p);
+    return;
+  }
   local_lists *l = &local[cls];
   free_block *b = p;
   b->next = l->freed;

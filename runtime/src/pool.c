@@ -42,7 +42,7 @@
 
 /* Polls before parking: a worker that finds work again within this many
  * polls costs the submitter no wake-up system call. */
-#define PARK_SPINS 256
+#define PARK_SPINS 2048
 /* Items are timestamped for the queue-wait statistics one in this many (per
  * submitting thread) when no observer needs every timestamp. */
 #define STATS_SAMPLE_MASK 31u

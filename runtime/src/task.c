@@ -27,7 +27,7 @@
 #include "internal.h"
 
 /* Polls of a waited-for task before the waiter blocks (see bw_wait). */
-#define WAIT_SPINS 256
+#define WAIT_SPINS 2048
 
 #define TASK_LIVE 0x6277746bu /* "bwtk" */
 #define TASK_DEAD 0xdead7a5cu
@@ -167,9 +167,15 @@ static int try_resolve(bw_task *task, int final_state, void *result) {
           &task->state, &expected, S_RESOLVING, memory_order_acquire,
           memory_order_relaxed))
     return 0;
+  /* A waiter may return (and drop the last reference) the moment it sees
+   * the final state, while we are still firing continuations: hold our own
+   * reference until we are done. The caller's reference still exists now,
+   * since nobody can have seen the task resolved yet. */
+  atomic_fetch_add_explicit(&task->refs, 1, memory_order_relaxed);
   task->result = final_state == BW_TASK_COMPLETED ? result : NULL;
   atomic_store_explicit(&task->state, final_state, memory_order_release);
   fire_conts(task);
+  bw_task_release(task);
   return 1;
 }
 
@@ -220,6 +226,8 @@ static void run_task_item(bw__item *it) {
   /* Nothing else resolves a run/then task (they cannot be canceled), so
    * no CAS is needed to claim it. */
   task->result = result;
+  /* The queue's reference (dropped below) keeps the task alive while its
+   * continuations fire, even if a waiter drops its own at once. */
   atomic_store_explicit(&task->state, BW_TASK_COMPLETED, memory_order_release);
   bw_task *outer_finishing = tls_finishing;
   tls_finishing = task;

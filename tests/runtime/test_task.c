@@ -154,6 +154,51 @@ static void test_task_completion_source_and_cancel(void **state) {
   bw_task_release(run);
 }
 
+typedef struct borrow_round {
+  atomic_long count;
+  long target;
+  bw_task *done; /* borrowed: the waiter owns the only reference */
+} borrow_round;
+
+static void count_then_complete(void *arg) {
+  borrow_round *r = arg;
+  /* Read before counting: once the count is full the round may end and
+   * the waiter reuse `r` (only the last item may touch it after). */
+  long target = r->target;
+  bw_task *done = r->done;
+  if (atomic_fetch_add(&r->count, 1) + 1 == target)
+    bw_task_complete(done, NULL);
+}
+
+static void
+test_task_waiter_may_release_while_completer_finishes(void **state) {
+  (void)state;
+  /* The waiter owns the only reference and drops it as soon as the wait
+   * returns, possibly while the completing worker is still inside
+   * bw_task_complete: the runtime must keep the task alive until it is
+   * done with it. More workers than CPUs, so completers get preempted in
+   * that window now and then (a timing-dependent guard: the same pattern in
+   * a standalone program crashed within seconds before the fix, when the
+   * freed block was recycled into the next round's task). */
+  bw_pool_config cfg = {0};
+  cfg.name = "borrow";
+  cfg.min_workers = 4;
+  cfg.max_workers = 4;
+  bw_pool *busy = bw_pool_create(&cfg);
+  assert_non_null(busy);
+  for (int round = 0; round < 10000; round++) {
+    borrow_round r = {.count = 0, .target = 100};
+    r.done = bw_completion_create(busy);
+    int rc = 0;
+    for (long i = 0; i < r.target; i++)
+      rc |= bw_submit(busy, count_then_complete, &r);
+    rc |= bw_wait(r.done, -1);
+    bw_task_release(r.done);
+    assert_int_equal(rc, 0);
+  }
+  assert_int_equal(bw_pool_destroy(busy), 0);
+}
+
 static void test_task_retain_keeps_it_alive(void **state) {
   bw_task *src = bw_completion_create(*state);
   assert_ptr_equal(bw_task_retain(src), src);
@@ -462,6 +507,7 @@ int main(void) {
       cmocka_unit_test(test_task_then_on_completed_task_runs),
       cmocka_unit_test(test_task_completion_source_and_cancel),
       cmocka_unit_test(test_task_retain_keeps_it_alive),
+      cmocka_unit_test(test_task_waiter_may_release_while_completer_finishes),
       cmocka_unit_test(test_task_when_all_waits_for_every_task),
       cmocka_unit_test(test_task_when_all_is_canceled_if_one_is),
       cmocka_unit_test(test_task_when_any_gives_the_first),
