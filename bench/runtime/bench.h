@@ -60,6 +60,10 @@ typedef struct bench_peer {
   /* (d) a chain of `links` items, each started by the previous one's end;
    * *ns is the wall time from the first submit to the end of the last. */
   int (*chain)(void *pool, size_t links, uint64_t *ns);
+  /* How long this peer's threads may keep a CPU busy after an operation
+   * returned (libgomp spins tens of ms after a parallel region): the driver
+   * waits that long before the next contender's sample. */
+  unsigned cooldown_ms;
 } bench_peer;
 
 /* The peers compiled in, NULL-terminated, in display order. */

@@ -34,6 +34,7 @@ static void usage(FILE *out) {
           "  --comp-reps N   (c) runs with compensation (default 3)\n"
           "  --ref-reps N    (c) runs without compensation (default 1)\n"
           "  --links N       (d) chain length (default 20000)\n"
+          "  --settle-ms N   pause before each sample (default 5)\n"
           "  --peers LIST    only these peers, comma separated (blockwatch\n"
           "                  always runs), e.g. --peers libuv,oneTBB\n"
           "  --quick         small sizes for a smoke test (seconds)\n");
@@ -96,7 +97,8 @@ static int parse_args(int argc, char **argv, bench_options *o,
     O_RREPS,
     O_LINKS,
     O_QUICK,
-    O_PEERS
+    O_PEERS,
+    O_SETTLE
   };
   static const struct option longopts[] = {
       {"only", required_argument, NULL, O_ONLY},
@@ -109,6 +111,7 @@ static int parse_args(int argc, char **argv, bench_options *o,
       {"links", required_argument, NULL, O_LINKS},
       {"quick", no_argument, NULL, O_QUICK},
       {"peers", required_argument, NULL, O_PEERS},
+      {"settle-ms", required_argument, NULL, O_SETTLE},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -153,6 +156,10 @@ static int parse_args(int argc, char **argv, bench_options *o,
       break;
     case O_PEERS:
       o->peers = optarg;
+      break;
+    case O_SETTLE:
+      rc = parse_count(optarg, 0, 10000, &value);
+      o->settle_ms = (unsigned)value;
       break;
     case 'h':
       usage(stdout);

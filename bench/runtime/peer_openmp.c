@@ -103,4 +103,7 @@ const bench_peer bench_peer_openmp = {
     .tiny = omp_tiny,
     .sleepers = omp_sleepers,
     .chain = omp_chain,
+    /* libgomp's idle threads spin (GOMP_SPINCOUNT, 300k rounds by default)
+     * before sleeping; measured here to take a CPU for 30-100 ms. */
+    .cooldown_ms = 150,
 };

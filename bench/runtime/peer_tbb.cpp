@@ -232,11 +232,11 @@ int enq_chain(void *pool, size_t links, uint64_t *ns) {
 } // namespace
 
 extern "C" const bench_peer bench_peer_tbb_enqueue = {
-    "oneTBB-enq", 0,       enq_open,     enq_close,
-    enq_tiny,     nullptr, enq_sleepers, enq_chain,
+    "oneTBB-enq", 0,         enq_open, enq_close, enq_tiny, nullptr,
+    enq_sleepers, enq_chain, 0,
 };
 
 extern "C" const bench_peer bench_peer_tbb = {
-    "oneTBB", 0,       tbb_open,     tbb_close,
-    tbb_tiny, nullptr, tbb_sleepers, tbb_chain,
+    "oneTBB",     0,         tbb_open, tbb_close, tbb_tiny, nullptr,
+    tbb_sleepers, tbb_chain, 0,
 };

@@ -100,12 +100,25 @@ static void report_failure(const char *peer, const char *what, int rc) {
   fprintf(stderr, "bench: %s: %s failed: %s\n", peer, what, strerror(-rc));
 }
 
+/* The pause before a sample: the settle time, plus the cooldown of the
+ * contender sampled just before (its spinning threads must not tax this
+ * one). *prev is updated to `next`. */
+static void settle(const bench_options *o, const bench_peer **prev,
+                   const bench_peer *next) {
+  unsigned ms = o->settle_ms;
+  if (*prev != NULL && *prev != next)
+    ms += (*prev)->cooldown_ms;
+  bench_sleep_ms(ms);
+  *prev = next;
+}
+
 /* Column visited at position j of repetition rep: a rotation. */
 static size_t rotated(unsigned rep, size_t j, size_t n) {
   return (rep + j) % n;
 }
 
 void bench_section_tiny(const bench_options *o, table *t) {
+  const bench_peer *prev = NULL; /* sampled last, for settle() */
   const bench_peer *peers[TABLE_MAX_COLS];
   size_t n = section_columns(o, t, peers, OP_TINY);
   t->corner = "ns per item";
@@ -133,7 +146,7 @@ void bench_section_tiny(const bench_options *o, table *t) {
             continue;
           }
           uint64_t ns = 0;
-          bench_sleep_ms(o->settle_ms);
+          settle(o, &prev, peers[k]);
           int rc = cs[k].ops.tiny(cs[k].pool, items, rounds, &ns);
           if (rc != 0)
             report_failure(peers[k]->name, "tiny items", rc);
@@ -148,6 +161,7 @@ void bench_section_tiny(const bench_options *o, table *t) {
 }
 
 void bench_section_delays(const bench_options *o, table *t) {
+  const bench_peer *prev = NULL; /* sampled last, for settle() */
   const bench_peer *peers[TABLE_MAX_COLS];
   size_t n = section_columns(o, t, peers, OP_DELAYS);
   t->corner = "makespan ms";
@@ -172,7 +186,7 @@ void bench_section_delays(const bench_options *o, table *t) {
           continue;
         }
         uint64_t ns = 0;
-        bench_sleep_ms(o->settle_ms);
+        settle(o, &prev, peers[k]);
         int rc =
             cs[k].ops.delays(cs[k].pool, o->delay_counts[r], o->delay_ms, &ns);
         if (rc != 0)
@@ -192,6 +206,7 @@ typedef struct sleeper_row {
 } sleeper_row;
 
 void bench_section_sleepers(const bench_options *o, table *t) {
+  const bench_peer *prev = NULL; /* sampled last, for settle() */
   sleeper_row rows[TABLE_MAX_ROWS];
   size_t n = 0;
   for (size_t i = 0; bench_peers[i] && n + 2 < TABLE_MAX_ROWS; i++) {
@@ -242,7 +257,8 @@ void bench_section_sleepers(const bench_options *o, table *t) {
       int rc = contender_open(&c, row->peer, o->sleep_workers, row->flags);
       bench_sleep_result res = {0};
       if (rc == 0) {
-        bench_sleep_ms(o->settle_ms + 20);
+        bench_sleep_ms(20); /* the new pool's threads start and park */
+        settle(o, &prev, row->peer);
         rc = c.ops.sleepers(c.pool, o->sleepers, o->sleep_ms, &res);
         if (rc != 0)
           report_failure(t->row_names[r], "sleepers", rc);
@@ -255,6 +271,7 @@ void bench_section_sleepers(const bench_options *o, table *t) {
 }
 
 void bench_section_chain(const bench_options *o, table *t) {
+  const bench_peer *prev = NULL; /* sampled last, for settle() */
   const bench_peer *peers[TABLE_MAX_COLS];
   size_t n = section_columns(o, t, peers, OP_CHAIN);
   t->corner = "ns per link";
@@ -278,7 +295,7 @@ void bench_section_chain(const bench_options *o, table *t) {
           continue;
         }
         uint64_t ns = 0;
-        bench_sleep_ms(o->settle_ms);
+        settle(o, &prev, peers[k]);
         int rc = cs[k].ops.chain(cs[k].pool, o->chain_links, &ns);
         if (rc != 0)
           report_failure(peers[k]->name, "chain", rc);
