@@ -40,6 +40,10 @@ bw_cancel_token *bw__token_retain(bw_cancel_token *token) {
   return token;
 }
 
+bw_cancel_token *bw_cancel_token_retain(bw_cancel_token *token) {
+  return token != NULL ? bw__token_retain(token) : NULL;
+}
+
 void bw_cancel_token_release(bw_cancel_token *token) {
   if (token == NULL)
     return;

@@ -167,10 +167,131 @@ static void test_stress_task_chains_from_many_threads(void **state) {
   assert_int_equal(bw_pool_destroy(ts.pool), 0);
 }
 
+/* ---- a mix of every task operation from several threads ---------------- */
+
+static bw_pool *g_mix_pool;
+
+static void *mix_one(void *arg) {
+  (void)arg;
+  return (void *)(uintptr_t)1;
+}
+
+static void *mix_cont(bw_task *done, void *arg) {
+  (void)arg;
+  return bw_task_result(done);
+}
+
+static void mix_complete(void *arg) {
+  bw_task *t = arg;
+  bw_task_complete(t, NULL);
+  bw_task_release(t);
+}
+
+static void mix_cancel_token(void *arg) {
+  bw_cancel_token *tok = arg;
+  bw_cancel_token_cancel(tok);
+  bw_cancel_token_release(tok);
+}
+
+static void *mix_wait_in_pool(void *arg) {
+  bw_task *t = arg;
+  bw_wait(t, 5);
+  bw_task_release(t);
+  return NULL;
+}
+
+typedef struct mix_thread {
+  unsigned seed;
+  long rounds;
+  long bad;
+} mix_thread;
+
+/* Each round: four antecedents of mixed kinds (run, cancelable delay,
+ * source completed by an item, canceled source), then a continuation,
+ * when_all, when_any, a wait from inside the pool, maybe a token cancel
+ * from the pool, waits from here, and fire-and-forget tasks released while
+ * pending. Sanitizers do most of the checking. */
+static void *mix_thread_main(void *arg) {
+  mix_thread *mt = arg;
+  bw_pool *pool = g_mix_pool;
+  for (long i = 0; i < mt->rounds; i++) {
+    bw_task *ts[4];
+    bw_cancel_token *tok = bw_cancel_token_create();
+    unsigned kind = (unsigned)rand_r(&mt->seed) % 4u;
+    for (unsigned k = 0; k < 4; k++) {
+      switch ((kind + k) % 4u) {
+      case 0:
+        ts[k] = bw_run(pool, mix_one, NULL);
+        break;
+      case 1:
+        ts[k] =
+            bw_delay_cancelable(pool, (uint64_t)(rand_r(&mt->seed) % 3), tok);
+        break;
+      case 2:
+        ts[k] = bw_completion_create(pool);
+        bw_submit(pool, mix_complete, bw_task_retain(ts[k]));
+        break;
+      default:
+        ts[k] = bw_completion_create(pool);
+        bw_task_cancel(ts[k]);
+        break;
+      }
+    }
+    bw_task *c = bw_then(ts[0], mix_cont, NULL);
+    bw_task *all = bw_when_all(ts, 4);
+    bw_task *any = bw_when_any(ts, 4);
+    bw_task *w = bw_run(pool, mix_wait_in_pool, bw_task_retain(ts[1]));
+    if (rand_r(&mt->seed) % 2)
+      bw_submit(pool, mix_cancel_token, bw_cancel_token_retain(tok));
+    int rc = bw_wait_cancelable(all, rand_r(&mt->seed) % 3, tok);
+    if (rc != 0 && rc != -ETIMEDOUT && rc != -ECANCELED)
+      mt->bad++;
+    if (bw_wait(any, -1) != 0 || bw_wait(c, -1) != 0 || bw_wait(w, -1) != 0)
+      mt->bad++;
+    bw_cancel_token_release(tok);
+    for (int k = 0; k < 4; k++)
+      bw_task_release(ts[k]);
+    bw_task_release(c);
+    bw_task_release(all);
+    bw_task_release(any);
+    bw_task_release(w);
+
+    bw_task *d = bw_delay(pool, (uint64_t)(rand_r(&mt->seed) % 4));
+    bw_task *dc = bw_then(d, mix_cont, NULL);
+    bw_task_release(d);
+    bw_task_release(dc);
+  }
+  return NULL;
+}
+
+static void test_stress_mixed_task_operations(void **state) {
+  (void)state;
+  bw_pool_config cfg = {0};
+  cfg.name = "mix";
+  cfg.min_workers = 3;
+  cfg.max_workers = 8;
+  cfg.flags = BW_POOL_COMPENSATE;
+  g_mix_pool = bw_pool_create(&cfg);
+  assert_non_null(g_mix_pool);
+  long rounds = stress_items() / 1000;
+  mix_thread mt[3];
+  pthread_t th[3];
+  for (int i = 0; i < 3; i++) {
+    mt[i] = (mix_thread){.seed = (unsigned)i + 1, .rounds = rounds, .bad = 0};
+    assert_int_equal(pthread_create(&th[i], NULL, mix_thread_main, &mt[i]), 0);
+  }
+  for (int i = 0; i < 3; i++) {
+    pthread_join(th[i], NULL);
+    assert_int_equal(mt[i].bad, 0);
+  }
+  assert_int_equal(bw_pool_destroy(g_mix_pool), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stress_every_item_runs_exactly_once),
       cmocka_unit_test(test_stress_task_chains_from_many_threads),
+      cmocka_unit_test(test_stress_mixed_task_operations),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

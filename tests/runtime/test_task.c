@@ -318,6 +318,10 @@ static void test_task_wait_cancelable_ends_on_token(void **state) {
   bw_cancel_token *tok = bw_cancel_token_create();
   assert_non_null(tok);
   assert_int_equal(bw_cancel_token_is_canceled(tok), 0);
+  /* A second reference, e.g. for a canceling thread, is dropped apart. */
+  assert_ptr_equal(bw_cancel_token_retain(tok), tok);
+  bw_cancel_token_release(tok);
+  assert_null(bw_cancel_token_retain(NULL));
   canceler c = {.token = tok, .delay_ms = 30};
   assert_int_equal(bw_submit(*state, cancel_later, &c), 0);
   assert_int_equal(bw_wait_cancelable(src, 20000, tok), -ECANCELED);

@@ -204,6 +204,10 @@ int bw_cancel_token_is_canceled(const bw_cancel_token *token);
 /* Frees the token once nothing that honours it still refers to it. */
 void bw_cancel_token_release(bw_cancel_token *token);
 
+/* Adds a reference (e.g. for another thread that will cancel it); each
+ * retain is matched by a bw_cancel_token_release(). Returns token. */
+bw_cancel_token *bw_cancel_token_retain(bw_cancel_token *token);
+
 /* ---- errors ----------------------------------------------------------- */
 
 /* A static description of a negative (or positive) errno returned here. */
