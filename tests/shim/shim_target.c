@@ -108,10 +108,14 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t cond_mtx = PTHREAD_MUTEX_INITIALIZER;
 static int go;
 
+static atomic_int lock_step; /* 1: about to lock mtx, 2: about to rdlock */
+
 static void *locks_worker(void *arg) {
   name_self((int)(intptr_t)arg);
+  atomic_store(&lock_step, 1);
   pthread_mutex_lock(&mtx); /* held by main: contended */
   pthread_mutex_unlock(&mtx);
+  atomic_store(&lock_step, 2);
   pthread_rwlock_rdlock(&rw); /* write-held by main: contended */
   pthread_rwlock_unlock(&rw);
   pthread_mutex_t own = PTHREAD_MUTEX_INITIALIZER;
@@ -131,8 +135,13 @@ static int scenario_locks(void) {
   pthread_rwlock_wrlock(&rw);
   pthread_t th;
   pthread_create(&th, NULL, locks_worker, (void *)0);
+  /* Release each lock only well after the worker went for it. */
+  while (atomic_load(&lock_step) < 1)
+    ;
   usleep(100000);
   pthread_mutex_unlock(&mtx);
+  while (atomic_load(&lock_step) < 2)
+    ;
   usleep(100000);
   pthread_rwlock_unlock(&rw);
   usleep(100000);
@@ -430,8 +439,11 @@ static int scenario_fdreuse(void) {
 
 /* ---- hang: a worker stuck in sleep(30) when SIGTERM ends the program --- */
 
+static atomic_int stuck_ready;
+
 static void *stuck_worker(void *arg) {
   name_self((int)(intptr_t)arg);
+  atomic_store(&stuck_ready, 1);
   sleep(30);
   return NULL;
 }
@@ -439,6 +451,8 @@ static void *stuck_worker(void *arg) {
 static int scenario_hang(void) {
   pthread_t th;
   pthread_create(&th, NULL, stuck_worker, (void *)0);
+  while (!atomic_load(&stuck_ready))
+    ; /* spin: main's calls are not what this scenario counts */
   struct timespec ts = {0, 300000000};
   nanosleep(&ts, NULL);
   raise(SIGTERM); /* the shim reports, then the default action kills us */
