@@ -24,6 +24,7 @@
 
 #include <blockwatch/observer.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
 
@@ -59,6 +60,9 @@ typedef struct pool {
 static pool pools[BW_MAX_POOLS];
 static atomic_int npools;
 static const bw_runtime_hooks *copies[MAX_COPIES];
+/* 1 when copies[k] lay in a loaded module when it attached (so dladdr can
+ * tell later whether that module is still there). */
+static int copy_in_module[MAX_COPIES];
 static atomic_int ncopies;
 static atomic_int option_pool = -1;
 
@@ -449,6 +453,8 @@ void blockwatch_tool_attach(const bw_runtime_hooks *hooks) {
     bw__self.depth--;
     return;
   }
+  Dl_info info;
+  copy_in_module[copy] = dladdr(hooks, &info) != 0;
   copies[copy] = hooks;
   bw_observer obs;
   memset(&obs, 0, sizeof obs);
@@ -480,6 +486,13 @@ int bw__runtime_current_worker(int *out) {
   for (int k = 0; k < n && k < MAX_COPIES; k++) {
     uint64_t id;
     unsigned idx;
+    /* A runtime loaded with dlopen may have been unloaded since: its hooks
+     * table is then unmapped. Checked here, once per thread and epoch. */
+    Dl_info info;
+    if (copies[k] && copy_in_module[k] && !dladdr(copies[k], &info)) {
+      copies[k] = NULL;
+      continue;
+    }
     if (copies[k] && copies[k]->current_worker &&
         copies[k]->current_worker(&id, &idx)) {
       int i = pool_find(k, id);
