@@ -396,6 +396,44 @@ static void test_observer_short_struct_is_accepted(void **state) {
   assert_int_equal(g_rec.nitems, 0);
 }
 
+#ifdef BW_TEST_SHARED_RUNTIME
+#include <dlfcn.h>
+
+/* This binary links the static runtime; the shared one loaded beside it is
+ * a second copy with its own statics: it attaches the tool once more, with
+ * its own hooks, and its pools work on their own. */
+static void test_observer_second_copy_attaches_once_more(void **state) {
+  (void)state;
+  int before = atomic_load(&g_attach_calls);
+  const bw_runtime_hooks *first = g_hooks;
+  void *lib = dlopen(BW_TEST_SHARED_RUNTIME, RTLD_NOW | RTLD_LOCAL);
+  assert_non_null(lib);
+  bw_pool *(*create)(const bw_pool_config *);
+  int (*submit)(bw_pool *, void (*)(void *), void *);
+  int (*destroy)(bw_pool *);
+  *(void **)&create = dlsym(lib, "bw_pool_create");
+  *(void **)&submit = dlsym(lib, "bw_submit");
+  *(void **)&destroy = dlsym(lib, "bw_pool_destroy");
+  assert_non_null(create);
+  assert_true((void *)create != (void *)bw_pool_create);
+  /* Internal names are not exported. */
+  assert_null(dlsym(lib, "bw__pool_push"));
+  bw_pool_config cfg = {0};
+  cfg.name = "copy2";
+  cfg.min_workers = 1;
+  bw_pool *pool = create(&cfg);
+  assert_non_null(pool);
+  assert_int_equal(atomic_load(&g_attach_calls), before + 1);
+  assert_true(g_hooks != first);
+  atomic_long count = 0;
+  for (int i = 0; i < 100; i++)
+    assert_int_equal(submit(pool, tiny, &count), 0);
+  assert_int_equal(destroy(pool), 0);
+  assert_int_equal(atomic_load(&count), 100);
+  /* Leave it loaded: its pthread key destructor and TLS stay valid. */
+}
+#endif
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_observer_tool_is_found_through_dlsym_once),
@@ -413,6 +451,9 @@ int main(void) {
           unregister_after),
       cmocka_unit_test_setup_teardown(test_observer_short_struct_is_accepted,
                                       reset_recorder, unregister_after),
+#ifdef BW_TEST_SHARED_RUNTIME
+      cmocka_unit_test(test_observer_second_copy_attaches_once_more),
+#endif
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
