@@ -4,8 +4,10 @@
  * Invariants:
  *  - pool->timers is a binary min-heap on task deadline, under gate_mu; each
  *    entry holds one reference to its delay task. A delay canceled early
- *    stays in the heap until its deadline (lazy removal); firing it then is a
- *    no-op because the task has already been resolved.
+ *    stays in the heap (lazy removal) until its deadline or until the gate
+ *    compacts the heap (about once a second, when half of it is dead);
+ *    firing it is then a no-op but for dropping references, because the
+ *    task has already been resolved.
  *  - Timers fire (and delays are canceled at stop) with gate_mu released:
  *    completing a task runs continuations and token code whose locks come
  *    before gate_mu in the lock order (token->mu -> gate_mu -> park_mu).
@@ -53,12 +55,7 @@ static int heap_push(bw__timer_heap *h, bw_task *task) {
   return 0;
 }
 
-static bw_task *heap_pop(bw__timer_heap *h) {
-  if (h->len == 0)
-    return NULL;
-  bw_task *top = h->items[0];
-  h->items[0] = h->items[--h->len];
-  size_t i = 0;
+static void sift_down(bw__timer_heap *h, size_t i) {
   for (;;) {
     size_t l = 2 * i + 1, r = l + 1, min = i;
     if (l < h->len &&
@@ -72,7 +69,48 @@ static bw_task *heap_pop(bw__timer_heap *h) {
     heap_swap(&h->items[i], &h->items[min]);
     i = min;
   }
+}
+
+static bw_task *heap_pop(bw__timer_heap *h) {
+  if (h->len == 0)
+    return NULL;
+  bw_task *top = h->items[0];
+  h->items[0] = h->items[--h->len];
+  sift_down(h, 0);
   return top;
+}
+
+/* Takes delays that were resolved early (canceled) out of the heap, so a
+ * program that cancels long timeouts by the thousand does not keep them
+ * until their deadlines. Runs when at least half the heap is dead (so its
+ * O(n) cost is amortized over the cancellations). Caller holds gate_mu;
+ * returns a malloc'd array of the removed tasks (each still holding the
+ * heap's reference) and its length, or NULL. */
+static bw_task **heap_compact(bw__timer_heap *h, size_t *n_out) {
+  *n_out = 0;
+  if (h->len < 64)
+    return NULL;
+  size_t dead = 0;
+  for (size_t i = 0; i < h->len; i++)
+    dead += bw_task_state_get(h->items[i]) != BW_TASK_PENDING;
+  if (dead * 2 < h->len)
+    return NULL;
+  bw_task **out = malloc(dead * sizeof(*out));
+  if (out == NULL)
+    return NULL; /* try again next time */
+  size_t keep = 0, n = 0;
+  for (size_t i = 0; i < h->len; i++) {
+    bw_task *t = h->items[i];
+    if (bw_task_state_get(t) != BW_TASK_PENDING && n < dead)
+      out[n++] = t;
+    else
+      h->items[keep++] = t;
+  }
+  h->len = keep;
+  for (size_t i = keep / 2; i-- > 0;) /* Floyd's heap construction */
+    sift_down(h, i);
+  *n_out = n;
+  return out;
 }
 
 int bw__gate_add_timer(bw_pool *pool, bw_task *task) {
@@ -147,12 +185,20 @@ static void *gate_main(void *arg) {
     if (now >= next_check) {
       pthread_mutex_unlock(&pool->gate_mu);
       check_starvation(pool, now, &progress, &since);
+      size_t ndead = 0;
+      bw_task **dead = NULL;
       if (now >= next_reap) {
         pthread_mutex_lock(&pool->park_mu);
         bw__pool_reap_locked(pool);
         pthread_mutex_unlock(&pool->park_mu);
         next_reap = now + GATE_MAX_SLEEP_NS;
+        pthread_mutex_lock(&pool->gate_mu);
+        dead = heap_compact(&pool->timers, &ndead);
+        pthread_mutex_unlock(&pool->gate_mu);
       }
+      for (size_t i = 0; i < ndead; i++)
+        bw__task_fire_delay(dead[i], 1); /* a no-op but for the references */
+      free(dead);
       pthread_mutex_lock(&pool->gate_mu);
       next_check = now + tick;
       continue;
@@ -190,7 +236,8 @@ void bw__gate_stop(bw_pool *pool) {
     pthread_join(pool->gate, NULL);
     pool->gate_started = 0;
   }
-  /* No one adds timers once gate_stop is set, so the heap is ours. */
+  /* No one adds timers once gate_stop is set and the gate has exited, so
+   * the heap is ours. */
   bw_task *task;
   while ((task = heap_pop(&pool->timers)) != NULL)
     bw__task_fire_delay(task, 1);

@@ -174,6 +174,62 @@ test_delay_destroy_cancels_pending_and_runs_continuations(void **state) {
   bw_task_release(d);
 }
 
+typedef struct fired_at {
+  uint64_t due_ms;
+  atomic_long late; /* fired before its deadline: must stay 0 */
+  atomic_long fired;
+} fired_at;
+
+static void *check_fired(bw_task *done, void *arg) {
+  fired_at *f = arg;
+  if (bw_task_state_get(done) != BW_TASK_COMPLETED || rt_now_ms() < f->due_ms)
+    atomic_fetch_add(&f->late, 1);
+  atomic_fetch_add(&f->fired, 1);
+  return NULL;
+}
+
+static void test_delay_canceled_delays_are_compacted_out(void **state) {
+  (void)state;
+  /* 2000 canceled 10-minute delays around 100 live ones: the gate drops
+   * the dead entries (about once a second, once half the heap is dead) and
+   * rebuilds the heap; the live delays must still fire, each not before
+   * its own deadline. ASan/TSan check the freeing. */
+  bw_pool *pool = make_pool(2);
+  enum { DEAD = 2000, LIVE = 100 };
+  static fired_at f[LIVE];
+  uint64_t t0 = rt_now_ms();
+  for (int i = 0; i < DEAD + LIVE; i++) {
+    if (i % 21 == 20 && i / 21 < LIVE) {
+      fired_at *fa = &f[i / 21];
+      uint64_t ms = 1200 + (uint64_t)((i * 37) % 1000);
+      fa->due_ms = t0 + ms;
+      atomic_init(&fa->late, 0);
+      atomic_init(&fa->fired, 0);
+      bw_task *d = bw_delay(pool, ms);
+      bw_task_release(bw_then(d, check_fired, fa));
+      bw_task_release(d);
+    } else {
+      bw_task *d = bw_delay(pool, 600000);
+      assert_int_equal(bw_task_cancel(d), 0);
+      bw_task_release(d);
+    }
+  }
+  for (int i = 0; i < LIVE; i++) {
+    if (f[i].due_ms == 0)
+      continue;
+    uint64_t end = rt_now_ms() + 20000;
+    while (atomic_load(&f[i].fired) == 0 && rt_now_ms() < end)
+      rt_sleep_ms(5);
+    assert_int_equal(atomic_load(&f[i].fired), 1);
+    assert_int_equal(atomic_load(&f[i].late), 0);
+  }
+  /* A new delay still works on the rebuilt heap. */
+  bw_task *d = bw_delay(pool, 10);
+  assert_int_equal(bw_wait(d, 20000), 0);
+  bw_task_release(d);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_delay_completes_after_its_time),
@@ -182,6 +238,7 @@ int main(void) {
       cmocka_unit_test(test_delay_holds_no_worker),
       cmocka_unit_test(test_delay_token_cancels_early),
       cmocka_unit_test(test_delay_task_cancel_and_late_fire),
+      cmocka_unit_test(test_delay_canceled_delays_are_compacted_out),
       cmocka_unit_test(
           test_delay_destroy_cancels_pending_and_runs_continuations),
   };
