@@ -51,8 +51,8 @@ static const size_t class_size[BW__ALLOC_CLASSES] = {BW__ALLOC_SMALL,
 static _Atomic(free_block *) shared[BW__ALLOC_CLASSES];
 static _Atomic size_t shared_count[BW__ALLOC_CLASSES];
 
-static _Thread_local local_lists local[BW__ALLOC_CLASSES];
-static _Thread_local int local_registered;
+static BW__TLS local_lists local[BW__ALLOC_CLASSES];
+static BW__TLS int local_registered;
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static int key_made;

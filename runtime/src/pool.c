@@ -47,8 +47,8 @@
  * submitting thread) when no observer needs every timestamp. */
 #define STATS_SAMPLE_MASK 31u
 
-static _Thread_local bw__worker *tls_worker;
-static _Thread_local unsigned tls_sample;
+static BW__TLS bw__worker *tls_worker;
+static BW__TLS unsigned tls_sample;
 static _Atomic uint64_t next_pool_id = 1;
 
 bw__worker *bw__current_worker(void) {

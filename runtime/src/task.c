@@ -86,10 +86,10 @@ struct bw_task {
 
 _Static_assert(sizeof(bw_task) <= BW__ALLOC_LARGE, "bw_task too big");
 
-_Thread_local bw_task *bw__tls_task;
+BW__TLS bw_task *bw__tls_task;
 /* The run/then task whose continuations this worker is firing right after
  * running it. */
-static _Thread_local bw_task *tls_finishing;
+static BW__TLS bw_task *tls_finishing;
 
 static bw_task *task_new(int kind, bw_pool *pool, unsigned refs) {
   bw_task *t = bw__alloc(BW__ALLOC_LARGE_CLASS);
