@@ -21,14 +21,15 @@ status=0
 [ "$status" -le 1 ] || { echo "demo: blockscan failed (exit $status)"; exit 1; }
 
 echo
-echo "==== blockscan --summary"
-"$bin/blockscan" -p "$build" --summary samples/ >/dev/null 2>&1 || true
-"$bin/blockscan" -p "$build" --summary --format text samples/ 2>/dev/null | tail -n 25 || true
+echo "==== blockscan --summary samples/legacy_audit (an audit of legacy code)"
+"$bin/blockscan" -p "$build" --summary samples/legacy_audit || [ $? -le 1 ]
 
 echo
 echo "==== blockwatch -- starvation_probe (report on stderr, JSON in $build/demo-report.json)"
-"$bin/blockwatch" --report=both --report-path="$build/demo-report.json" -- "$build/samples/starvation_probe"
+"$bin/blockwatch" -o "$build/demo-report.json" --trace "$build/demo-trace.json" -- "$build/samples/starvation_probe"
 echo
 echo "==== $build/demo-report.json"
 cat "$build/demo-report.json"
 echo
+"$bin/bw-trace2svg" -o "$build/demo-timeline.svg" --title "starvation_probe under blockwatch" "$build/demo-trace.json"
+echo "==== timeline of the run: $build/demo-timeline.svg (open it in a browser)"
