@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scratch.h"
 #include "run_child.h"
 
 #ifndef SHIM_LIB
@@ -36,14 +37,12 @@
 #define SLACK_MS 30.0
 #define DEFAULT_SLEEP_ITEMS 20 /* delay_vs_sleep's default batch */
 
-static char tmpdir[64];
-
 /* Runs a sample under the shim; returns its stdout and loads the report. */
 static char *run_under_shim(const char *program, const char *flag,
                             json_t **report) {
   static int runs;
   char report_path[160], preload[600], options[400];
-  snprintf(report_path, sizeof report_path, "%s/report-%d.json", tmpdir,
+  snprintf(report_path, sizeof report_path, "%s/report-%d.json", scratch_dir,
            runs++);
   snprintf(preload, sizeof preload, "LD_PRELOAD=%s%s%s", SAN_PRELOAD,
            SAN_PRELOAD[0] ? " " : "", SHIM_LIB);
@@ -132,24 +131,11 @@ static void test_sleep_half_blocks_a_worker_per_item(void **state) {
   free(out);
 }
 
-static int make_tmpdir(void **state) {
-  (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/bw-shim-samples-XXXXXX");
-  return mkdtemp(tmpdir) != NULL ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state) {
-  (void)state;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_starvation_delay_matches_the_probe_wait),
       cmocka_unit_test(test_delay_half_blocks_no_worker),
       cmocka_unit_test(test_sleep_half_blocks_a_worker_per_item),
   };
-  return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+  return cmocka_run_group_tests(tests, scratch_create, scratch_remove);
 }

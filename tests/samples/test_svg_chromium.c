@@ -28,11 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "scratch.h"
+
 #define SKIP_CODE 77
 #define CHROMIUM_TIMEOUT_S 90
 
 static char chromium[512];
-static char tmpdir[64];
 
 /* Finds `name` on PATH; 0 and the full path in out, or -1. */
 static int find_on_path(const char *name, char *out, size_t size) {
@@ -150,9 +151,9 @@ static void analyse_png(const char *path, picture *p) {
 static void test_fixture_timeline_renders_in_chromium(void **state) {
   (void)state;
   char svg[128], png[128], profile[128], url[160], shot[160];
-  snprintf(svg, sizeof svg, "%s/timeline.svg", tmpdir);
-  snprintf(png, sizeof png, "%s/shot.png", tmpdir);
-  snprintf(profile, sizeof profile, "%s/profile", tmpdir);
+  snprintf(svg, sizeof svg, "%s/timeline.svg", scratch_dir);
+  snprintf(png, sizeof png, "%s/shot.png", scratch_dir);
+  snprintf(profile, sizeof profile, "%s/profile", scratch_dir);
   snprintf(url, sizeof url, "file://%s", svg);
   snprintf(shot, sizeof shot, "--screenshot=%s", png);
   mkdir(profile, 0700);
@@ -192,19 +193,6 @@ static void test_fixture_timeline_renders_in_chromium(void **state) {
   assert_true(p.wait_like > 900 * 15);
 }
 
-static int make_tmpdir(void **state) {
-  (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/bw-chromium-XXXXXX");
-  return mkdtemp(tmpdir) != NULL ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state) {
-  (void)state;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
-}
-
 int main(void) {
   if (find_chromium() != 0) {
     const char *env = getenv("BW_CHROMIUM");
@@ -216,5 +204,5 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fixture_timeline_renders_in_chromium),
   };
-  return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+  return cmocka_run_group_tests(tests, scratch_create, scratch_remove);
 }

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "scratch.h"
 #include "svg.h"
 #include "trace.h"
 
@@ -138,25 +139,10 @@ static void render(const t2s_trace *t, char **doc, size_t *len) {
   assert_int_equal(fclose(mem), 0);
 }
 
-static char tmpdir[64];
-
-static int make_tmpdir(void **state) {
-  (void)state;
-  snprintf(tmpdir, sizeof tmpdir, "/tmp/bw-t2s-XXXXXX");
-  return mkdtemp(tmpdir) != NULL ? 0 : -1;
-}
-
-static int remove_tmpdir(void **state) {
-  (void)state;
-  char cmd[128];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-  return system(cmd) == 0 ? 0 : -1;
-}
-
-/* Writes `text` to tmpdir/name and returns the path (static buffer). */
+/* Writes `text` to scratch_dir/name and returns the path (static buffer). */
 static const char *write_tmp(const char *name, const char *text) {
   static char path[128];
-  snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+  snprintf(path, sizeof path, "%s/%s", scratch_dir, name);
   FILE *f = fopen(path, "w");
   assert_non_null(f);
   fputs(text, f);
@@ -297,7 +283,7 @@ static int run_tool(const char *args) {
 static void test_command_writes_the_svg_and_reports_errors(void **state) {
   (void)state;
   char args[512], out[160];
-  snprintf(out, sizeof out, "%s/out.svg", tmpdir);
+  snprintf(out, sizeof out, "%s/out.svg", scratch_dir);
   snprintf(args, sizeof args, "-o '%s' --width 900 --title 'probe & co' '%s'",
            out, T2S_FIXTURE);
   assert_int_equal(run_tool(args), 0);
@@ -346,5 +332,5 @@ int main(void) {
       cmocka_unit_test(test_command_writes_the_svg_and_reports_errors),
       cmocka_unit_test(test_committed_tour_picture_is_well_formed),
   };
-  return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
+  return cmocka_run_group_tests(tests, scratch_create, scratch_remove);
 }
