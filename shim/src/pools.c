@@ -406,6 +406,10 @@ static void on_item_started(void *user, uint64_t id, uint64_t item,
     if (starved)
       bw__hist_add(&p->starv_hist, starved);
     if (bw__opt.trace_path[0]) {
+      /* Only starved waits: they are what the picture is for, and a busy
+       * pool that is never starved would otherwise fill the trace. */
+      if (starved)
+        bw__trace_queue_wait(i, enqueue_ns, wait, starved);
       long long q = atomic_fetch_sub(&p->queued, 1) - 1;
       bw__trace_counter(i, BW_TRACE_QUEUE, start_ns, q > 0 ? (uint64_t)q : 0u);
     }

@@ -1,13 +1,17 @@
 /* trace.c - trace=FILE: a Chrome trace-event JSON timeline (Perfetto,
  * chrome://tracing): an "X" slice per counted blocking call on the
  * worker's tid, "C" counters for blocked workers and queue length per pool,
- * and thread_name metadata for workers.
+ * a "queue wait" slice per starved item (from its enqueue, for its queue
+ * wait) on one lane per pool, and thread_name metadata for workers.
  *
  * Invariants:
  *  - Events go to one buffer mapped once in the constructor (mmap, not
  *    malloc); a writer claims an index with one atomic add and publishes the
  *    event with a release store of its type. A full buffer drops events and
  *    counts them (reported as trace metadata).
+ *  - Queue waits are bounded apart from the rest (WAIT_CAP) so that a
+ *    program starving millions of items cannot crowd the blocked calls out
+ *    of the buffer; waits over the cap are only counted.
  *  - Timestamps are microseconds since the shim started (CLOCK_MONOTONIC).
  *  - The file is written at the final report, atomically (bw__file_*); a
  *    fork child writes its own (bw__output_path).
@@ -22,20 +26,25 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-enum { EV_NONE = 0, EV_SLICE, EV_COUNTER, EV_NAME };
+enum { EV_NONE = 0, EV_SLICE, EV_COUNTER, EV_NAME, EV_WAIT };
 
 typedef struct event {
   atomic_int type;
-  int tid;   /* slice: thread; counter: pool */
+  int tid;   /* slice: thread; counter, wait: pool */
   int which; /* slice: function; counter: BW_TRACE_* */
   uint64_t ts;
-  uint64_t value; /* slice: duration; counter: value */
+  uint64_t value; /* slice, wait: duration; counter: value */
+  uint64_t extra; /* wait: starvation delay */
 } event;
 
 #define CAPACITY (1u << 20)
+#define WAIT_CAP (CAPACITY / 8)
+/* The waits of pool i go on the lane of this made-up tid plus i: far above
+ * any Linux tid (pid_max is at most 2^22), so it never names a thread. */
+#define WAIT_LANE_TID 0x40000000
 
 static event *events;
-static atomic_uint_least64_t next, lost;
+static atomic_uint_least64_t next, lost, waits, lost_waits;
 static uint64_t origin;
 
 void bw__trace_init(void) {
@@ -51,7 +60,8 @@ void bw__trace_init(void) {
   events = p;
 }
 
-static void add(int type, int tid, int which, uint64_t ts, uint64_t value) {
+static void add(int type, int tid, int which, uint64_t ts, uint64_t value,
+                uint64_t extra) {
   if (!events)
     return;
   uint64_t i = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed);
@@ -64,22 +74,34 @@ static void add(int type, int tid, int which, uint64_t ts, uint64_t value) {
   e->which = which;
   e->ts = ts;
   e->value = value;
+  e->extra = extra;
   atomic_store_explicit(&e->type, type, memory_order_release);
 }
 
 void bw__trace_slice(int fn, int tid, uint64_t start_ns, uint64_t dur_ns) {
-  add(EV_SLICE, tid, fn, start_ns, dur_ns);
+  add(EV_SLICE, tid, fn, start_ns, dur_ns, 0);
+}
+
+void bw__trace_queue_wait(int pool, uint64_t enqueue_ns, uint64_t wait_ns,
+                          uint64_t starved_ns) {
+  if (!events)
+    return;
+  if (atomic_fetch_add_explicit(&waits, 1, memory_order_relaxed) >= WAIT_CAP) {
+    atomic_fetch_add_explicit(&lost_waits, 1, memory_order_relaxed);
+    return;
+  }
+  add(EV_WAIT, pool, 0, enqueue_ns, wait_ns, starved_ns);
 }
 
 void bw__trace_counter(int pool, int which, uint64_t ts_ns, uint64_t value) {
-  add(EV_COUNTER, pool, which, ts_ns, value);
+  add(EV_COUNTER, pool, which, ts_ns, value, 0);
 }
 
 /* The name's 16 bytes ride in ts and value. */
 void bw__trace_thread_name(int tid, const char name[16]) {
   uint64_t w[2];
   memcpy(w, name, sizeof w);
-  add(EV_NAME, tid, 0, w[0], w[1]);
+  add(EV_NAME, tid, 0, w[0], w[1], 0);
 }
 
 void bw__trace_after_fork(void) {
@@ -87,6 +109,8 @@ void bw__trace_after_fork(void) {
     memset(events, 0, CAPACITY * sizeof(event));
   atomic_store(&next, 0);
   atomic_store(&lost, 0);
+  atomic_store(&waits, 0);
+  atomic_store(&lost_waits, 0);
 }
 
 int bw__file_begin(const char *path, char *tmp, size_t tmpsize);
@@ -131,6 +155,25 @@ void bw__trace_write(void) {
       bw__out_str(&o, ",\"tid\":");
       bw__out_i64(&o, e->tid);
       bw__out_str(&o, ",\"args\":{}}");
+    } else if (type == EV_WAIT) {
+      bw__pool_report pr;
+      bw__pool_get(e->tid, &pr);
+      bw__out_str(&o, ",\n{\"name\":\"queue wait\",\"cat\":\"queue\","
+                      "\"ph\":\"X\"");
+      ts_field(&o, e->ts);
+      bw__out_str(&o, ",\"dur\":");
+      bw__out_us(&o, e->value);
+      bw__out_str(&o, ",\"pid\":");
+      bw__out_i64(&o, pid);
+      bw__out_str(&o, ",\"tid\":");
+      bw__out_i64(&o, WAIT_LANE_TID + e->tid);
+      bw__out_str(&o, ",\"args\":{\"pool\":");
+      bw__out_jstr(&o, pr.name);
+      bw__out_str(&o, ",\"starvation_ms\":");
+      bw__out_ms(&o, e->extra);
+      bw__out_str(&o, ",\"wait_ms\":");
+      bw__out_ms(&o, e->value);
+      bw__out_str(&o, "}}");
     } else if (type == EV_NAME) {
       char name[17];
       uint64_t w[2] = {e->ts, e->value};
@@ -163,6 +206,8 @@ void bw__trace_write(void) {
   bw__out_str(&o, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{"
                   "\"tool\":\"blockwatch\",\"dropped_events\":");
   bw__out_u64(&o, atomic_load(&lost));
+  bw__out_str(&o, ",\"dropped_queue_waits\":");
+  bw__out_u64(&o, atomic_load(&lost_waits));
   bw__out_str(&o, "}}\n");
   bw__out_flush(&o);
   bw__file_commit(fd, tmp, path, !o.failed);

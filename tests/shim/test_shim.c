@@ -16,6 +16,9 @@
 #include <cmocka.h>
 
 #include "shim_run.h"
+#ifdef HAVE_TRACE2SVG
+#include "trace.h" /* tools/bw-trace2svg: the picture's reader */
+#endif
 
 #include <math.h>
 #include <signal.h>
@@ -727,6 +730,28 @@ static void test_sync_over_async_wait_counted_once(void **state) {
   shim_result_free(&r);
 }
 
+/* The queue-length counter of pool "exp": 1 when its values went up and
+ * later came down again (items starting lower it), and it ends at 0. */
+static int queue_counter_rises_then_falls(json_t *events) {
+  size_t i;
+  json_t *e;
+  double peak = 0, last = -1;
+  int fell = 0;
+  json_array_foreach(events, i, e) {
+    const char *name = json_string_value(json_object_get(e, "name"));
+    if (!name || strcmp(name, "queue length") != 0)
+      continue;
+    double v =
+        json_number_value(json_object_get(json_object_get(e, "args"), "exp"));
+    if (v > peak)
+      peak = v;
+    else if (v < peak)
+      fell = 1;
+    last = v;
+  }
+  return peak >= 2 && fell && last == 0;
+}
+
 static void test_trace_is_a_chrome_trace(void **state) {
   (void)state;
   const char *p = path_of("trace-report.json");
@@ -735,34 +760,68 @@ static void test_trace_is_a_chrome_trace(void **state) {
   shim_result r;
   json_t *j = run_runtime(RUNTIME_TARGET, "starve", fmt("trace=%s", t), p, &r);
   assert_non_null(j);
+  double probe = (double)shim_out_value(r.out, "probe_wait_ms");
   json_t *trace = shim_load_json(t);
   assert_non_null(trace);
   json_t *events = json_object_get(trace, "traceEvents");
   assert_true(json_is_array(events));
   size_t i;
   json_t *e;
-  int slices = 0, counters = 0, names = 0;
+  int slices = 0, counters = 0, names = 0, waits = 0;
+  double longest_wait_ms = 0;
   json_array_foreach(events, i, e) {
     const char *ph = json_string_value(json_object_get(e, "ph"));
+    const char *name = json_string_value(json_object_get(e, "name"));
     assert_non_null(ph);
+    assert_non_null(name);
     assert_true(json_is_integer(json_object_get(e, "pid")));
-    if (strcmp(ph, "X") == 0) {
+    if (strcmp(ph, "X") == 0 && strcmp(name, "queue wait") == 0) {
+      /* A starved item: its wait, from its enqueue, on the pool's lane. */
+      waits++;
+      assert_string_equal(json_string_value(json_object_get(e, "cat")),
+                          "queue");
+      json_t *args = json_object_get(e, "args");
+      assert_string_equal(json_string_value(json_object_get(args, "pool")),
+                          "exp");
+      double starved = number(args, "starvation_ms");
+      double dur_ms = number(e, "dur") / 1000.0;
+      assert_true(starved > 0);
+      assert_true(starved <= dur_ms + 0.01);
+      if (dur_ms > longest_wait_ms)
+        longest_wait_ms = dur_ms;
+    } else if (strcmp(ph, "X") == 0) {
       slices++;
-      assert_string_equal(json_string_value(json_object_get(e, "name")),
-                          "usleep");
+      assert_string_equal(name, "usleep");
       assert_true(json_number_value(json_object_get(e, "dur")) >= 150000.0);
       assert_true(json_is_number(json_object_get(e, "ts")));
     } else if (strcmp(ph, "C") == 0) {
       counters++;
-    } else if (strcmp(ph, "M") == 0 &&
-               strcmp(json_string_value(json_object_get(e, "name")),
-                      "thread_name") == 0) {
+    } else if (strcmp(ph, "M") == 0 && strcmp(name, "thread_name") == 0) {
       names++;
     }
   }
   assert_int_equal(slices, 6);
   assert_true(counters >= 12);
   assert_true(names >= 2);
+  /* Sleepers 3-6 and the probe waited while both workers slept. */
+  assert_true(waits >= 1 && waits <= 5);
+  /* The longest is the probe's (it measured its own wait). */
+  assert_true(fabs(longest_wait_ms - probe) <= 50.0 + 0.2 * probe);
+  assert_true(queue_counter_rises_then_falls(events));
+
+#ifdef HAVE_TRACE2SVG
+  /* bw-trace2svg reads the waits as waits, not as a thread's spans. */
+  t2s_trace model;
+  char err[256];
+  assert_int_equal(t2s_trace_load(t, &model, err, sizeof err), 0);
+  assert_int_equal((int)model.n_waits, waits);
+  double longest_us = 0;
+  for (size_t k = 0; k < model.n_waits; k++)
+    if (model.waits[k].dur_us > longest_us)
+      longest_us = model.waits[k].dur_us;
+  assert_true(fabs(longest_us / 1000.0 - longest_wait_ms) < 0.01);
+  t2s_trace_free(&model);
+#endif
   json_decref(trace);
   json_decref(j);
   shim_result_free(&r);
