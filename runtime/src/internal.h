@@ -150,12 +150,13 @@ typedef struct bw__worker {
   bw__deque deque;
   bw_pool *pool;
   pthread_t thread;
-  unsigned slot;          /* index in pool->slots */
-  unsigned index;         /* <n> in the thread name, unique in the pool */
-  int state;              /* BW__SLOT_*, under pool->park_mu */
-  unsigned blocked_depth; /* notify_blocked nesting; owner only */
-  bw__item *run_next;     /* runs before anything queued; owner only */
-  uint32_t rng;           /* victim choice; owner only */
+  unsigned slot;            /* index in pool->slots */
+  unsigned index;           /* <n> in the thread name, unique in the pool */
+  int state;                /* BW__SLOT_*, under pool->park_mu */
+  unsigned blocked_depth;   /* notify_blocked nesting; owner only */
+  int compensation_checked; /* in this blocked span; owner only */
+  bw__item *run_next;       /* runs before anything queued; owner only */
+  uint32_t rng;             /* victim choice; owner only */
   /* Owner-written counters (relaxed stores, read by stats). */
   _Atomic uint64_t started;
   _Atomic uint64_t completed;
@@ -232,6 +233,11 @@ bw_pool *bw__pool_resolve(bw_pool *pool);
  * worker_added_or_retired reason (0 injection, 1 compensation). Caller holds
  * park_mu. Returns 0 or a negative errno. */
 int bw__pool_spawn_locked(bw_pool *pool, int reason);
+/* bw_pool_notify_blocked with the compensation decision made by the caller:
+ * the user API compensates only on BW_POOL_COMPENSATE pools, a tool's hook
+ * (its user asked for compensation) on any pool. Calls nest; the first
+ * one in a blocked span that asks for compensation does the check. */
+int bw__pool_notify_blocked(int compensate);
 /* Joins retired workers; caller holds park_mu. */
 void bw__pool_reap_locked(bw_pool *pool);
 /* Racy but ordered (seq_cst) check for queued work anywhere in the pool. */

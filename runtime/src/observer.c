@@ -109,12 +109,19 @@ static int hook_current_worker(uint64_t *pool_id, unsigned *worker_index) {
   return 1;
 }
 
+/* The tool only calls this when its user asked for compensation, so the
+ * pool's BW_POOL_COMPENSATE flag does not gate it (max_workers still
+ * bounds it). */
+static int hook_notify_blocked(void) {
+  return bw__pool_notify_blocked(1);
+}
+
 static const bw_runtime_hooks hooks = {
     .version = BW_OBSERVER_VERSION,
     .size = sizeof(bw_runtime_hooks),
     .observer_register = bw_observer_register,
     .observer_unregister = bw_observer_unregister,
-    .notify_blocked = bw_pool_notify_blocked,
+    .notify_blocked = hook_notify_blocked,
     .notify_unblocked = bw_pool_notify_unblocked,
     .current_worker = hook_current_worker,
 };

@@ -713,28 +713,40 @@ int bw_pool_stats_get(bw_pool *pool, bw_pool_stats *out) {
   return 0;
 }
 
-int bw_pool_notify_blocked(void) {
+/* The outermost call of a blocked span counts the worker as blocked; the
+ * first call in the span that asks for compensation (outermost or nested,
+ * e.g. the tool's hook inside a user bracket on a plain pool) does the
+ * compensation check, once per span. */
+int bw__pool_notify_blocked(int compensate) {
   bw__worker *w = tls_worker;
   if (w == NULL)
     return -EPERM;
-  if (w->blocked_depth++ > 0)
-    return 0;
   bw_pool *pool = w->pool;
-  unsigned blocked =
-      atomic_fetch_add_explicit(&pool->blocked, 1, memory_order_relaxed) + 1;
-  /* Items this worker queued locally would wait out the block: let a
-   * parked worker come and steal them. */
-  if (bw__deque_size(&w->deque) > 0)
-    notify_work(pool);
-  if (pool->flags & BW_POOL_COMPENSATE) {
-    pthread_mutex_lock(&pool->park_mu);
-    unsigned live = atomic_load_explicit(&pool->live, memory_order_relaxed);
-    /* Keep min_workers workers that are not blocked. */
-    if (live < blocked + pool->min_workers)
-      (void)bw__pool_spawn_locked(pool, 1);
-    pthread_mutex_unlock(&pool->park_mu);
+  if (w->blocked_depth++ == 0) {
+    w->compensation_checked = 0;
+    atomic_fetch_add_explicit(&pool->blocked, 1, memory_order_relaxed);
+    /* Items this worker queued locally would wait out the block: let a
+     * parked worker come and steal them. */
+    if (bw__deque_size(&w->deque) > 0)
+      notify_work(pool);
   }
+  if (!compensate || w->compensation_checked)
+    return 0;
+  w->compensation_checked = 1;
+  pthread_mutex_lock(&pool->park_mu);
+  unsigned live = atomic_load_explicit(&pool->live, memory_order_relaxed);
+  unsigned blocked = atomic_load_explicit(&pool->blocked, memory_order_relaxed);
+  /* Keep min_workers workers that are not blocked. */
+  if (live < blocked + pool->min_workers)
+    (void)bw__pool_spawn_locked(pool, 1);
+  pthread_mutex_unlock(&pool->park_mu);
   return 0;
+}
+
+int bw_pool_notify_blocked(void) {
+  bw__worker *w = tls_worker;
+  return bw__pool_notify_blocked(w != NULL &&
+                                 (w->pool->flags & BW_POOL_COMPENSATE));
 }
 
 int bw_pool_notify_unblocked(void) {

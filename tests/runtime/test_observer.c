@@ -341,6 +341,125 @@ static void test_observer_sees_compensation(void **state) {
   pthread_mutex_unlock(&g_rec.mu);
 }
 
+/* ---- compensation asked for by the tool ---------------------------------- */
+
+/* What a blocking item does on a worker, and what it saw. */
+typedef struct block_probe {
+  int via_user_first; /* bracket with bw_pool_notify_blocked outside */
+  int hook_calls;     /* hooks->notify_blocked calls, nested */
+  int submit_inner;   /* queue an item and wait for it while blocked */
+  int rc_blocked, rc_unblocked;
+  long inner_seen;
+  bw_pool_stats during; /* stats while blocked */
+  atomic_long inner;
+  atomic_long done;
+} block_probe;
+
+static void inner_item(void *arg) {
+  atomic_fetch_add((atomic_long *)arg, 1);
+}
+
+static void hook_blocking_item(void *arg) {
+  block_probe *p = arg;
+  bw_pool *pool = bw_current_pool();
+  if (p->via_user_first)
+    p->rc_blocked |= bw_pool_notify_blocked();
+  for (int i = 0; i < p->hook_calls; i++)
+    p->rc_blocked |= g_hooks->notify_blocked();
+  if (p->submit_inner) {
+    /* Only a spare worker can run it: this one is "blocked" until then. */
+    assert_int_equal(bw_submit(pool, inner_item, &p->inner), 0);
+    p->inner_seen = rt_wait_count(&p->inner, 1, 20000);
+  }
+  bw_pool_stats(pool, &p->during);
+  for (int i = 0; i < p->hook_calls; i++)
+    p->rc_unblocked |= g_hooks->notify_unblocked();
+  if (p->via_user_first)
+    p->rc_unblocked |= bw_pool_notify_unblocked();
+  atomic_fetch_add(&p->done, 1);
+}
+
+/* A pool without BW_POOL_COMPENSATE whose starvation injection cannot help
+ * within the test's time: only compensation can add a worker. */
+static bw_pool *plain_pool(unsigned max_workers) {
+  bw_pool_config cfg = {0};
+  cfg.name = "obs";
+  cfg.min_workers = 1;
+  cfg.max_workers = max_workers;
+  cfg.starvation_ms = 600000;
+  bw_pool *pool = bw_pool_create(&cfg);
+  assert_non_null(pool);
+  return pool;
+}
+
+static void run_probe(bw_pool *pool, block_probe *p) {
+  assert_int_equal(bw_submit(pool, hook_blocking_item, p), 0);
+  assert_int_equal(rt_wait_count(&p->done, 1, 30000), 1);
+  assert_int_equal(p->rc_blocked, 0);
+  assert_int_equal(p->rc_unblocked, 0);
+}
+
+static void test_observer_tool_hook_compensates_on_a_plain_pool(void **state) {
+  (void)state;
+  bw_observer o = make_observer();
+  assert_int_equal(bw_observer_register(&o), 0);
+  bw_pool *pool = plain_pool(3);
+  block_probe p = {.hook_calls = 1, .submit_inner = 1};
+  run_probe(pool, &p);
+  assert_int_equal(p.inner_seen, 1);
+  assert_int_equal(p.during.workers, 2);
+  assert_int_equal(p.during.blocked, 1);
+  assert_int_equal(p.during.threads_compensated, 1);
+  assert_int_equal(p.during.threads_injected, 0);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+  pthread_mutex_lock(&g_rec.mu);
+  assert_int_equal(g_rec.added[1], 1);
+  assert_int_equal(g_rec.added[0], 0);
+  pthread_mutex_unlock(&g_rec.mu);
+}
+
+/* The user API keeps honouring the pool's flag. */
+static void
+test_observer_user_notify_on_a_plain_pool_does_not_compensate(void **state) {
+  (void)state;
+  bw_pool *pool = plain_pool(3);
+  block_probe p = {.via_user_first = 1};
+  run_probe(pool, &p);
+  assert_int_equal(p.during.workers, 1);
+  assert_int_equal(p.during.blocked, 1);
+  assert_int_equal(p.during.threads_compensated, 0);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+}
+
+/* A hook call nested in a user bracket on a plain pool still compensates,
+ * once per blocked span however many hook calls nest. */
+static void test_observer_nested_hook_compensates_once(void **state) {
+  (void)state;
+  bw_pool *pool = plain_pool(4);
+  block_probe p = {.via_user_first = 1, .hook_calls = 3, .submit_inner = 1};
+  run_probe(pool, &p);
+  assert_int_equal(p.inner_seen, 1);
+  assert_int_equal(p.during.workers, 2);
+  assert_int_equal(p.during.blocked, 1);
+  assert_int_equal(p.during.threads_compensated, 1);
+  /* A second span compensates again only if the spare is gone; with it
+   * still parked (live 2 >= blocked 1 + min 1) nothing is added. */
+  block_probe q = {.hook_calls = 1};
+  run_probe(pool, &q);
+  assert_int_equal(q.during.threads_compensated, 1);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+}
+
+static void test_observer_tool_hook_is_bounded_by_max_workers(void **state) {
+  (void)state;
+  bw_pool *pool = plain_pool(1);
+  block_probe p = {.hook_calls = 1};
+  run_probe(pool, &p);
+  assert_int_equal(p.during.workers, 1);
+  assert_int_equal(p.during.threads_compensated, 0);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+}
+
 static void quiet_sleep(void *arg) {
   rt_sleep_ms(300);
   atomic_fetch_add((atomic_long *)arg, 1);
@@ -449,6 +568,13 @@ int main(void) {
       cmocka_unit_test_setup_teardown(
           test_observer_sees_injection_and_retirement, reset_recorder,
           unregister_after),
+      cmocka_unit_test_setup_teardown(
+          test_observer_tool_hook_compensates_on_a_plain_pool, reset_recorder,
+          unregister_after),
+      cmocka_unit_test(
+          test_observer_user_notify_on_a_plain_pool_does_not_compensate),
+      cmocka_unit_test(test_observer_nested_hook_compensates_once),
+      cmocka_unit_test(test_observer_tool_hook_is_bounded_by_max_workers),
       cmocka_unit_test_setup_teardown(test_observer_short_struct_is_accepted,
                                       reset_recorder, unregister_after),
 #ifdef BW_TEST_SHARED_RUNTIME

@@ -91,7 +91,15 @@ typedef struct bw_runtime_hooks {
   int (*observer_register)(const bw_observer *observer);
   /* Unregisters it; callbacks already running may still finish. */
   int (*observer_unregister)(void);
-  /* Same as bw_pool_notify_blocked / _unblocked for the calling worker. */
+  /* Same as bw_pool_notify_blocked / _unblocked for the calling worker,
+   * except that notify_blocked compensates on ANY pool, whether or not it
+   * was created with BW_POOL_COMPENSATE: a tool calls it only when its user
+   * asked for compensation. It starts a spare worker at once when fewer
+   * than min_workers workers of the pool would be unblocked, bounded by
+   * max_workers; the pool's stats count it in threads_compensated and the
+   * observer sees worker_added_or_retired with reason 1. Calls nest with
+   * the user API's; the first call of a blocked span that compensates
+   * (this one always does) makes the check, once per span. */
   int (*notify_blocked)(void);
   int (*notify_unblocked)(void);
   /* Nonzero when the calling thread is a worker of this runtime copy; fills
