@@ -286,7 +286,8 @@ BW__HIDDEN void bw__trace_counter(int pool, int which, uint64_t ts_ns,
                                   uint64_t value);
 BW__HIDDEN void bw__trace_thread_name(int tid, const char name[16]);
 /* An item of pool `pool` that waited wait_ns in the queue from enqueue_ns,
- * starved_ns of it with every worker blocked: a "queue wait" slice. */
+ * starved_ns of it with every worker blocked: a "queue wait" slice when
+ * starved_ns is 1 ms or more. */
 BW__HIDDEN void bw__trace_queue_wait(int pool, uint64_t enqueue_ns,
                                      uint64_t wait_ns, uint64_t starved_ns);
 BW__HIDDEN void bw__trace_write(void);

@@ -1,8 +1,9 @@
 /* trace.c - trace=FILE: a Chrome trace-event JSON timeline (Perfetto,
  * chrome://tracing): an "X" slice per counted blocking call on the
  * worker's tid, "C" counters for blocked workers and queue length per pool,
- * a "queue wait" slice per starved item (from its enqueue, for its queue
- * wait) on one lane per pool, and thread_name metadata for workers.
+ * a "queue wait" slice per item starved for 1 ms or more (from its
+ * enqueue, for its queue wait) on one lane per pool, and thread_name
+ * metadata for workers.
  *
  * Invariants:
  *  - Events go to one buffer mapped once in the constructor (mmap, not
@@ -82,9 +83,14 @@ void bw__trace_slice(int fn, int tid, uint64_t start_ns, uint64_t dur_ns) {
   add(EV_SLICE, tid, fn, start_ns, dur_ns, 0);
 }
 
+/* Starvation shorter than this is the moment a spare or parked worker takes
+ * to pick an item up, not a blocked pool: a slice for it would only bury
+ * the waits that matter (the report still counts it). */
+#define WAIT_MIN_STARVED_NS 1000000u
+
 void bw__trace_queue_wait(int pool, uint64_t enqueue_ns, uint64_t wait_ns,
                           uint64_t starved_ns) {
-  if (!events)
+  if (!events || starved_ns < WAIT_MIN_STARVED_NS)
     return;
   if (atomic_fetch_add_explicit(&waits, 1, memory_order_relaxed) >= WAIT_CAP) {
     atomic_fetch_add_explicit(&lost_waits, 1, memory_order_relaxed);

@@ -836,7 +836,7 @@ static void test_trace_is_a_chrome_trace(void **state) {
                           "exp");
       double starved = number(args, "starvation_ms");
       double dur_ms = number(e, "dur") / 1000.0;
-      assert_true(starved > 0);
+      assert_true(starved >= 1.0);
       assert_true(starved <= dur_ms + 0.01);
       if (dur_ms > longest_wait_ms)
         longest_wait_ms = dur_ms;
@@ -855,8 +855,8 @@ static void test_trace_is_a_chrome_trace(void **state) {
   assert_true(counters >= 12);
   assert_true(names >= 2);
   /* Sleepers 3-6 and the probe waited while both workers slept (sleeper 2
-   * too, for microseconds, when sleeper 1 blocked before it started). */
-  assert_true(waits >= 1 && waits <= 7);
+   * may too, for microseconds, under 1 ms: no slice). */
+  assert_true(waits >= 1 && waits <= 5);
   /* The longest is the probe's (it measured its own wait). */
   assert_true(fabs(longest_wait_ms - probe) <= 50.0 + 0.2 * probe);
   assert_true(queue_counter_rises_then_falls(events));
