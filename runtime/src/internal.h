@@ -25,7 +25,7 @@
 
 /* Thread-locals of the runtime. initial-exec: a fixed offset from the
  * thread pointer instead of a __tls_get_addr call on every submit. It uses
- * ~150 bytes of the static TLS surplus glibc reserves for such libraries, so
+ * ~175 bytes of the static TLS surplus glibc reserves for such libraries, so
  * dlopen() of the runtime works too (tested). */
 #define BW__TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
@@ -256,13 +256,36 @@ int bw__gate_add_timer(bw_pool *pool, bw_task *task);
 
 /* ---- observer (observer.c) ---------------------------------------------- */
 
-extern _Atomic(const bw_observer *) bw__observer;
+/* What the registered observer's callbacks need from the item paths,
+ * computed once at registration so that a NULL callback costs nothing: no
+ * id, no clock read, no call. */
+enum {
+  BW__WANT_ID = 1u << 0,         /* any item callback: items need ids */
+  BW__WANT_ENQUEUE_NS = 1u << 1, /* item_enqueued or item_started */
+  BW__WANT_START_NS = 1u << 2,   /* item_started */
+  BW__WANT_END_NS = 1u << 3,     /* item_finished */
+};
 
-/* The registered observer, or NULL: one relaxed load on the fast path. */
-static inline const bw_observer *bw__obs(void) {
+/* The runtime's immutable copy of a registered observer. */
+typedef struct bw__observer_copy {
+  bw_observer obs; /* first: a copy pointer is an observer pointer */
+  unsigned wants;  /* BW__WANT_* */
+} bw__observer_copy;
+
+extern _Atomic(const bw__observer_copy *) bw__observer;
+
+/* The registered observer's copy, or NULL: one relaxed load on the fast
+ * path (plain loads on x86 either way). */
+static inline const bw__observer_copy *bw__obs_copy(void) {
   if (atomic_load_explicit(&bw__observer, memory_order_relaxed) == NULL)
     return NULL;
   return atomic_load_explicit(&bw__observer, memory_order_acquire);
+}
+
+/* The registered observer, or NULL. */
+static inline const bw_observer *bw__obs(void) {
+  const bw__observer_copy *c = bw__obs_copy();
+  return c != NULL ? &c->obs : NULL;
 }
 
 /* Calls the tool's attach function once per runtime copy (first pool). */

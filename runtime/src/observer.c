@@ -2,10 +2,10 @@
  * preloaded tool finds this copy of the runtime.
  *
  * Invariants:
- *  - bw__observer points at an immutable copy of the registered observer, or
- *    is NULL. Copies are never freed (a callback may still be running on
- *    another thread after unregister); one small struct per registration,
- *    all kept on kept_list.
+ *  - bw__observer points at an immutable copy of the registered observer
+ *    (with what its callbacks need, see BW__WANT_*), or is NULL. Copies are
+ * never freed (a callback may still be running on another thread after
+ * unregister); one small struct per registration, all kept on kept_list.
  *  - registry_mu protects the pool list and serialises register/unregister
  *    with pool creation, so each pool is announced exactly once to an
  *    observer: either by register (pool already listed) or by
@@ -21,7 +21,7 @@
 
 #include "internal.h"
 
-_Atomic(const bw_observer *) bw__observer = NULL;
+_Atomic(const bw__observer_copy *) bw__observer = NULL;
 
 static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
 static bw_pool *registry_head;
@@ -31,9 +31,24 @@ static pthread_once_t attach_once = PTHREAD_ONCE_INIT;
  * freed, because a callback may still be running after unregister; the list
  * also keeps them reachable, so leak checkers stay quiet. */
 typedef struct kept_observer {
-  bw_observer obs;
+  bw__observer_copy copy;
   struct kept_observer *older;
 } kept_observer;
+
+/* Which costs of the item paths the callbacks actually need. */
+static unsigned wants_of(const bw_observer *o) {
+  unsigned wants = 0;
+  if (o->item_enqueued != NULL || o->item_started != NULL ||
+      o->item_finished != NULL)
+    wants |= BW__WANT_ID;
+  if (o->item_enqueued != NULL || o->item_started != NULL)
+    wants |= BW__WANT_ENQUEUE_NS;
+  if (o->item_started != NULL)
+    wants |= BW__WANT_START_NS;
+  if (o->item_finished != NULL)
+    wants |= BW__WANT_END_NS;
+  return wants;
+}
 static kept_observer *kept_list;
 
 /* Fields of bw_observer a tool built against an older header may lack: the
@@ -45,10 +60,11 @@ int bw_observer_register(const bw_observer *observer) {
   kept_observer *kept = calloc(1, sizeof(*kept));
   if (kept == NULL)
     return -ENOMEM;
-  bw_observer *copy = &kept->obs;
+  bw_observer *copy = &kept->copy.obs;
   size_t n = observer->size < sizeof(*copy) ? observer->size : sizeof(*copy);
   memcpy(copy, observer, n);
   copy->size = (uint32_t)n;
+  kept->copy.wants = wants_of(copy);
 
   pthread_mutex_lock(&registry_mu);
   if (atomic_load_explicit(&bw__observer, memory_order_relaxed) != NULL) {
@@ -58,7 +74,7 @@ int bw_observer_register(const bw_observer *observer) {
   }
   kept->older = kept_list;
   kept_list = kept;
-  atomic_store_explicit(&bw__observer, copy, memory_order_release);
+  atomic_store_explicit(&bw__observer, &kept->copy, memory_order_release);
   if (copy->pool_created != NULL) {
     for (bw_pool *p = registry_head; p != NULL; p = p->reg_next)
       copy->pool_created(copy->user, p->id, p->name, p->min_workers,
@@ -70,7 +86,7 @@ int bw_observer_register(const bw_observer *observer) {
 
 int bw_observer_unregister(void) {
   pthread_mutex_lock(&registry_mu);
-  const bw_observer *old =
+  const bw__observer_copy *old =
       atomic_exchange_explicit(&bw__observer, NULL, memory_order_acq_rel);
   pthread_mutex_unlock(&registry_mu);
   return old == NULL ? -EINVAL : 0;

@@ -44,11 +44,14 @@
  * polls costs the submitter no wake-up system call. */
 #define PARK_SPINS 2048
 /* Items are timestamped for the queue-wait statistics one in this many (per
- * submitting thread) when no observer needs every timestamp. */
+ * submitting thread) when no observer callback needs every timestamp. */
 #define STATS_SAMPLE_MASK 31u
 
 static BW__TLS bw__worker *tls_worker;
 static BW__TLS unsigned tls_sample;
+/* This thread's block of item ids (see new_item_id). */
+#define ID_BLOCK 256u
+static BW__TLS uint64_t tls_id_pool, tls_id_next, tls_id_end;
 static _Atomic uint64_t next_pool_id = 1;
 
 bw__worker *bw__current_worker(void) {
@@ -149,16 +152,28 @@ static void notify_work(bw_pool *pool) {
   pthread_mutex_unlock(&pool->park_mu);
 }
 
-int bw__pool_push(bw_pool *pool, bw__item *it, int flags) {
-  const bw_observer *o = bw__obs();
-  uint64_t id = 0, enqueue_ns = 0;
-  if (o != NULL) {
-    id =
-        atomic_fetch_add_explicit(&pool->next_item_id, 1, memory_order_relaxed);
-    enqueue_ns = bw__now_ns();
-  } else if ((tls_sample++ & STATS_SAMPLE_MASK) == 0) {
-    enqueue_ns = bw__now_ns();
+/* A fresh item id of `pool`. Ids are handed out to each thread in blocks,
+ * so submitters and workers do not all bump one shared counter per item:
+ * unique per pool, not dense, not ordered across threads. The block is keyed
+ * by the pool's id, which is never reused, unlike its address. */
+static uint64_t new_item_id(bw_pool *pool) {
+  if (tls_id_pool != pool->id || tls_id_next == tls_id_end) {
+    tls_id_next = atomic_fetch_add_explicit(&pool->next_item_id, ID_BLOCK,
+                                            memory_order_relaxed);
+    tls_id_end = tls_id_next + ID_BLOCK;
+    tls_id_pool = pool->id;
   }
+  return tls_id_next++;
+}
+
+int bw__pool_push(bw_pool *pool, bw__item *it, int flags) {
+  const bw__observer_copy *oc = bw__obs_copy();
+  unsigned wants = oc != NULL ? oc->wants : 0;
+  uint64_t id = 0, enqueue_ns = 0;
+  if (wants & BW__WANT_ID)
+    id = new_item_id(pool);
+  if ((wants & BW__WANT_ENQUEUE_NS) || (tls_sample++ & STATS_SAMPLE_MASK) == 0)
+    enqueue_ns = bw__now_ns();
   it->id = id;
   it->enqueue_ns = enqueue_ns;
 
@@ -181,9 +196,9 @@ int bw__pool_push(bw_pool *pool, bw__item *it, int flags) {
   /* `it` may have run and been freed from here on. */
   if (visible)
     notify_work(pool);
-  if (o != NULL && o->item_enqueued != NULL)
-    o->item_enqueued(o->user, pool->id, id, enqueue_ns,
-                     bw__pool_queue_length(pool));
+  if (oc != NULL && oc->obs.item_enqueued != NULL)
+    oc->obs.item_enqueued(oc->obs.user, pool->id, id, enqueue_ns,
+                          bw__pool_queue_length(pool));
   return 0;
 }
 
@@ -193,22 +208,26 @@ static void run_item(bw__worker *w, bw__item *it) {
   bw_pool *pool = w->pool;
   store_inc(&w->started);
   atomic_store_explicit(&w->running, 1, memory_order_relaxed);
-  const bw_observer *o = bw__obs();
-  if (o == NULL) {
+  const bw__observer_copy *oc = bw__obs_copy();
+  if (oc == NULL || !(oc->wants & BW__WANT_ID)) {
+    /* No item callbacks: the queue wait of sampled items only. */
     if (it->enqueue_ns != 0)
       bw__hist_add(&w->hist, bw__now_ns() - it->enqueue_ns);
     it->run(it);
   } else {
-    uint64_t start_ns = bw__now_ns();
-    if (it->id == 0) /* queued before the observer registered */
-      it->id = atomic_fetch_add_explicit(&pool->next_item_id, 1,
-                                         memory_order_relaxed);
-    if (it->enqueue_ns == 0)
-      it->enqueue_ns = start_ns;
+    const bw_observer *o = &oc->obs;
+    uint64_t enqueue_ns = it->enqueue_ns, start_ns = 0;
+    if (enqueue_ns != 0 || (oc->wants & BW__WANT_START_NS))
+      start_ns = bw__now_ns();
+    if (enqueue_ns != 0)
+      bw__hist_add(&w->hist, start_ns - enqueue_ns);
+    else /* queued before the observer registered: no wait to report */
+      enqueue_ns = start_ns;
+    if (it->id == 0) /* likewise */
+      it->id = new_item_id(pool);
     uint64_t id = it->id;
-    bw__hist_add(&w->hist, start_ns - it->enqueue_ns);
     if (o->item_started != NULL)
-      o->item_started(o->user, pool->id, id, it->enqueue_ns, start_ns);
+      o->item_started(o->user, pool->id, id, enqueue_ns, start_ns);
     it->run(it);
     if (o->item_finished != NULL)
       o->item_finished(o->user, pool->id, id, bw__now_ns());

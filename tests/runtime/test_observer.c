@@ -341,6 +341,32 @@ static void test_observer_sees_compensation(void **state) {
   pthread_mutex_unlock(&g_rec.mu);
 }
 
+/* An observer with item_finished only: the runtime then reads no clock on
+ * enqueue or start, but every item still gets a unique, nonzero id and its
+ * finish is reported on the worker that ran it. */
+static void test_observer_finished_only_still_gets_unique_ids(void **state) {
+  (void)state;
+  bw_observer o = make_observer();
+  o.item_enqueued = NULL;
+  o.item_started = NULL;
+  assert_int_equal(bw_observer_register(&o), 0);
+  bw_pool *pool = make_pool(2);
+  atomic_long count = 0;
+  for (int i = 0; i < 200; i++)
+    assert_int_equal(bw_submit(pool, tiny, &count), 0);
+  assert_int_equal(rt_wait_count(&count, 200, 20000), 200);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+  pthread_mutex_lock(&g_rec.mu);
+  assert_int_equal(g_rec.nitems, 200); /* find_item: one entry per id */
+  for (int i = 0; i < g_rec.nitems; i++) {
+    assert_true(g_rec.items[i].id != 0);
+    assert_int_equal(g_rec.items[i].finished, 1);
+    assert_int_equal(g_rec.items[i].started, 0);
+    assert_true(g_rec.items[i].end_ns != 0);
+  }
+  pthread_mutex_unlock(&g_rec.mu);
+}
+
 /* ---- compensation asked for by the tool ---------------------------------- */
 
 /* What a blocking item does on a worker, and what it saw. */
@@ -567,6 +593,9 @@ int main(void) {
                                       reset_recorder, unregister_after),
       cmocka_unit_test_setup_teardown(
           test_observer_sees_injection_and_retirement, reset_recorder,
+          unregister_after),
+      cmocka_unit_test_setup_teardown(
+          test_observer_finished_only_still_gets_unique_ids, reset_recorder,
           unregister_after),
       cmocka_unit_test_setup_teardown(
           test_observer_tool_hook_compensates_on_a_plain_pool, reset_recorder,

@@ -4,6 +4,11 @@
  *
  * BW_STRESS_ITEMS (default 2,000,000) scales it; the sanitizer builds set it
  * lower so the binary stays well under a minute under TSan on 2 cores.
+ * BW_STRESS_OBSERVER runs it all with an observer registered: "null" (every
+ * callback NULL: must cost next to nothing; docs/runtime.md has the
+ * timings) or "items" (item callbacks that count: every item is
+ * seen started and finished exactly once). BW_STRESS_ONLY=<pattern> runs
+ * only the tests whose names match (for timing one of them).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -12,9 +17,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cmocka.h>
 
+#include "blockwatch/observer.h"
 #include "blockwatch/runtime.h"
 #include "rt_helpers.h"
 
@@ -31,6 +38,47 @@ static long stress_items(void) {
     return 2000000;
   }
   return v;
+}
+
+/* ---- the optional observer ---------------------------------------------- */
+
+static atomic_long g_obs_started, g_obs_finished;
+static int g_obs_items; /* "items" mode: the counters are meaningful */
+
+static void obs_started(void *user, uint64_t pool_id, uint64_t item_id,
+                        uint64_t enqueue_ns, uint64_t start_ns) {
+  (void)user;
+  (void)pool_id;
+  (void)enqueue_ns;
+  (void)start_ns;
+  if (item_id != 0)
+    atomic_fetch_add_explicit(&g_obs_started, 1, memory_order_relaxed);
+}
+
+static void obs_finished(void *user, uint64_t pool_id, uint64_t item_id,
+                         uint64_t end_ns) {
+  (void)user;
+  (void)pool_id;
+  (void)end_ns;
+  if (item_id != 0)
+    atomic_fetch_add_explicit(&g_obs_finished, 1, memory_order_relaxed);
+}
+
+/* Registers the observer BW_STRESS_OBSERVER asks for; 0 = ok. */
+static int register_observer(void) {
+  const char *mode = getenv("BW_STRESS_OBSERVER");
+  if (mode == NULL || *mode == '\0')
+    return 0;
+  bw_observer o = {.version = BW_OBSERVER_VERSION, .size = sizeof(o)};
+  if (strcmp(mode, "items") == 0) {
+    o.item_started = obs_started;
+    o.item_finished = obs_finished;
+    g_obs_items = 1;
+  } else if (strcmp(mode, "null") != 0) {
+    fprintf(stderr, "test_stress: unknown BW_STRESS_OBSERVER=\"%s\"\n", mode);
+    return -1;
+  }
+  return bw_observer_register(&o);
 }
 
 typedef struct stress {
@@ -88,6 +136,7 @@ static void test_stress_every_item_runs_exactly_once(void **state) {
   cfg.name = "stress";
   cfg.min_workers = 3;
   cfg.max_workers = 3;
+  long obs_before = atomic_load(&g_obs_started);
   st.pool = bw_pool_create(&cfg);
   assert_non_null(st.pool);
   g_stress = &st;
@@ -104,6 +153,11 @@ static void test_stress_every_item_runs_exactly_once(void **state) {
     pthread_join(th[i], NULL);
   assert_int_equal(bw_pool_destroy(st.pool), 0);
 
+  if (g_obs_items) {
+    /* Destroy ran everything: each item was seen once, start and finish. */
+    assert_int_equal(atomic_load(&g_obs_started), atomic_load(&g_obs_finished));
+    assert_int_equal(atomic_load(&g_obs_started) - obs_before, st.n);
+  }
   assert_int_equal(atomic_load(&st.failures), 0);
   assert_int_equal(atomic_load(&st.ran), st.n);
   long bad = 0;
@@ -288,6 +342,12 @@ static void test_stress_mixed_task_operations(void **state) {
 }
 
 int main(void) {
+  if (register_observer() != 0)
+    return 1;
+  /* BW_STRESS_ONLY=<pattern> runs only the matching tests (timing runs). */
+  const char *only = getenv("BW_STRESS_ONLY");
+  if (only != NULL && *only != '\0')
+    cmocka_set_test_filter(only);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stress_every_item_runs_exactly_once),
       cmocka_unit_test(test_stress_task_chains_from_many_threads),

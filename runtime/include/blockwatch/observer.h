@@ -14,6 +14,9 @@
  *    back into the runtime and must be async-signal-tolerant in the sense of
  *    taking no lock a worker could hold.
  *  - With no observer registered each hook costs one relaxed atomic load.
+ *    A NULL callback costs nothing beyond that: item ids are made only when
+ *    some item callback is set, and the clock is read only for the
+ *    callbacks that receive that time.
  *  - Thread on which each callback runs is part of the contract (below):
  *    a tool keys per-thread state on it.
  *
@@ -66,7 +69,8 @@ typedef struct bw_observer {
   void (*worker_stopped)(void *user, uint64_t pool_id, unsigned worker_index);
 
   /* On the submitting thread, after the item is visible to workers.
-   * Times are CLOCK_MONOTONIC nanoseconds. item_id is unique per pool. */
+   * Times are CLOCK_MONOTONIC nanoseconds. item_id is unique per pool
+   * (neither dense nor ordered: threads take ids in blocks). */
   void (*item_enqueued)(void *user, uint64_t pool_id, uint64_t item_id,
                         uint64_t enqueue_ns, size_t queue_length);
   /* On the worker, just before the item's function runs; its queue wait is
