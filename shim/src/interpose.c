@@ -192,7 +192,10 @@ static inline uint64_t as_u64(const void *p, size_t size) {
 #define ARGV(...)                                                              \
   { 0 __VA_OPT__(, MAP_ALL(__VA_ARGS__)) }
 
-/* The rule of each wrapped function (NULL: built-in gate only). */
+/* The rule that names each wrapped symbol itself ("__recv_chk", not
+ * "recv": a fortified form's arguments sit elsewhere), or NULL. When there
+ * is one, its "unless" conditions replace the table's RULE() gate, so a
+ * rule file decides what cannot block; without one the gate decides. */
 static const bw_blocking_rule *fn_rule[BW_FN_COUNT];
 
 static int cond_holds(const bw_rule_cond *c, const uint64_t *av, size_t n) {
@@ -236,6 +239,11 @@ static int rule_unless(int fn, const uint64_t *av, size_t n) {
 
 /* ---- the generated wrappers ---------------------------------------------- */
 
+/* A table gate the rules can say too (a flag, a zero timeout, O_NONBLOCK):
+ * it stands only while no rule names the symbol (own_rule, in the wrapper).
+ * Gates outside RULE() (getchar's stdin) always apply. */
+#define RULE(may_block) (own_rule || (may_block))
+
 #define REAL_FUNC(ret, name, canon, params, args, cat, gate)                   \
   DEFINE_REAL(ret, name, params, NULL)
 BW_SHIM_FUNCS(REAL_FUNC)
@@ -250,12 +258,11 @@ BW_SHIM_FUNCS(REAL_FUNC)
       return fn args;                                                          \
     int saved = errno;                                                         \
     const uint64_t argv_[] = ARGV args;                                        \
-    /* A __*_chk form's arguments are not where its rule says. */              \
-    int same_args = __builtin_strcmp(#name, #canon) == 0;                      \
+    int own_rule = fn_rule[BW_FN_##name] != NULL;                              \
     int may_block =                                                            \
         (gate) &&                                                              \
-        !(same_args && rule_unless(BW_FN_##name, argv_ + 1,                    \
-                                   sizeof argv_ / sizeof argv_[0] - 1));       \
+        !(own_rule && rule_unless(BW_FN_##name, argv_ + 1,                     \
+                                  sizeof argv_ / sizeof argv_[0] - 1));        \
     errno = saved;                                                             \
     if (!may_block)                                                            \
       return fn args;                                                          \
@@ -707,11 +714,23 @@ static void log_enabled(void) {
   bw__log("not counting:%s", off);
 }
 
+static const char *const fn_symbols[BW_FN_COUNT] = {
+#define SYM_FUNC(ret, name, canon, params, args, cat, gate) #name,
+#define SYM_LOCK(name, type, trylock, cat, xp, xa) #name,
+    BW_SHIM_FUNCS(SYM_FUNC) BW_SHIM_LOCKS(SYM_LOCK) "pthread_cond_wait",
+    "pthread_cond_timedwait", "sync"
+#undef SYM_FUNC
+#undef SYM_LOCK
+};
+
 void bw__fn_enable_init(void) {
   for (int i = 0; i < BW_FN_COUNT; i++) {
+    /* Counted or not: the rule of the name the report uses. Which calls
+     * cannot block: the rule of the symbol itself (fn_rule). */
     const bw_blocking_rule *rule =
         bw__rules ? bw_rules_lookup_blocking(bw__rules, fn_names[i]) : NULL;
-    fn_rule[i] = rule;
+    fn_rule[i] =
+        bw__rules ? bw_rules_lookup_blocking(bw__rules, fn_symbols[i]) : NULL;
     if (rule)
       bw__fn_enabled[i] = (unsigned char)bw_rules_is_active(bw__rules, rule);
     else if (bw__rules)

@@ -38,16 +38,21 @@ static void rules_error(void *ctx, const bw_rules_error *err) {
   bw__log("warning: rules: %s", err->formatted);
 }
 
-/* Loads the embedded libc and blockwatch packs, then rules=FILE, then
- * applies lock=1 / categories=. Any failure leaves the built-in table. */
+/* Loads the embedded libc and blockwatch packs (unless default_rules=0:
+ * a pack's rule cannot be redefined, so a file that changes one replaces
+ * the packs), then rules=FILE, then applies lock=1 / categories=. Any
+ * failure leaves the built-in table. */
 static void load_rules(void) {
   bw_rules *rs = bw_rules_create();
   if (!rs)
     return;
   bw_rules_set_error_callback(rs, rules_error, NULL);
-  int rc = bw_rules_load_default(rs, "libc");
-  if (rc == 0)
-    rc = bw_rules_load_default(rs, "blockwatch");
+  int rc = 0;
+  if (bw__opt.default_rules) {
+    rc = bw_rules_load_default(rs, "libc");
+    if (rc == 0)
+      rc = bw_rules_load_default(rs, "blockwatch");
+  }
   if (rc != 0 && bw__opt.verbosity >= 2)
     bw__log("embedded rules not loaded (error %d); using built-in ones", rc);
   if (bw__opt.rules_path[0] && bw_rules_load_file(rs, bw__opt.rules_path) != 0)

@@ -55,6 +55,7 @@ static const option OPTIONS[] = {
     OPT("worker_name", K_PATH, worker_name, 0),
     OPT("worker_start", K_PATH, worker_start, 0),
     OPT("rules", K_PATH, rules_path, 0),
+    OPT("default_rules", K_BOOL, default_rules, 1),
     OPT("categories", K_PATH, categories, 0),
     OPT("lock", K_BOOL, lock, 1),
     OPT("verbosity", K_UINT, verbosity, 2),
@@ -68,6 +69,7 @@ static void defaults(void) {
   bw__opt.report = BW_REPORT_TEXT;
   bw__opt.exitcode = 66;
   bw__opt.report_signal = SIGUSR2;
+  bw__opt.default_rules = 1;
   bw__opt.fatal_signals = 1;
   bw__opt.frames = 4;
 }

@@ -40,6 +40,7 @@ typedef struct bw__options {
   char worker_name[64];   /* glob on thread names, "" = off */
   char worker_start[128]; /* start routine symbol, "" = off */
   char rules_path[512];   /* extra rule file, "" = none */
+  int default_rules;      /* load the embedded libc/blockwatch packs */
   char categories[256];   /* "" = rules defaults */
   int lock;               /* enable the lock category */
   int verbosity;          /* 0 quiet unless findings, 1 always, 2 debug */

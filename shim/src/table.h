@@ -11,6 +11,9 @@
  *      gate     an expression over the parameters, nonzero when the call
  *               may block (a non-blocking descriptor, WNOHANG, a zero
  *               timeout make it 0 and the call goes straight through).
+ *               RULE(expr) marks a check the rules can express: it holds
+ *               only while no rule names the symbol; when one does, that
+ *               rule's "unless" conditions decide instead (interpose.c).
  *  - BW_SHIM_LOCKS: X(name, type, trylock, category, ...) - lock functions
  *    counted only when contended: the wrapper tries `trylock` first and
  *    times only the slow path.
@@ -22,8 +25,8 @@
 
 #define BW_SHIM_FUNCS(X)                                                       \
   /* sleeps: glibc's sleep/usleep do not go through nanosleep */               \
-  X(unsigned, sleep, sleep, (unsigned s), (s), SLEEP, s != 0)                  \
-  X(int, usleep, usleep, (useconds_t us), (us), SLEEP, us != 0)                \
+  X(unsigned, sleep, sleep, (unsigned s), (s), SLEEP, RULE(s != 0))            \
+  X(int, usleep, usleep, (useconds_t us), (us), SLEEP, RULE(us != 0))          \
   X(int, nanosleep, nanosleep,                                                 \
     (const struct timespec *req, struct timespec *rem), (req, rem), SLEEP, 1)  \
   X(int, clock_nanosleep, clock_nanosleep,                                     \
@@ -33,35 +36,35 @@
   X(int, pause, pause, (void), (), WAIT, 1)                                    \
   X(int, select, select,                                                       \
     (int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv),           \
-    (n, rd, wr, ex, tv), WAIT, tv_waits(tv))                                   \
+    (n, rd, wr, ex, tv), WAIT, RULE(tv_waits(tv)))                             \
   X(int, pselect, pselect,                                                     \
     (int n, fd_set *rd, fd_set *wr, fd_set *ex, const struct timespec *ts,     \
      const sigset_t *mask),                                                    \
-    (n, rd, wr, ex, ts, mask), WAIT, ts_waits(ts))                             \
+    (n, rd, wr, ex, ts, mask), WAIT, RULE(ts_waits(ts)))                       \
   X(int, poll, poll, (struct pollfd * fds, nfds_t n, int tmo), (fds, n, tmo),  \
-    WAIT, tmo != 0)                                                            \
+    WAIT, RULE(tmo != 0))                                                      \
   X(int, __poll_chk, poll,                                                     \
     (struct pollfd * fds, nfds_t n, int tmo, size_t fdslen),                   \
-    (fds, n, tmo, fdslen), WAIT, tmo != 0)                                     \
+    (fds, n, tmo, fdslen), WAIT, RULE(tmo != 0))                               \
   X(int, ppoll, ppoll,                                                         \
     (struct pollfd * fds, nfds_t n, const struct timespec *ts,                 \
      const sigset_t *mask),                                                    \
-    (fds, n, ts, mask), WAIT, ts_waits(ts))                                    \
+    (fds, n, ts, mask), WAIT, RULE(ts_waits(ts)))                              \
   X(int, __ppoll_chk, ppoll,                                                   \
     (struct pollfd * fds, nfds_t n, const struct timespec *ts,                 \
      const sigset_t *mask, size_t fdslen),                                     \
-    (fds, n, ts, mask, fdslen), WAIT, ts_waits(ts))                            \
+    (fds, n, ts, mask, fdslen), WAIT, RULE(ts_waits(ts)))                      \
   X(int, epoll_wait, epoll_wait,                                               \
     (int epfd, struct epoll_event *ev, int max, int tmo),                      \
-    (epfd, ev, max, tmo), WAIT, tmo != 0)                                      \
+    (epfd, ev, max, tmo), WAIT, RULE(tmo != 0))                                \
   X(int, epoll_pwait, epoll_pwait,                                             \
     (int epfd, struct epoll_event *ev, int max, int tmo,                       \
      const sigset_t *mask),                                                    \
-    (epfd, ev, max, tmo, mask), WAIT, tmo != 0)                                \
+    (epfd, ev, max, tmo, mask), WAIT, RULE(tmo != 0))                          \
   X(int, epoll_pwait2, epoll_pwait2,                                           \
     (int epfd, struct epoll_event *ev, int max, const struct timespec *ts,     \
      const sigset_t *mask),                                                    \
-    (epfd, ev, max, ts, mask), WAIT, ts_waits(ts))                             \
+    (epfd, ev, max, ts, mask), WAIT, RULE(ts_waits(ts)))                       \
   X(int, sem_wait, sem_wait, (sem_t * s), (s), WAIT, 1)                        \
   X(int, sem_timedwait, sem_timedwait, (sem_t * s, const struct timespec *ts), \
     (s, ts), WAIT, 1)                                                          \
@@ -77,7 +80,7 @@
     (set, info), WAIT, 1)                                                      \
   X(int, sigtimedwait, sigtimedwait,                                           \
     (const sigset_t *set, siginfo_t *info, const struct timespec *ts),         \
-    (set, info, ts), WAIT, ts_waits(ts))                                       \
+    (set, info, ts), WAIT, RULE(ts_waits(ts)))                                 \
   X(int, pthread_barrier_wait, pthread_barrier_wait, (pthread_barrier_t * b),  \
     (b), WAIT, 1)                                                              \
   X(int, pthread_cond_clockwait, pthread_cond_clockwait,                       \
@@ -86,23 +89,23 @@
     (c, m, clk, ts), WAIT, 1)                                                  \
   X(ssize_t, mq_receive, mq_receive,                                           \
     (mqd_t q, char *msg, size_t len, unsigned *prio), (q, msg, len, prio),     \
-    WAIT, bw__fd_blocking(q))                                                  \
+    WAIT, RULE(bw__fd_blocking(q)))                                            \
   X(ssize_t, mq_timedreceive, mq_timedreceive,                                 \
     (mqd_t q, char *msg, size_t len, unsigned *prio,                           \
      const struct timespec *ts),                                               \
-    (q, msg, len, prio, ts), WAIT, bw__fd_blocking(q))                         \
+    (q, msg, len, prio, ts), WAIT, RULE(bw__fd_blocking(q)))                   \
   X(int, mq_send, mq_send,                                                     \
     (mqd_t q, const char *msg, size_t len, unsigned prio),                     \
-    (q, msg, len, prio), WAIT, bw__fd_blocking(q))                             \
+    (q, msg, len, prio), WAIT, RULE(bw__fd_blocking(q)))                       \
   X(int, mq_timedsend, mq_timedsend,                                           \
     (mqd_t q, const char *msg, size_t len, unsigned prio,                      \
      const struct timespec *ts),                                               \
-    (q, msg, len, prio, ts), WAIT, bw__fd_blocking(q))                         \
+    (q, msg, len, prio, ts), WAIT, RULE(bw__fd_blocking(q)))                   \
   X(ssize_t, msgrcv, msgrcv,                                                   \
     (int id, void *msg, size_t sz, long type, int flg),                        \
-    (id, msg, sz, type, flg), WAIT, !(flg & IPC_NOWAIT))                       \
+    (id, msg, sz, type, flg), WAIT, RULE(!(flg & IPC_NOWAIT)))                 \
   X(int, msgsnd, msgsnd, (int id, const void *msg, size_t sz, int flg),        \
-    (id, msg, sz, flg), WAIT, !(flg & IPC_NOWAIT))                             \
+    (id, msg, sz, flg), WAIT, RULE(!(flg & IPC_NOWAIT)))                       \
   /* threads and processes */                                                  \
   X(int, pthread_join, pthread_join, (pthread_t t, void **ret), (t, ret),      \
     JOIN, 1)                                                                   \
@@ -114,99 +117,101 @@
     (t, ret, clk, ts), JOIN, 1)                                                \
   X(pid_t, wait, wait, (int *st), (st), PROCESS, 1)                            \
   X(pid_t, waitpid, waitpid, (pid_t pid, int *st, int opt), (pid, st, opt),    \
-    PROCESS, !(opt & WNOHANG))                                                 \
+    PROCESS, RULE(!(opt & WNOHANG)))                                           \
   X(pid_t, wait3, wait3, (int *st, int opt, struct rusage *ru), (st, opt, ru), \
-    PROCESS, !(opt & WNOHANG))                                                 \
+    PROCESS, RULE(!(opt & WNOHANG)))                                           \
   X(pid_t, wait4, wait4, (pid_t pid, int *st, int opt, struct rusage *ru),     \
-    (pid, st, opt, ru), PROCESS, !(opt & WNOHANG))                             \
+    (pid, st, opt, ru), PROCESS, RULE(!(opt & WNOHANG)))                       \
   X(int, waitid, waitid, (idtype_t idt, id_t id, siginfo_t * info, int opt),   \
-    (idt, id, info, opt), PROCESS, !(opt & WNOHANG))                           \
-  X(int, system, system, (const char *cmd), (cmd), PROCESS, cmd != NULL)       \
+    (idt, id, info, opt), PROCESS, RULE(!(opt & WNOHANG)))                     \
+  X(int, system, system, (const char *cmd), (cmd), PROCESS, RULE(cmd != NULL)) \
   X(FILE *, popen, popen, (const char *cmd, const char *mode), (cmd, mode),    \
     PROCESS, 1)                                                                \
   X(int, pclose, pclose, (FILE * fp), (fp), PROCESS, 1)                        \
   /* descriptor I/O: only descriptors without O_NONBLOCK */                    \
   X(ssize_t, read, read, (int fd, void *buf, size_t n), (fd, buf, n), IO,      \
-    bw__fd_blocking(fd))                                                       \
+    RULE(bw__fd_blocking(fd)))                                                 \
   X(ssize_t, __read_chk, read, (int fd, void *buf, size_t n, size_t blen),     \
-    (fd, buf, n, blen), IO, bw__fd_blocking(fd))                               \
+    (fd, buf, n, blen), IO, RULE(bw__fd_blocking(fd)))                         \
   X(ssize_t, write, write, (int fd, const void *buf, size_t n), (fd, buf, n),  \
-    IO, bw__fd_blocking(fd))                                                   \
+    IO, RULE(bw__fd_blocking(fd)))                                             \
   X(ssize_t, readv, readv, (int fd, const struct iovec *iov, int cnt),         \
-    (fd, iov, cnt), IO, bw__fd_blocking(fd))                                   \
+    (fd, iov, cnt), IO, RULE(bw__fd_blocking(fd)))                             \
   X(ssize_t, writev, writev, (int fd, const struct iovec *iov, int cnt),       \
-    (fd, iov, cnt), IO, bw__fd_blocking(fd))                                   \
+    (fd, iov, cnt), IO, RULE(bw__fd_blocking(fd)))                             \
   X(ssize_t, pread, pread, (int fd, void *buf, size_t n, off_t off),           \
-    (fd, buf, n, off), IO, bw__fd_blocking(fd))                                \
+    (fd, buf, n, off), IO, RULE(bw__fd_blocking(fd)))                          \
   X(ssize_t, __pread_chk, pread,                                               \
     (int fd, void *buf, size_t n, off_t off, size_t blen),                     \
-    (fd, buf, n, off, blen), IO, bw__fd_blocking(fd))                          \
+    (fd, buf, n, off, blen), IO, RULE(bw__fd_blocking(fd)))                    \
   X(ssize_t, pwrite, pwrite, (int fd, const void *buf, size_t n, off_t off),   \
-    (fd, buf, n, off), IO, bw__fd_blocking(fd))                                \
+    (fd, buf, n, off), IO, RULE(bw__fd_blocking(fd)))                          \
   X(ssize_t, recv, recv, (int fd, void *buf, size_t n, int fl),                \
-    (fd, buf, n, fl), IO, sock_blocks(fd, fl))                                 \
+    (fd, buf, n, fl), IO, RULE(sock_blocks(fd, fl)))                           \
   X(ssize_t, __recv_chk, recv,                                                 \
     (int fd, void *buf, size_t n, size_t blen, int fl),                        \
-    (fd, buf, n, blen, fl), IO, sock_blocks(fd, fl))                           \
+    (fd, buf, n, blen, fl), IO, RULE(sock_blocks(fd, fl)))                     \
   X(ssize_t, recvfrom, recvfrom,                                               \
     (int fd, void *buf, size_t n, int fl, __SOCKADDR_ARG sa,                   \
      socklen_t *salen),                                                        \
-    (fd, buf, n, fl, sa, salen), IO, sock_blocks(fd, fl))                      \
+    (fd, buf, n, fl, sa, salen), IO, RULE(sock_blocks(fd, fl)))                \
   X(ssize_t, __recvfrom_chk, recvfrom,                                         \
     (int fd, void *buf, size_t n, size_t blen, int fl, struct sockaddr *sa,    \
      socklen_t *salen),                                                        \
-    (fd, buf, n, blen, fl, sa, salen), IO, sock_blocks(fd, fl))                \
+    (fd, buf, n, blen, fl, sa, salen), IO, RULE(sock_blocks(fd, fl)))          \
   X(ssize_t, recvmsg, recvmsg, (int fd, struct msghdr *msg, int fl),           \
-    (fd, msg, fl), IO, sock_blocks(fd, fl))                                    \
+    (fd, msg, fl), IO, RULE(sock_blocks(fd, fl)))                              \
   X(ssize_t, send, send, (int fd, const void *buf, size_t n, int fl),          \
-    (fd, buf, n, fl), IO, sock_blocks(fd, fl))                                 \
+    (fd, buf, n, fl), IO, RULE(sock_blocks(fd, fl)))                           \
   X(ssize_t, sendto, sendto,                                                   \
     (int fd, const void *buf, size_t n, int fl, __CONST_SOCKADDR_ARG sa,       \
      socklen_t salen),                                                         \
-    (fd, buf, n, fl, sa, salen), IO, sock_blocks(fd, fl))                      \
+    (fd, buf, n, fl, sa, salen), IO, RULE(sock_blocks(fd, fl)))                \
   X(ssize_t, sendmsg, sendmsg, (int fd, const struct msghdr *msg, int fl),     \
-    (fd, msg, fl), IO, sock_blocks(fd, fl))                                    \
+    (fd, msg, fl), IO, RULE(sock_blocks(fd, fl)))                              \
   X(int, accept, accept, (int fd, __SOCKADDR_ARG sa, socklen_t *salen),        \
-    (fd, sa, salen), IO, bw__fd_blocking(fd))                                  \
+    (fd, sa, salen), IO, RULE(bw__fd_blocking(fd)))                            \
   X(int, accept4, accept4,                                                     \
     (int fd, __SOCKADDR_ARG sa, socklen_t *salen, int fl),                     \
-    (fd, sa, salen, fl), IO, bw__fd_blocking(fd))                              \
+    (fd, sa, salen, fl), IO, RULE(bw__fd_blocking(fd)))                        \
   X(int, connect, connect, (int fd, __CONST_SOCKADDR_ARG sa, socklen_t salen), \
-    (fd, sa, salen), IO, bw__fd_blocking(fd))                                  \
+    (fd, sa, salen), IO, RULE(bw__fd_blocking(fd)))                            \
   X(int, fsync, fsync, (int fd), (fd), IO, 1)                                  \
   X(int, fdatasync, fdatasync, (int fd), (fd), IO, 1)                          \
   X(int, syncfs, syncfs, (int fd), (fd), IO, 1)                                \
-  X(int, flock, flock, (int fd, int op), (fd, op), LOCK, !(op & LOCK_NB))      \
+  X(int, flock, flock, (int fd, int op), (fd, op), LOCK,                       \
+    RULE(!(op & LOCK_NB)))                                                     \
   X(int, lockf, lockf, (int fd, int cmd, off_t len), (fd, cmd, len), LOCK,     \
-    cmd == F_LOCK)                                                             \
+    RULE(cmd == F_LOCK))                                                       \
   /* stdio reads */                                                            \
   X(char *, fgets, fgets, (char *s, int n, FILE *fp), (s, n, fp), IO,          \
-    file_blocks(fp))                                                           \
+    RULE(file_blocks(fp)))                                                     \
   X(char *, __fgets_chk, fgets, (char *s, size_t size, int n, FILE *fp),       \
-    (s, size, n, fp), IO, file_blocks(fp))                                     \
+    (s, size, n, fp), IO, RULE(file_blocks(fp)))                               \
   X(char *, fgets_unlocked, fgets_unlocked, (char *s, int n, FILE *fp),        \
-    (s, n, fp), IO, file_blocks(fp))                                           \
+    (s, n, fp), IO, RULE(file_blocks(fp)))                                     \
   X(char *, __fgets_unlocked_chk, fgets_unlocked,                              \
     (char *s, size_t size, int n, FILE *fp), (s, size, n, fp), IO,             \
-    file_blocks(fp))                                                           \
-  X(int, _IO_getc, getc, (FILE * fp), (fp), IO, file_blocks(fp))               \
-  X(int, getc_unlocked, getc_unlocked, (FILE * fp), (fp), IO, file_blocks(fp)) \
+    RULE(file_blocks(fp)))                                                     \
+  X(int, _IO_getc, getc, (FILE * fp), (fp), IO, RULE(file_blocks(fp)))         \
+  X(int, getc_unlocked, getc_unlocked, (FILE * fp), (fp), IO,                  \
+    RULE(file_blocks(fp)))                                                     \
   X(int, getchar, getchar, (void), (), IO, file_blocks(stdin))                 \
-  X(int, getc, getc, (FILE * fp), (fp), IO, file_blocks(fp))                   \
-  X(int, fgetc, fgetc, (FILE * fp), (fp), IO, file_blocks(fp))                 \
+  X(int, getc, getc, (FILE * fp), (fp), IO, RULE(file_blocks(fp)))             \
+  X(int, fgetc, fgetc, (FILE * fp), (fp), IO, RULE(file_blocks(fp)))           \
   X(size_t, fread, fread, (void *p, size_t sz, size_t n, FILE *fp),            \
-    (p, sz, n, fp), IO, file_blocks(fp))                                       \
+    (p, sz, n, fp), IO, RULE(file_blocks(fp)))                                 \
   X(size_t, __fread_chk, fread,                                                \
     (void *p, size_t psize, size_t sz, size_t n, FILE *fp),                    \
-    (p, psize, sz, n, fp), IO, file_blocks(fp))                                \
+    (p, psize, sz, n, fp), IO, RULE(file_blocks(fp)))                          \
   X(ssize_t, getline, getline, (char **line, size_t *n, FILE *fp),             \
-    (line, n, fp), IO, file_blocks(fp))                                        \
+    (line, n, fp), IO, RULE(file_blocks(fp)))                                  \
   X(ssize_t, getdelim, getdelim,                                               \
     (char **line, size_t *n, int delim, FILE *fp), (line, n, delim, fp), IO,   \
-    file_blocks(fp))                                                           \
+    RULE(file_blocks(fp)))                                                     \
   X(ssize_t, __getdelim, getdelim,                                             \
     (char **line, size_t *n, int delim, FILE *fp), (line, n, delim, fp), IO,   \
-    file_blocks(fp))                                                           \
+    RULE(file_blocks(fp)))                                                     \
   /* name resolution */                                                        \
   X(int, getaddrinfo, getaddrinfo,                                             \
     (const char *node, const char *svc, const struct addrinfo *hints,          \

@@ -257,6 +257,57 @@ static void test_rules_file_option_is_loaded(void **state) {
   shim_result_free(&r);
 }
 
+/* With default_rules=0 a rule file replaces the packs, and its "unless"
+ * conditions, not the shim's built-in checks, say which calls cannot block:
+ * here read() counts even on a non-blocking pipe, waitpid() with WNOHANG
+ * and sleep(0) count, while select() (no rule) keeps its zero-timeout
+ * check. */
+static void test_rules_unless_conditions_replace_builtin_checks(void **state) {
+  (void)state;
+  const char *rules = path_of("replace.rules");
+  FILE *f = fopen(rules, "w");
+  assert_non_null(f);
+  fputs("blocking:read category=io message=\"any read\"\n"
+        "blocking:waitpid category=process unless=\"arg2 has WUNTRACED=2\"\n"
+        "blocking:sleep category=sleep\n",
+        f);
+  fclose(f);
+  const char *p = path_of("replace.json");
+  shim_result r;
+  json_t *j = run_target("counts", NULL,
+                         fmt("report=json:report_path=%s:default_rules=0:"
+                             "rules=%s:" WORKERS,
+                             p, rules),
+                         p, &r);
+  assert_non_null(j);
+  assert_null(strstr(r.err, "warning"));
+  /* Per worker: 2 blocking and 4 non-blocking reads. */
+  assert_int_equal(shim_site_count(j, "read"), 12);
+  assert_int_equal(shim_site_count(j, "waitpid"), 2);
+  assert_int_equal(shim_site_count(j, "sleep"), 2);
+  assert_int_equal(shim_site_count(j, "select"), 0);
+  /* Functions no rule names keep their built-in checks. */
+  assert_int_equal(shim_site_count(j, "usleep"), 10);
+  assert_int_equal(shim_site_count(j, "write"), 2);
+  assert_int_equal(shim_site_count(j, "poll"), 2);
+  assert_int_equal(shim_calls(j, "on_workers"), 24 + 8 + 2 + 2);
+  json_decref(j);
+  shim_result_free(&r);
+
+  /* The same file on top of the packs is refused (a pack's rule cannot be
+   * redefined): the packs' conditions stand. */
+  j = run_target("counts", NULL,
+                 fmt("report=json:report_path=%s:rules=%s:" WORKERS, p, rules),
+                 p, &r);
+  assert_non_null(j);
+  assert_non_null(strstr(r.err, "could not be loaded"));
+  assert_int_equal(shim_site_count(j, "read"), 4);
+  assert_int_equal(shim_site_count(j, "waitpid"), 0);
+  assert_int_equal(shim_calls(j, "on_workers"), 24);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
 static void test_threshold_ignores_short_calls(void **state) {
   (void)state;
   const char *p = path_of("threshold.json");
@@ -889,6 +940,7 @@ int main(void) {
       cmocka_unit_test(test_worker_start_option_classifies_by_start_routine),
       cmocka_unit_test(test_categories_option_limits_what_counts),
       cmocka_unit_test(test_rules_file_option_is_loaded),
+      cmocka_unit_test(test_rules_unless_conditions_replace_builtin_checks),
       cmocka_unit_test(test_threshold_ignores_short_calls),
       cmocka_unit_test(test_results_and_errno_identical_with_and_without_shim),
       cmocka_unit_test(test_bad_options_warn_once_and_keep_defaults),
