@@ -14,22 +14,23 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BLOCKWATCH_BENCH_BUILD:-$root/build-bench}
 
 # The peers the runtime is compared to come from Debian packages only.
-peer_packages="pkg-config libuv1-dev libglib2.0-dev cthreadpool-dev libtbb-dev g++"
-missing=""
+peer_packages=(pkg-config libuv1-dev libglib2.0-dev cthreadpool-dev libtbb-dev g++)
+missing=()
 if command -v dpkg-query >/dev/null 2>&1; then
-  for pkg in $peer_packages; do
+  for pkg in "${peer_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
-      missing="$missing $pkg"
+      missing+=("$pkg")
   done
 fi
-if [ -n "$missing" ]; then
+if [ ${#missing[@]} -gt 0 ]; then
   if [ "${BENCH_NO_INSTALL:-0}" != 1 ] && [ "$(id -u)" = 0 ] &&
     command -v apt-get >/dev/null 2>&1; then
-    echo "bench: installing peer packages:$missing"
-    apt-get install -y $missing || echo "bench: apt-get failed; peers that are missing will be skipped" >&2
+    echo "bench: installing peer packages: ${missing[*]}"
+    apt-get install -y "${missing[@]}" ||
+      echo "bench: apt-get failed; peers that are missing will be skipped" >&2
   else
-    echo "bench: peer packages missing (their columns will be absent):$missing" >&2
-    echo "bench: install them with: apt-get install -y$missing" >&2
+    echo "bench: peer packages missing (their columns will be absent): ${missing[*]}" >&2
+    echo "bench: install them with: apt-get install -y ${missing[*]}" >&2
   fi
 fi
 
