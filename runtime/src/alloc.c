@@ -123,6 +123,11 @@ static void register_thread(void) {
   local_registered = 1;
 }
 
+static inline void prefetch_block(const void *p, size_t size) {
+  for (size_t off = 0; off < size; off += BW__CACHE_LINE)
+    __builtin_prefetch((const char *)p + off, 1);
+}
+
 /* Under AddressSanitizer blocks go straight to malloc/free, so that a use
  * of a freed task or item is reported instead of hidden by recycling. */
 #if defined(__SANITIZE_ADDRESS__)
@@ -160,6 +165,11 @@ void *bw__alloc(int cls) {
   }
   b = l->cursor;
   l->cursor = b->next;
+  /* Blocks from the shared stack were last written on another CPU (a
+   * worker freed them): fetch the next one for writing now, so that the
+   * caller's next initialisation does not stall on it. */
+  if (l->cursor != NULL)
+    prefetch_block(l->cursor, class_size[cls]);
   return b;
 }
 

@@ -12,7 +12,11 @@
  *  - References: the caller's one, plus one held by the runtime while the
  *    task is queued (run/then) or in the timer heap (delay) or registered
  *    with a token (delay), plus one per continuation or when node that
- *    depends on it (released after that node fired). A waiter that timed out
+ *    depends on it (released after that node fired). A continuation of a
+ *    run/then task takes its reference only when it fires (the queue
+ *    reference keeps the antecedent alive until then), and the one that runs
+ *    next on the same worker inherits the queue reference instead (see
+ *    then_fire). A waiter that timed out
  *    leaves its node in `conts` holding only the waiter; such nodes are
  *    fired with done == NULL when the task is freed.
  *  - magic is TASK_LIVE from creation until free; a call on a task whose
@@ -69,6 +73,11 @@ struct bw_task {
       void *(*fn)(bw_task *done, void *arg);
       void *arg;
       bw_task *antecedent;
+      /* Whether this task holds its reference on the antecedent yet: a
+       * run/then antecedent is kept alive by its queue reference until its
+       * continuations have fired, so the reference is taken (or inherited)
+       * only when this node fires (see then_fire). */
+      int has_antecedent_ref;
       bw__cont node;
     } then;
     struct {
@@ -212,6 +221,14 @@ void *bw_task_result(const bw_task *task) {
 
 static void run_task_item(bw__item *it) {
   bw_task *task = (bw_task *)it;
+  /* The first continuation is most likely the next thing this worker runs
+   * (a chain): start pulling it into the cache while fn runs. A prefetch of
+   * whatever the pointer is (a waiter, the done marker) is harmless. */
+  bw__cont *first = atomic_load_explicit(&task->conts, memory_order_relaxed);
+  if (first != NULL) {
+    __builtin_prefetch(first, 1);
+    __builtin_prefetch((char *)first - offsetof(bw_task, u.then.node), 1);
+  }
   bw_task *outer = bw__tls_task;
   bw__tls_task = task;
   void *result;
@@ -232,8 +249,12 @@ static void run_task_item(bw__item *it) {
   bw_task *outer_finishing = tls_finishing;
   tls_finishing = task;
   fire_conts(task);
+  /* then_fire clears tls_finishing when a continuation that runs next on
+   * this worker took over the queue's reference. */
+  int handed_over = tls_finishing != task;
   tls_finishing = outer_finishing;
-  bw_task_release(task); /* the queue's reference */
+  if (!handed_over)
+    bw_task_release(task); /* the queue's reference */
 }
 
 bw_task *bw_run(bw_pool *pool, void *(*fn)(void *arg), void *arg) {
@@ -260,16 +281,33 @@ bw_task *bw_run(bw_pool *pool, void *(*fn)(void *arg), void *arg) {
   return t;
 }
 
-/* The antecedent resolved: queue the continuation on the pool. */
-/* The antecedent resolved: queue the continuation on the pool. When the
- * antecedent is the task this worker is just finishing, the continuation
- * may run next on this worker (see bw__pool_push): a chain of continuations
- * then stays on one warm worker, with no queue traffic. */
+/* The antecedent resolved: queue the continuation on the pool.
+ *
+ * When the antecedent is the task this worker is just finishing, the first
+ * continuation becomes the worker's run_next (see bw__pool_push): a chain of
+ * continuations stays on one warm worker, with no queue traffic. It also
+ * inherits the antecedent's queue reference (run_task_item then does not
+ * drop it), so no reference count changes hands at all. Any other
+ * continuation of a run/then antecedent takes its reference here, while the
+ * firing thread's reference keeps the antecedent alive. Either way before
+ * the push: once queued, the continuation may run (and release) at once. */
 static void then_fire(bw__cont *c, bw_task *done) {
   bw_task *t = (bw_task *)((char *)c - offsetof(bw_task, u.then.node));
   int flags = BW__PUSH_INTERNAL;
-  if (done != NULL && done == tls_finishing)
-    flags |= BW__PUSH_RUN_NEXT;
+  if (done != NULL && done == tls_finishing) {
+    bw__worker *w = bw__current_worker();
+    /* Exactly bw__pool_push's run_next condition; nobody else writes this
+     * worker's run_next, so it still holds when we push. */
+    if (w != NULL && w->pool == t->pool && w->run_next == NULL) {
+      flags |= BW__PUSH_RUN_NEXT;
+      t->u.then.has_antecedent_ref = 1; /* the queue's, inherited */
+      tls_finishing = NULL; /* handed over; later continuations queue */
+    }
+  }
+  if (!t->u.then.has_antecedent_ref && done != NULL) {
+    bw_task_retain(done);
+    t->u.then.has_antecedent_ref = 1;
+  }
   (void)bw__pool_push(t->pool, &t->item, flags); /* cannot fail */
 }
 
@@ -285,7 +323,13 @@ bw_task *bw_then(bw_task *task, void *(*fn)(bw_task *done, void *arg),
   t->item.run = run_task_item;
   t->u.then.fn = fn;
   t->u.then.arg = arg;
-  t->u.then.antecedent = bw_task_retain(task);
+  t->u.then.antecedent = task;
+  /* A run/then task is alive until its continuations fired (its queue
+   * reference); anything else may be released while pending, so the
+   * continuation keeps it alive from now on. */
+  t->u.then.has_antecedent_ref = task->kind != K_RUN && task->kind != K_THEN;
+  if (t->u.then.has_antecedent_ref)
+    bw_task_retain(task);
   t->u.then.node.fire = then_fire;
   attach(task, &t->u.then.node);
   return t;

@@ -479,6 +479,69 @@ static void test_task_then_racing_completion_runs_each_once(void **state) {
   }
 }
 
+/* Continuations of a run task take their reference on it only when they
+ * fire, and the first inherits the task's own queue reference: attach many
+ * from another thread while the task finishes and its creator drops it, and
+ * every continuation must still see the task alive with its result. */
+enum { FAN = 16 };
+
+static void *attach_fan(void *arg) {
+  bw_task **conts = arg;
+  bw_task *t = conts[0]; /* a reference of this thread's own */
+  for (int i = 1; i <= FAN; i++)
+    conts[i] = bw_then(t, add_one, NULL);
+  bw_task_release(t);
+  return NULL;
+}
+
+static void test_task_then_fan_out_of_a_finishing_run_task(void **state) {
+  bw_pool *pool = *state;
+  for (int round = 0; round < 200; round++) {
+    bw_task *conts[FAN + 1];
+    bw_task *t = bw_run(pool, return_arg, (void *)(uintptr_t)5);
+    assert_non_null(t);
+    conts[0] = bw_task_retain(t);
+    pthread_t th;
+    pthread_create(&th, NULL, attach_fan, conts);
+    bw_task_release(t); /* racing the attaches and the task's end */
+    pthread_join(th, NULL);
+    for (int i = 1; i <= FAN; i++) {
+      assert_non_null(conts[i]);
+      assert_int_equal(bw_wait(conts[i], -1), 0);
+      assert_int_equal((uintptr_t)bw_task_result(conts[i]), 6);
+      bw_task_release(conts[i]);
+    }
+  }
+}
+
+/* The same from inside the pool: a run task whose fn attaches continuations
+ * to another run task (the inherited reference then belongs to a worker that
+ * is not the creator's thread). */
+static void *then_from_worker(void *arg) {
+  bw_task *inner = bw_run(bw_current_pool(), return_arg, arg);
+  bw_task *c1 = bw_then(inner, add_one, NULL);
+  bw_task *c2 = bw_then(inner, add_one, NULL);
+  bw_task_release(inner);
+  bw_task *c3 = bw_then(c1, add_one, NULL);
+  bw_task_release(c1);
+  uintptr_t sum = 0;
+  if (bw_wait(c2, -1) == 0 && bw_wait(c3, -1) == 0)
+    sum = (uintptr_t)bw_task_result(c2) + (uintptr_t)bw_task_result(c3);
+  bw_task_release(c2);
+  bw_task_release(c3);
+  return (void *)sum;
+}
+
+static void test_task_then_chains_built_on_a_worker(void **state) {
+  bw_pool *pool = *state;
+  for (int round = 0; round < 200; round++) {
+    bw_task *t = bw_run(pool, then_from_worker, (void *)(uintptr_t)10);
+    assert_int_equal(bw_wait(t, -1), 0);
+    assert_int_equal((uintptr_t)bw_task_result(t), 11 + 12);
+    bw_task_release(t);
+  }
+}
+
 static void *cancel_token_thread(void *arg) {
   race *r = arg;
   atomic_store(&r->go, 1);
@@ -521,6 +584,8 @@ int main(void) {
       cmocka_unit_test(test_task_wait_on_full_pool_is_edeadlk),
       cmocka_unit_test(test_task_complete_and_cancel_race_has_one_winner),
       cmocka_unit_test(test_task_then_racing_completion_runs_each_once),
+      cmocka_unit_test(test_task_then_fan_out_of_a_finishing_run_task),
+      cmocka_unit_test(test_task_then_chains_built_on_a_worker),
       cmocka_unit_test(test_task_token_cancel_racing_wait),
   };
   return cmocka_run_group_tests(tests, make_pool, destroy_pool);
