@@ -4,7 +4,7 @@
 #
 # usage: bench/run.sh [part...]      (default: every part that has run.sh)
 # env:   BLOCKWATCH_BENCH_BUILD  build directory (default <repo>/build-bench)
-#        BENCH_NO_INSTALL=1      never apt-get the peer packages
+#        BENCH_NO_INSTALL=1      skip scripts/setup.sh --bench (no apt-get)
 #        BENCH_RUNTIME_ARGS      extra flags for the runtime bench (--full)
 # Each part's output is also saved as <build>/bench-<part>.txt.
 # Exit status: 1 if configuring or building fails or a part fails.
@@ -13,25 +13,10 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BLOCKWATCH_BENCH_BUILD:-$root/build-bench}
 
-# The peers the runtime is compared to come from Debian packages only.
-peer_packages=(pkg-config libuv1-dev libglib2.0-dev cthreadpool-dev libtbb-dev g++)
-missing=()
-if command -v dpkg-query >/dev/null 2>&1; then
-  for pkg in "${peer_packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
-      missing+=("$pkg")
-  done
-fi
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "${BENCH_NO_INSTALL:-0}" != 1 ] && [ "$(id -u)" = 0 ] &&
-    command -v apt-get >/dev/null 2>&1; then
-    echo "bench: installing peer packages: ${missing[*]}"
-    apt-get install -y "${missing[@]}" ||
-      echo "bench: apt-get failed; peers that are missing will be skipped" >&2
-  else
-    echo "bench: peer packages missing (their columns will be absent): ${missing[*]}" >&2
-    echo "bench: install them with: apt-get install -y ${missing[*]}" >&2
-  fi
+# The peers come from Debian packages only; scripts/setup.sh --bench holds the
+# one list of them and installs what is missing.
+if [ "${BENCH_NO_INSTALL:-0}" != 1 ]; then
+  "$root/scripts/setup.sh" --bench || { echo "bench: setup failed" >&2; exit 1; }
 fi
 
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
