@@ -406,13 +406,15 @@ static void hook_blocking_item(void *arg) {
 }
 
 /* A pool without BW_POOL_COMPENSATE whose starvation injection cannot help
- * within the test's time: only compensation can add a worker. */
+ * within the test's time: only compensation can add a worker (and none
+ * retires meanwhile, however slow the box). */
 static bw_pool *plain_pool(unsigned max_workers) {
   bw_pool_config cfg = {0};
   cfg.name = "obs";
   cfg.min_workers = 1;
   cfg.max_workers = max_workers;
   cfg.starvation_ms = 600000;
+  cfg.idle_timeout_ms = 600000; /* a spare stays for the whole test */
   bw_pool *pool = bw_pool_create(&cfg);
   assert_non_null(pool);
   return pool;
