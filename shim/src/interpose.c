@@ -192,11 +192,25 @@ static inline uint64_t as_u64(const void *p, size_t size) {
 #define ARGV(...)                                                              \
   { 0 __VA_OPT__(, MAP_ALL(__VA_ARGS__)) }
 
-/* The rule that names each wrapped symbol itself ("__recv_chk", not
- * "recv": a fortified form's arguments sit elsewhere), or NULL. When there
- * is one, its "unless" conditions replace the table's RULE() gate, so a
- * rule file decides what cannot block; without one the gate decides. */
+/* The rule whose "unless" conditions say when each wrapped symbol cannot
+ * block, or NULL: the rule that names the symbol itself ("__recv_chk"), or
+ * failing that the plain function's ("recv", fn_rule_plain set). When there
+ * is one, its conditions replace the table's RULE() gate, so a rule file
+ * decides what cannot block; without one the gate decides. */
 static const bw_blocking_rule *fn_rule[BW_FN_COUNT];
+static unsigned char fn_rule_plain[BW_FN_COUNT];
+
+/* Where a fortified form's extra size argument sits: its index + 1. A
+ * plain function's rule is read against the fortified form's arguments
+ * with that one left out. 0: the arguments are the plain function's
+ * (_IO_getc, __getdelim) or the symbol is not a fortified form. */
+static const unsigned char chk_extra[BW_FN_COUNT] = {
+    [BW_FN___read_chk] = 4,  [BW_FN___pread_chk] = 5,
+    [BW_FN___recv_chk] = 4,  [BW_FN___recvfrom_chk] = 4,
+    [BW_FN___poll_chk] = 4,  [BW_FN___ppoll_chk] = 5,
+    [BW_FN___fgets_chk] = 2, [BW_FN___fgets_unlocked_chk] = 2,
+    [BW_FN___fread_chk] = 2,
+};
 
 static int cond_holds(const bw_rule_cond *c, const uint64_t *av, size_t n) {
   if (c->arg < 0 || (size_t)c->arg >= n)
@@ -231,6 +245,15 @@ static int rule_unless(int fn, const uint64_t *av, size_t n) {
   const bw_blocking_rule *rule = fn_rule[fn];
   if (!rule)
     return 0;
+  uint64_t plain[8];
+  unsigned extra = chk_extra[fn];
+  if (fn_rule_plain[fn] && extra && extra <= n && n <= 8) {
+    for (size_t i = 0, k = 0; i < n; i++)
+      if (i != extra - 1)
+        plain[k++] = av[i];
+    av = plain;
+    n--;
+  }
   for (size_t i = 0; i < rule->n_unless; i++)
     if (cond_holds(&rule->unless[i], av, n))
       return 1;
@@ -731,6 +754,10 @@ void bw__fn_enable_init(void) {
         bw__rules ? bw_rules_lookup_blocking(bw__rules, fn_names[i]) : NULL;
     fn_rule[i] =
         bw__rules ? bw_rules_lookup_blocking(bw__rules, fn_symbols[i]) : NULL;
+    fn_rule_plain[i] =
+        !fn_rule[i] && rule && strcmp(fn_symbols[i], fn_names[i]) != 0;
+    if (fn_rule_plain[i])
+      fn_rule[i] = rule;
     if (rule)
       bw__fn_enabled[i] = (unsigned char)bw_rules_is_active(bw__rules, rule);
     else if (bw__rules)

@@ -905,9 +905,10 @@ static void test_trace_is_a_chrome_trace(void **state) {
   assert_int_equal(slices, 6);
   assert_true(counters >= 12);
   assert_true(names >= 2);
-  /* Sleepers 3-6 and the probe waited while both workers slept (sleeper 2
-   * may too, for microseconds, under 1 ms: no slice). */
-  assert_true(waits >= 1 && waits <= 5);
+  /* Sleepers 3-6 and the probe waited while both workers slept; on a slow
+   * run sleeper 2 may too (worker 1 blocked before worker 2 woke up), so
+   * only the bounds are exact: at least the probe, at most every item. */
+  assert_true(waits >= 1 && waits <= 7);
   /* The longest is the probe's (it measured its own wait). */
   assert_true(fabs(longest_wait_ms - probe) <= 50.0 + 0.2 * probe);
   assert_true(queue_counter_rises_then_falls(events));
