@@ -53,7 +53,8 @@ fetch_source() {
   local pkg=$1 dir
   dir=$(find "$corpus" -maxdepth 1 -type d -name "$2-*" | sort | tail -n 1)
   if [ -z "$dir" ]; then
-    (cd "$corpus" && corpus_apt source "$pkg" >&2) || return 1
+    (cd "$corpus" && corpus_apt source "$pkg" >>"$corpus/apt.log" 2>&1) ||
+      { echo "bench/analyzer: apt-get source $pkg failed (see $corpus/apt.log)" >&2; return 1; }
     dir=$(find "$corpus" -maxdepth 1 -type d -name "$2-*" | sort | tail -n 1)
   fi
   [ -n "$dir" ] && echo "$dir"
@@ -84,7 +85,9 @@ Suites: $suite
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 EOF
-  corpus_apt update >&2 || return 1
+  echo "bench/analyzer: fetching libuv1 and libevent sources ($suite) into $corpus" >&2
+  corpus_apt update >"$corpus/apt.log" 2>&1 ||
+    { echo "bench/analyzer: apt-get update failed (see $corpus/apt.log)" >&2; return 1; }
   local uv ev
   uv=$(fetch_source libuv1 libuv1) || return 1
   ev=$(fetch_source libevent libevent) || return 1
@@ -106,7 +109,7 @@ if [ -z "$db" ]; then
   mkdir -p "$corpus"
   if prepare_corpus; then
     db=$corpus/all
-    echo "corpus:  $(cd "$corpus" && ls -d libuv1-*/ libevent-*/ | tr -d / | tr '\n' ' ')(Debian $suite sources)"
+    echo "corpus:  $(find "$corpus" -maxdepth 1 -type d \( -name 'libuv1-*' -o -name 'libevent-*' \) -printf '%f\n' | sort | tr '\n' ' ')(Debian $suite sources)"
   else
     db=$build
     echo "corpus:  Debian sources unavailable; falling back to this repository's own database" >&2
