@@ -118,7 +118,8 @@ fi
 
 echo "machine: $(nproc) CPUs, $(uname -m), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), kernel $(uname -r)"
 echo "date:    $(date -u +%Y-%m-%dT%H:%MZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-"$exe" -p "$db" -r "${BENCH_ANALYZER_RUNS:-7}" "$@"
+bench_status=0
+"$exe" -p "$db" -r "${BENCH_ANALYZER_RUNS:-7}" "$@" || bench_status=$?
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # What blockscan says about the corpus (exit 1 = findings, not a failure).
@@ -135,3 +136,4 @@ if [ "$status" -gt 1 ]; then
 fi
 sed -n '/^blockscan summary:/,$p' "$report"
 echo "(full report: $report)"
+exit "$bench_status"
