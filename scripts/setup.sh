@@ -24,7 +24,7 @@ if [ "$profile" = test ]; then
   packages+=(clang-14 libclang-rt-14-dev clang-format-14 libpng-dev chromium)
 fi
 if [ "$profile" = bench ]; then
-  packages+=(g++ libgomp1 cthreadpool-dev libtbb-dev clang-14 dpkg-dev)
+  packages+=(g++ libgomp1 cthreadpool-dev libtbb-dev clang-14 dpkg-dev jq)
 fi
 
 missing=()
