@@ -212,6 +212,12 @@ int bw__compdb_load(const char *path, bw__inputs *out, bw__errors *errors) {
     json_decref(root);
     return db_error(errors, path, 0, 0, "the top level is not an array");
   }
+  /* A relative "directory" is taken relative to the database's own
+   * directory, not to wherever blockscan was started. */
+  char *db_path = absolute(NULL, path);
+  char *slash = strrchr(db_path, '/');
+  if (slash)
+    slash[slash == db_path ? 1 : 0] = '\0';
   size_t i;
   json_t *entry;
   json_array_foreach(root, i, entry) {
@@ -227,6 +233,7 @@ int bw__compdb_load(const char *path, bw__inputs *out, bw__errors *errors) {
           i);
       db_error(errors, path, 0, 0, what);
       free(what);
+      free(db_path);
       json_decref(root);
       return -1;
     }
@@ -244,13 +251,14 @@ int bw__compdb_load(const char *path, bw__inputs *out, bw__errors *errors) {
       words = bw__split_command(command, &nwords);
     }
     bw__tu_input *input = BW__PUSH(out->items, out->count, out->cap);
-    input->directory = absolute(NULL, dir);
+    input->directory = absolute(db_path, dir);
     input->file = absolute(input->directory, file);
     keep_args(input, words, nwords, file);
     for (size_t w = 0; w < nwords; w++)
       free(words[w]);
     free(words);
   }
+  free(db_path);
   json_decref(root);
   return 0;
 }

@@ -87,6 +87,21 @@ static void test_database_file_may_be_named_directly(void **state) {
   run_free(&r);
 }
 
+/* The fixture database says "directory": "."; run from its parent, that
+ * must still mean the database's directory, so the findings are the same
+ * ones, only named from the parent. */
+static void test_relative_directory_is_relative_to_the_database(void **state) {
+  (void)state;
+  const char *args[] = {
+      "-p", "scan", "--rules", "scan/allow.rules", "--color=never", NULL};
+  run_result r = scan(FIXTURES, args);
+  assert_int_equal(r.status, 1);
+  assert_string_equal(r.err, "");
+  assert_true(contains(r.out, "\nscan/multi_a.c:"));
+  assert_false(contains(r.out, "error:"));
+  run_free(&r);
+}
+
 static void test_json_report_matches_golden(void **state) {
   (void)state;
   const char *args[] = {"-p",       ".",    "--rules", "allow.rules",
@@ -421,6 +436,7 @@ int main(void) {
       cmocka_unit_test(test_json_report_matches_golden),
       cmocka_unit_test(test_one_job_gives_the_same_report),
       cmocka_unit_test(test_directory_without_database_gives_the_same_report),
+      cmocka_unit_test(test_relative_directory_is_relative_to_the_database),
       cmocka_unit_test(test_missing_file_is_an_error_naming_it),
       cmocka_unit_test(test_unparsable_file_is_reported_and_the_rest_analysed),
       cmocka_unit_test(test_malformed_database_is_an_error_naming_it),
