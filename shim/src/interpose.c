@@ -754,8 +754,13 @@ void bw__fn_enable_init(void) {
         bw__rules ? bw_rules_lookup_blocking(bw__rules, fn_names[i]) : NULL;
     fn_rule[i] =
         bw__rules ? bw_rules_lookup_blocking(bw__rules, fn_symbols[i]) : NULL;
-    fn_rule_plain[i] =
-        !fn_rule[i] && rule && strcmp(fn_symbols[i], fn_names[i]) != 0;
+    /* A fortified form missing from chk_extra keeps its gate rather than
+     * read a rule at the wrong positions. */
+    size_t len = strlen(fn_symbols[i]);
+    int unmapped = len > 4 && strcmp(fn_symbols[i] + len - 4, "_chk") == 0 &&
+                   !chk_extra[i];
+    fn_rule_plain[i] = !fn_rule[i] && rule && !unmapped &&
+                       strcmp(fn_symbols[i], fn_names[i]) != 0;
     if (fn_rule_plain[i])
       fn_rule[i] = rule;
     if (rule)
