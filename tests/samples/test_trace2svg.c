@@ -317,6 +317,8 @@ static void test_committed_tour_picture_is_well_formed(void **state) {
   assert_int_equal(f.svg_root, 1);
   assert_true(f.lanes >= 2);
   assert_true(f.blocked >= 2);
+  /* The tour shows the starved probe item's wait (the shim traces it). */
+  assert_true(f.waits >= 1);
   assert_int_equal(f.axis, 1);
   free_facts(&f);
   g_free(doc);
