@@ -1,15 +1,22 @@
 /* bw_bench_shim - what libblockwatch.so costs per intercepted call.
  *
- * Run natively and under LD_PRELOAD by bench/shim/run.sh, which prints the
- * difference. Each figure is the best of REPEATS runs of ITERS calls, in
- * nanoseconds per call (per lock/unlock pair for the mutex).
+ * bench/shim/run.sh runs it several times natively and under LD_PRELOAD,
+ * alternating, and prints medians. Within one process every measurement
+ * also has a baseline of its own: the same call made straight to libc's
+ * definition (looked up in the already-loaded libc.so.6 with RTLD_NOLOAD),
+ * which bypasses the shim even when it is preloaded. Batches through the
+ * symbol ("via") and straight to libc ("direct") alternate, ROUNDS of each,
+ * and the medians are printed, so a change of machine load hits both alike.
  *
  * Invariants: the same calls run on the main thread (never a worker) and on
  * a thread named "work-0" (a worker when the shim runs with
- * worker_name=work-*); output is "name ns" lines, one per measurement.
- * `bw_bench_shim N whole` instead times a whole small program (threads
- * sharing a mutex, computing, polling) and prints "whole.ms".
+ * worker_name=work-*); output is "name via_ns direct_ns" lines, one per
+ * measurement, in ns per call (per lock/unlock pair for the mutex).
+ * `bw_bench_shim N whole` instead times one run of a small program (threads
+ * sharing a mutex, computing, polling) and prints "whole.ms MS".
+ * Exit status 1 when libc cannot be found (nothing is printed then).
  */
+#include <dlfcn.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
@@ -18,8 +25,14 @@
 #include <string.h>
 #include <time.h>
 
-enum { REPEATS = 5 };
-static long iters = 200000;
+enum { ROUNDS = 9 };
+static long iters = 20000;
+
+/* libc's own definitions, bypassing any interposer. */
+static int (*libc_poll)(struct pollfd *, nfds_t, int);
+static int (*libc_yield)(void);
+static int (*libc_lock)(pthread_mutex_t *);
+static int (*libc_unlock)(pthread_mutex_t *);
 
 static double now_ns(void) {
   struct timespec ts;
@@ -27,45 +40,85 @@ static double now_ns(void) {
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* Best-of-REPEATS ns per call of fn. */
-static double measure(void (*fn)(long)) {
-  double best = 1e30;
-  for (int r = 0; r < REPEATS; r++) {
-    double t0 = now_ns();
-    fn(iters);
-    double dt = (now_ns() - t0) / (double)iters;
-    if (dt < best)
-      best = dt;
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_double);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* ns per call of one batch of fn(iters). */
+static double batch(void (*fn)(long)) {
+  double t0 = now_ns();
+  fn(iters);
+  return (now_ns() - t0) / (double)iters;
+}
+
+/* Alternates batches of via and direct, ROUNDS each (which goes first
+ * alternates too), after one warm-up batch of each; prints both medians. */
+static void measure(const char *name, void (*via)(long), void (*direct)(long)) {
+  double v[ROUNDS], d[ROUNDS];
+  batch(via);
+  batch(direct);
+  for (int r = 0; r < ROUNDS; r++) {
+    if (r % 2) {
+      d[r] = batch(direct);
+      v[r] = batch(via);
+    } else {
+      v[r] = batch(via);
+      d[r] = batch(direct);
+    }
   }
-  return best;
+  printf("%s %.1f %.1f\n", name, median(v, ROUNDS), median(d, ROUNDS));
 }
 
 /* poll with a zero timeout: wrapped, but the gate says it cannot block. */
-static void poll_zero(long n) {
+static void poll_via(long n) {
   for (long i = 0; i < n; i++)
     poll(NULL, 0, 0);
 }
+static void poll_direct(long n) {
+  for (long i = 0; i < n; i++)
+    libc_poll(NULL, 0, 0);
+}
 
 /* sched_yield: wrapped and counted (category yield). */
-static void yield(long n) {
+static void yield_via(long n) {
   for (long i = 0; i < n; i++)
     sched_yield();
+}
+static void yield_direct(long n) {
+  for (long i = 0; i < n; i++)
+    libc_yield();
 }
 
 static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
 
 /* An uncontended pair: with lock=1 the shim tries first and counts nothing. */
-static void mutex_pair(long n) {
+static void mutex_via(long n) {
   for (long i = 0; i < n; i++) {
     pthread_mutex_lock(&mtx);
     pthread_mutex_unlock(&mtx);
   }
 }
+static void mutex_direct(long n) {
+  for (long i = 0; i < n; i++) {
+    libc_lock(&mtx);
+    libc_unlock(&mtx);
+  }
+}
 
 static void run_all(const char *where) {
-  printf("%s.poll_zero %.1f\n", where, measure(poll_zero));
-  printf("%s.sched_yield %.1f\n", where, measure(yield));
-  printf("%s.mutex_pair %.1f\n", where, measure(mutex_pair));
+  char name[64];
+  snprintf(name, sizeof name, "%s.poll_zero", where);
+  measure(name, poll_via, poll_direct);
+  snprintf(name, sizeof name, "%s.sched_yield", where);
+  measure(name, yield_via, yield_direct);
+  snprintf(name, sizeof name, "%s.mutex_pair", where);
+  measure(name, mutex_via, mutex_direct);
 }
 
 static void *worker(void *arg) {
@@ -75,7 +128,20 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-/* ---- whole run: threads mixing locks, arithmetic and writes ------------ */
+/* Finds libc's definitions in the libc.so.6 the program already loaded. */
+static int find_libc(void) {
+  void *h = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  if (!h)
+    return -1;
+  /* POSIX allows converting dlsym's object pointer to a function pointer. */
+  *(void **)&libc_poll = dlsym(h, "poll");
+  *(void **)&libc_yield = dlsym(h, "sched_yield");
+  *(void **)&libc_lock = dlsym(h, "pthread_mutex_lock");
+  *(void **)&libc_unlock = dlsym(h, "pthread_mutex_unlock");
+  return libc_poll && libc_yield && libc_lock && libc_unlock ? 0 : -1;
+}
+
+/* ---- whole run: threads mixing locks, arithmetic and polls -------------- */
 
 enum { WHOLE_THREADS = 4 };
 static pthread_mutex_t shared = PTHREAD_MUTEX_INITIALIZER;
@@ -97,29 +163,30 @@ static void *whole_thread(void *arg) {
   return NULL;
 }
 
-/* Wall time of WHOLE_THREADS threads doing `iters` iterations, best of 5. */
+/* Wall time of one run of WHOLE_THREADS threads doing `iters` iterations
+ * (run.sh repeats the process and takes the median). */
 static void whole(void) {
-  double best = 1e30;
-  for (int r = 0; r < REPEATS; r++) {
-    pthread_t th[WHOLE_THREADS];
-    double t0 = now_ns();
-    for (int i = 0; i < WHOLE_THREADS; i++)
-      pthread_create(&th[i], NULL, whole_thread, NULL);
-    for (int i = 0; i < WHOLE_THREADS; i++)
-      pthread_join(th[i], NULL);
-    double ms = (now_ns() - t0) / 1e6;
-    if (ms < best)
-      best = ms;
-  }
-  printf("whole.ms %.1f\n", best);
+  pthread_t th[WHOLE_THREADS];
+  double t0 = now_ns();
+  for (int i = 0; i < WHOLE_THREADS; i++)
+    pthread_create(&th[i], NULL, whole_thread, NULL);
+  for (int i = 0; i < WHOLE_THREADS; i++)
+    pthread_join(th[i], NULL);
+  printf("whole.ms %.1f\n", (now_ns() - t0) / 1e6);
 }
 
 int main(int argc, char **argv) {
   if (argc > 1)
     iters = strtol(argv[1], NULL, 10);
+  if (iters < 1)
+    iters = 1;
   if (argc > 2 && strcmp(argv[2], "whole") == 0) {
     whole();
     return 0;
+  }
+  if (find_libc() != 0) {
+    fprintf(stderr, "bw_bench_shim: libc.so.6 or a symbol in it not found\n");
+    return 1;
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
   run_all("other");
