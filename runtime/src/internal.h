@@ -186,6 +186,7 @@ struct bw_pool {
    * while one is, pushers need not wake anyone. */
   _Atomic unsigned searching;
   unsigned wake_tokens; /* signals not yet taken by a waking worker */
+  unsigned cpus;        /* online CPUs at creation (see bw__help_run_one) */
   pthread_mutex_t park_mu;
   pthread_cond_t park_cv;    /* parked workers wait here */
   pthread_cond_t quiesce_cv; /* bw_pool_destroy waits here */
@@ -197,6 +198,11 @@ struct bw_pool {
   int draining; /* destroy is waiting for quiescence */
   _Atomic unsigned blocked;
   _Atomic uint64_t injected, compensated, retired;
+  /* Waiters off the pool that run its queued items (see bw__help_enter);
+   * help_closed is set by destroy, which then waits for helpers == 0. */
+  _Atomic unsigned helpers;
+  _Atomic int help_closed;
+  _Atomic uint64_t helped; /* items run by helping waiters */
   _Atomic uint64_t next_item_id;
 
   /* Gate/timer thread: delays, starvation injection, joining retirees. */
@@ -216,10 +222,14 @@ enum {
   /* Continuations and timer completions: accepted while the pool drains
    * (outside submits are not). */
   BW__PUSH_INTERNAL = 1,
-  /* The item continues what the calling worker just finished: it may run
-   * next on this worker without being queued. */
+  /* The item continues what the calling thread (a worker, or a helping
+   * waiter) just finished: it may run next on this thread unqueued. */
   BW__PUSH_RUN_NEXT = 2,
 };
+/* Whether a BW__PUSH_RUN_NEXT push to `pool` from this thread would be
+ * kept for this thread to run next (a worker of the pool, or a waiter
+ * helping it, with no run_next yet). */
+int bw__can_run_next(bw_pool *pool);
 /* Queues an item (flags: BW__PUSH_*). */
 int bw__pool_push(bw_pool *pool, bw__item *it, int flags);
 /* Formats a worker's thread name "<pool name>-<n>" (15 chars at most). */
@@ -240,6 +250,15 @@ int bw__pool_spawn_locked(bw_pool *pool, int reason);
 int bw__pool_notify_blocked(int compensate);
 /* Joins retired workers; caller holds park_mu. */
 void bw__pool_reap_locked(bw_pool *pool);
+/* Helping waiters (bw_wait off the pool): enter returns 1 when the calling
+ * thread may run the pool's queued items until it calls leave, 0 when the
+ * pool is being destroyed (or does not allow helping). */
+int bw__help_enter(bw_pool *pool);
+void bw__help_leave(bw_pool *pool);
+/* Between enter and leave: runs the continuation this thread kept to run
+ * next, else the oldest item of the global queue; returns 0 when there was
+ * none. leave queues a kept continuation for the workers. */
+int bw__help_run_one(bw_pool *pool);
 /* Racy but ordered (seq_cst) check for queued work anywhere in the pool. */
 int bw__pool_has_work(bw_pool *pool);
 size_t bw__pool_queue_length(bw_pool *pool);

@@ -48,6 +48,14 @@
 #define STATS_SAMPLE_MASK 31u
 
 static BW__TLS bw__worker *tls_worker;
+/* A helping waiter's pool, and its run_next (like a worker's). */
+static BW__TLS bw_pool *tls_help_pool;
+static BW__TLS bw__item *tls_help_next;
+/* Items this helper ran and has not yet added to pool->helped. */
+static BW__TLS unsigned tls_help_count;
+/* A helper adds its count to the pool at least this often (and when it
+ * leaves): one shared RMW per batch instead of per item. */
+#define HELP_FLUSH 64u
 static BW__TLS unsigned tls_sample;
 /* This thread's block of item ids (see new_item_id). */
 #define ID_BLOCK 256u
@@ -126,7 +134,7 @@ uint64_t bw__pool_progress(bw_pool *pool) {
   unsigned n = atomic_load_explicit(&pool->nslots, memory_order_acquire);
   for (unsigned i = 0; i < n; i++)
     sum += atomic_load_explicit(&pool->slots[i]->started, memory_order_relaxed);
-  return sum;
+  return sum + atomic_load_explicit(&pool->helped, memory_order_relaxed);
 }
 
 /* Wakes one parked worker unless a worker is already searching; see the
@@ -166,6 +174,13 @@ static uint64_t new_item_id(bw_pool *pool) {
   return tls_id_next++;
 }
 
+int bw__can_run_next(bw_pool *pool) {
+  bw__worker *w = tls_worker;
+  if (w != NULL)
+    return w->pool == pool && w->run_next == NULL;
+  return tls_help_pool == pool && tls_help_next == NULL;
+}
+
 int bw__pool_push(bw_pool *pool, bw__item *it, int flags) {
   const bw__observer_copy *oc = bw__obs_copy();
   unsigned wants = oc != NULL ? oc->wants : 0;
@@ -179,10 +194,12 @@ int bw__pool_push(bw_pool *pool, bw__item *it, int flags) {
 
   bw__worker *w = tls_worker;
   int visible = 1;
-  if ((flags & BW__PUSH_RUN_NEXT) && w != NULL && w->pool == pool &&
-      w->run_next == NULL) {
-    /* Not visible to other workers: this one is about to run it. */
-    w->run_next = it;
+  if ((flags & BW__PUSH_RUN_NEXT) && bw__can_run_next(pool)) {
+    /* Not visible to other threads: this one is about to run it. */
+    if (w != NULL)
+      w->run_next = it;
+    else
+      tls_help_next = it;
     visible = 0;
   } else if (w == NULL || w->pool != pool ||
              bw__deque_push(&w->deque, it) != 0) {
@@ -204,36 +221,113 @@ int bw__pool_push(bw_pool *pool, bw__item *it, int flags) {
 
 /* ---- workers ------------------------------------------------------------ */
 
-static void run_item(bw__worker *w, bw__item *it) {
-  bw_pool *pool = w->pool;
-  store_inc(&w->started);
-  atomic_store_explicit(&w->running, 1, memory_order_relaxed);
+/* Runs one item with its observer events; `hist` takes the sampled queue
+ * wait (NULL on a helping waiter, which has no histogram of its own). */
+static void run_observed(bw_pool *pool, bw__hist *hist, bw__item *it) {
   const bw__observer_copy *oc = bw__obs_copy();
   if (oc == NULL || !(oc->wants & BW__WANT_ID)) {
     /* No item callbacks: the queue wait of sampled items only. */
-    if (it->enqueue_ns != 0)
-      bw__hist_add(&w->hist, bw__now_ns() - it->enqueue_ns);
+    if (it->enqueue_ns != 0 && hist != NULL)
+      bw__hist_add(hist, bw__now_ns() - it->enqueue_ns);
     it->run(it);
-  } else {
-    const bw_observer *o = &oc->obs;
-    uint64_t enqueue_ns = it->enqueue_ns, start_ns = 0;
-    if (enqueue_ns != 0 || (oc->wants & BW__WANT_START_NS))
-      start_ns = bw__now_ns();
-    if (enqueue_ns != 0)
-      bw__hist_add(&w->hist, start_ns - enqueue_ns);
-    else /* queued before the observer registered: no wait to report */
-      enqueue_ns = start_ns;
-    if (it->id == 0) /* likewise */
-      it->id = new_item_id(pool);
-    uint64_t id = it->id;
-    if (o->item_started != NULL)
-      o->item_started(o->user, pool->id, id, enqueue_ns, start_ns);
-    it->run(it);
-    if (o->item_finished != NULL)
-      o->item_finished(o->user, pool->id, id, bw__now_ns());
+    return;
   }
+  const bw_observer *o = &oc->obs;
+  uint64_t enqueue_ns = it->enqueue_ns, start_ns = 0;
+  if (enqueue_ns != 0 || (oc->wants & BW__WANT_START_NS))
+    start_ns = bw__now_ns();
+  if (enqueue_ns != 0 && hist != NULL)
+    bw__hist_add(hist, start_ns - enqueue_ns);
+  else if (enqueue_ns == 0) /* queued before the observer registered */
+    enqueue_ns = start_ns;
+  if (it->id == 0) /* likewise */
+    it->id = new_item_id(pool);
+  uint64_t id = it->id;
+  if (o->item_started != NULL)
+    o->item_started(o->user, pool->id, id, enqueue_ns, start_ns);
+  it->run(it);
+  if (o->item_finished != NULL)
+    o->item_finished(o->user, pool->id, id, bw__now_ns());
+}
+
+static void run_item(bw__worker *w, bw__item *it) {
+  store_inc(&w->started);
+  atomic_store_explicit(&w->running, 1, memory_order_relaxed);
+  run_observed(w->pool, &w->hist, it);
   store_inc(&w->completed);
   atomic_store_explicit(&w->running, 0, memory_order_relaxed);
+}
+
+/* ---- helping waiters ---------------------------------------------------- */
+
+/* A thread that waits off the pool on one of its tasks may run the pool's
+ * queued items meanwhile (see bw_wait in task.c). Destroy closes helping
+ * first: enter increments `helpers` and then reads `help_closed`, destroy
+ * sets `help_closed` and then waits for `helpers` to drop to zero (both
+ * seq_cst), so either the helper sees the pool closing or destroy sees the
+ * helper and waits for it before it looks for quiescence. */
+int bw__help_enter(bw_pool *pool) {
+  if (pool->flags & BW_POOL_NO_HELPING)
+    return 0;
+  atomic_fetch_add_explicit(&pool->helpers, 1, memory_order_seq_cst);
+  if (atomic_load_explicit(&pool->help_closed, memory_order_seq_cst)) {
+    atomic_fetch_sub_explicit(&pool->helpers, 1, memory_order_seq_cst);
+    return 0;
+  }
+  tls_help_pool = pool;
+  return 1;
+}
+
+void bw__help_leave(bw_pool *pool) {
+  /* A continuation this thread was about to run next goes to the workers:
+   * the waiter returns once its own task is done, not at the chain's end. */
+  bw__item *next = tls_help_next;
+  tls_help_next = NULL;
+  tls_help_pool = NULL;
+  if (next != NULL) {
+    (void)bw__gq_push(&pool->queue, next, 1); /* internal: cannot fail */
+    notify_work(pool);
+  }
+  if (tls_help_count != 0) {
+    atomic_fetch_add_explicit(&pool->helped, tls_help_count,
+                              memory_order_relaxed);
+    tls_help_count = 0;
+  }
+  atomic_fetch_sub_explicit(&pool->helpers, 1, memory_order_seq_cst);
+}
+
+int bw__help_run_one(bw_pool *pool) {
+  bw__item *it = tls_help_next;
+  if (it != NULL) {
+    tls_help_next = NULL;
+  } else {
+    if (atomic_load_explicit(&pool->help_closed, memory_order_relaxed))
+      return 0; /* destroy is waiting for us: leave the rest to the workers */
+    /* Only while fewer workers are awake than there are CPUs: then this
+     * thread's CPU would otherwise idle (or wait for a wake-up); with every
+     * CPU taken by a worker, a helper only adds contention on the queue.
+     * And not while a worker is announced blocked: that pool runs blocking
+     * items, and one would block the waiter long after its task is done.
+     * Racy reads: a hint. */
+    unsigned awake =
+        atomic_load_explicit(&pool->live, memory_order_relaxed) -
+        atomic_load_explicit(&pool->sleepers, memory_order_relaxed);
+    if ((int)awake >= (int)pool->cpus ||
+        atomic_load_explicit(&pool->blocked, memory_order_relaxed) != 0)
+      return 0;
+    it = bw__gq_pop(&pool->queue);
+    if (it == NULL)
+      return 0;
+  }
+  run_observed(pool, NULL, it);
+  /* Counted as progress for the gate (bw__pool_progress) and as completed
+   * in the stats, in batches (see HELP_FLUSH). */
+  if (++tls_help_count == HELP_FLUSH) {
+    atomic_fetch_add_explicit(&pool->helped, tls_help_count,
+                              memory_order_relaxed);
+    tls_help_count = 0;
+  }
+  return 1;
 }
 
 static void deadline_after_ms(struct timespec *ts, unsigned ms) {
@@ -565,6 +659,7 @@ static bw_pool *pool_create(const bw_pool_config *cfg, int is_default) {
   pool->starvation_ms = c.starvation_ms;
   pool->idle_timeout_ms = c.idle_timeout_ms;
   pool->flags = c.flags;
+  pool->cpus = cpu_count();
   pool->is_default = is_default;
   pool->magic = BW__POOL_LIVE;
   atomic_init(&pool->searching, 0);
@@ -575,6 +670,9 @@ static bw_pool *pool_create(const bw_pool_config *cfg, int is_default) {
   atomic_init(&pool->injected, 0);
   atomic_init(&pool->compensated, 0);
   atomic_init(&pool->retired, 0);
+  atomic_init(&pool->helpers, 0);
+  atomic_init(&pool->help_closed, 0);
+  atomic_init(&pool->helped, 0);
   atomic_init(&pool->next_item_id, 1);
   pthread_mutex_init(&pool->park_mu, NULL);
   pthread_mutex_init(&pool->gate_mu, NULL);
@@ -666,6 +764,12 @@ int bw_pool_destroy(bw_pool *pool) {
   if (bw__gq_close(&pool->queue))
     return -EINVAL; /* a second destroy racing the first */
 
+  /* Helping waiters leave before destroy looks for quiescence: an item
+   * one of them runs could still queue work (see bw__help_enter). */
+  atomic_store_explicit(&pool->help_closed, 1, memory_order_seq_cst);
+  while (atomic_load_explicit(&pool->helpers, memory_order_seq_cst) != 0)
+    sched_yield();
+
   /* Pending delays are canceled; their continuations are queued here. */
   bw__gate_stop(pool);
 
@@ -708,6 +812,8 @@ int bw_pool_stats_get(bw_pool *pool, bw_pool_stats *out) {
         atomic_load_explicit(&w->completed, memory_order_relaxed);
     bw__hist_merge(&w->hist, buckets, &min_ns, &max_ns, &samples);
   }
+  out->items_completed +=
+      atomic_load_explicit(&pool->helped, memory_order_relaxed);
   out->workers = atomic_load_explicit(&pool->live, memory_order_relaxed);
   out->idle = atomic_load_explicit(&pool->sleepers, memory_order_relaxed);
   out->blocked = atomic_load_explicit(&pool->blocked, memory_order_relaxed);

@@ -295,10 +295,9 @@ static void then_fire(bw__cont *c, bw_task *done) {
   bw_task *t = (bw_task *)((char *)c - offsetof(bw_task, u.then.node));
   int flags = BW__PUSH_INTERNAL;
   if (done != NULL && done == tls_finishing) {
-    bw__worker *w = bw__current_worker();
     /* Exactly bw__pool_push's run_next condition; nobody else writes this
-     * worker's run_next, so it still holds when we push. */
-    if (w != NULL && w->pool == t->pool && w->run_next == NULL) {
+     * thread's run_next, so it still holds when we push. */
+    if (bw__can_run_next(t->pool)) {
       flags |= BW__PUSH_RUN_NEXT;
       t->u.then.has_antecedent_ref = 1; /* the queue's, inherited */
       tls_finishing = NULL; /* handed over; later continuations queue */
@@ -565,6 +564,50 @@ static void deadline_in(struct timespec *ts, int64_t ms) {
   }
 }
 
+/* Whether this thread is running items as a helping waiter: a wait inside
+ * such an item does not help again (no unbounded nesting on one stack). */
+static BW__TLS int tls_helping;
+
+/* The first phase of a wait off the pool: polls the task, and when the wait
+ * has no timeout (and the pool allows it) runs the pool's queued items on
+ * this thread meanwhile, oldest first, like TBB's waiting thread: a fork
+ * and join from outside then needs no hand-off to a worker and no wake-up
+ * (the waiter would otherwise sit idle on a CPU the workers need). Only
+ * without a timeout: an item may take any time, and a timed wait must not
+ * overshoot its deadline by someone else's item. The spins restart after
+ * each item run. Returns 0 / -ECANCELED when the task ended (or the token
+ * was canceled) meanwhile, 1 when the caller must block. */
+static int spin_or_help(bw_task *task, int64_t timeout_ms,
+                        bw_cancel_token *token) {
+  bw_pool *pool = task->pool;
+  int helping = timeout_ms < 0 && !tls_helping && bw__help_enter(pool);
+  int rc = 1;
+  if (helping)
+    tls_helping = 1;
+  for (unsigned i = 0; i < WAIT_SPINS; i++) {
+    rc = final_code(task);
+    if (rc <= 0)
+      break;
+    if (bw_cancel_token_is_canceled(token)) {
+      rc = -ECANCELED;
+      break;
+    }
+    if (helping && bw__help_run_one(pool)) {
+      i = 0;
+      continue;
+    }
+    if ((i & 15u) == 15u)
+      sched_yield();
+    else
+      bw__cpu_relax();
+  }
+  if (helping) {
+    tls_helping = 0;
+    bw__help_leave(pool);
+  }
+  return rc;
+}
+
 int bw_wait_cancelable(bw_task *task, int64_t timeout_ms,
                        bw_cancel_token *token) {
   if (!task_ok(task))
@@ -585,17 +628,9 @@ int bw_wait_cancelable(bw_task *task, int64_t timeout_ms,
    * about to finish costs no sleep/wake pair. Off the pool only: a worker
    * that waits should free its CPU for the pool at once. */
   if (self == NULL) {
-    for (unsigned i = 0; i < WAIT_SPINS; i++) {
-      if ((i & 15u) == 15u)
-        sched_yield();
-      else
-        bw__cpu_relax();
-      rc = final_code(task);
-      if (rc <= 0)
-        return rc;
-      if (bw_cancel_token_is_canceled(token))
-        return -ECANCELED;
-    }
+    rc = spin_or_help(task, timeout_ms, token);
+    if (rc <= 0)
+      return rc;
   }
 
   waiter *w = malloc(sizeof(*w));

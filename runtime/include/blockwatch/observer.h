@@ -73,11 +73,13 @@ typedef struct bw_observer {
    * (neither dense nor ordered: threads take ids in blocks). */
   void (*item_enqueued)(void *user, uint64_t pool_id, uint64_t item_id,
                         uint64_t enqueue_ns, size_t queue_length);
-  /* On the worker, just before the item's function runs; its queue wait is
+  /* On the thread that runs the item, just before its function runs: a
+   * worker, or an outside thread helping the pool inside an untimed bw_wait
+   * (see runtime.h; current_worker() is 0 there). Its queue wait is
    * start_ns - enqueue_ns. */
   void (*item_started)(void *user, uint64_t pool_id, uint64_t item_id,
                        uint64_t enqueue_ns, uint64_t start_ns);
-  /* On the worker, just after the item's function returned. */
+  /* On the same thread, just after the item's function returned. */
   void (*item_finished)(void *user, uint64_t pool_id, uint64_t item_id,
                         uint64_t end_ns);
 

@@ -41,6 +41,9 @@ enum {
   BW_POOL_COMPENSATE = 1u << 0,
   /* Never inject workers on starvation (for experiments that show it). */
   BW_POOL_NO_INJECTION = 1u << 1,
+  /* A bw_wait without a timeout, off the pool, never runs the pool's queued
+   * items on the waiting thread (see bw_wait). */
+  BW_POOL_NO_HELPING = 1u << 2,
 };
 
 /* Pool settings. A zero field means "the default", so `bw_pool_config cfg =
@@ -155,7 +158,13 @@ bw_task *bw_when_any(bw_task *const *tasks, size_t n);
  * -1 waits forever. Returns 0 when completed, -ETIMEDOUT, -ECANCELED when the
  * task was canceled, -EDEADLK when called from inside the task itself (or a
  * pool whose every worker would wait on it), -EINVAL for NULL. This is the
- * sync-over-async call both tools flag on a worker: prefer bw_then. */
+ * sync-over-async call both tools flag on a worker: prefer bw_then.
+ * Helping: with timeout_ms -1, on a thread that is not a pool worker, the
+ * wait runs queued items of the task's pool on the calling thread while the
+ * task is pending, fewer of its workers are awake than there are CPUs and
+ * none is announced blocked (so a task still queued may run on its
+ * waiter); never with BW_POOL_NO_HELPING.
+ * The pool must not be destroyed before the wait begins. */
 int bw_wait(bw_task *task, int64_t timeout_ms);
 
 /* As bw_wait; also returns -ECANCELED as soon as `token` is canceled. */
