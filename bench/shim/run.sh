@@ -20,7 +20,10 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BLOCKWATCH_BENCH_BUILD:-$root/build-bench}
 bin=$build/bench/shim/bw_bench_shim
 lib=$build/shim/libblockwatch.so
-[ -x "$bin" ] && [ -f "$lib" ] || { echo "bench/shim: build first (bench/run.sh)" >&2; exit 1; }
+if [ ! -x "$bin" ] || [ ! -f "$lib" ]; then
+  echo "bench/shim: build first (bench/run.sh)" >&2
+  exit 1
+fi
 runs=${BENCH_SHIM_RUNS:-9}
 iters=${BENCH_SHIM_ITERS:-20000}
 witers=${BENCH_SHIM_WHOLE_ITERS:-200000}
@@ -139,7 +142,8 @@ done
 # The suite: per round, the sum over the binaries (a whole test run).
 for kind in native shim; do
   awk '$1 == "test" { sum[$4] += $3 } END { for (r in sum) print "test suite", sum[r] }' \
-    "$tmp/$kind" >>"$tmp/$kind"
+    "$tmp/$kind" >"$tmp/$kind.suite"
+  cat "$tmp/$kind.suite" >>"$tmp/$kind"
 done
 for t in $tests; do
   name=$(basename "$t")
@@ -151,4 +155,38 @@ n=$(col "$tmp/native" test suite 3)
 s=$(col "$tmp/shim" test suite 3)
 awk -v n="$n" -v s="$s" 'BEGIN { printf "%-34s %10.1f %10.1f %8.3f\n", "all of the above, one after another", n, s, s / n }'
 echo "(wall time of each process from exec to exit; shim runs with BLOCKWATCH_OPTIONS=$run_opts)"
+
+# ---- the runtime's observer path -------------------------------------------
+# The stress test's first case (2M items) with no observer, with the
+# runtime's own do-nothing and counting observers, and under the shim (whose
+# observer has every item callback), the four modes rotating per round.
+stress=$build/tests/runtime/test_runtime_stress
+[ "$tests" = "${tests/test_runtime_stress/}" ] && exit $status
+export BW_STRESS_ONLY=test_stress_every_item_runs_exactly_once
+modes=(none null items shim)
+for ((r = 1; r <= runs; r++)); do
+  for ((k = 0; k < ${#modes[@]}; k++)); do
+    mode=${modes[$(((k + r) % ${#modes[@]}))]}
+    case $mode in
+    none) ms=$(ms_of "$stress") ;;
+    shim) ms=$(LD_PRELOAD=$lib BLOCKWATCH_OPTIONS=$run_opts ms_of "$stress") ;;
+    *) ms=$(BW_STRESS_OBSERVER=$mode ms_of "$stress") ;;
+    esac
+    if [ "$ms" = fail ]; then
+      echo "bench/shim: stress ($mode, round $r) failed" >&2
+      status=1
+      continue
+    fi
+    echo "stress $mode $ms" >>"$tmp/stress"
+  done
+done
+echo
+printf '%-34s %10s %8s\n' "stress, first case only, ms" median ratio
+base=$(col "$tmp/stress" stress none 3)
+for mode in "${modes[@]}"; do
+  m=$(col "$tmp/stress" stress "$mode" 3)
+  awk -v m="$mode" -v v="$m" -v b="$base" 'BEGIN { printf "%-34s %10.1f %8.3f\n", m, v, v / b }'
+done
+echo "(none: no observer; null: an observer with every callback NULL; items: item"
+echo " callbacks that count; shim: under LD_PRELOAD - ratio against none)"
 exit $status
