@@ -13,6 +13,19 @@
  *    change ends that state. The ring keeps the last RING intervals in
  *    time order; an item's starvation delay is the overlap of its
  *    [enqueue, start] with them.
+ *  - Per-item numbers (item count, queue-wait maximum and histogram) are
+ *    kept in per-pool shards, summed by the report. Shard k < SHARDS of
+ *    every pool belongs to the one runtime worker that claimed k
+ *    (shard_owner, bw__self.shard = k + 1) from its first item until it
+ *    stops: it alone writes there, with plain loads and stores (atomic,
+ *    relaxed, no read-modify-write), handed over to the next owner through
+ *    the claim's release/acquire. Everyone else (helping waiters, workers
+ *    that found every shard taken) adds to the shared shard SHARDS with
+ *    atomic read-modify-writes.
+ *  - all_recent is 0 until an all-blocked interval opened, UINT64_MAX
+ *    while one is open, else the end of the newest closed one: an item
+ *    enqueued at or after it cannot overlap any interval, so its start
+ *    takes no lock.
  *  - Pools are never freed: their statistics outlive them for the report.
  *  - The shim never links the runtime: it only calls the hooks table the
  *    runtime hands to blockwatch_tool_attach.
@@ -30,10 +43,19 @@
 
 #define RING 256
 #define MAX_COPIES 4
+#define SHARDS 16
 
 typedef struct interval {
   uint64_t start, end;
 } interval;
+
+/* One thread group's share of a pool's per-item numbers; aligned so that
+ * two shards never share a cache line. */
+typedef struct shard {
+  _Alignas(64) atomic_uint_least64_t items;
+  atomic_uint_least64_t qwait_max;
+  bw__hist qwait_hist;
+} shard;
 
 typedef struct pool {
   atomic_int lock; /* not atomic_flag: GCC's TSan does not see that one */
@@ -48,9 +70,9 @@ typedef struct pool {
   unsigned ring_next, ring_len;
   uint64_t starv_total, starv_max, starv_items;
   /* Per item, so outside the lock: items start on every worker at once. */
-  atomic_uint_least64_t qwait_max, items;
-  atomic_int ever_all_blocked; /* 0 until the first all-blocked interval */
-  bw__hist starv_hist, qwait_hist;
+  shard shards[SHARDS + 1];         /* the last one shared */
+  atomic_uint_least64_t all_recent; /* see the invariants */
+  bw__hist starv_hist;
   atomic_uint_least64_t compensated, injected;
   /* Items queued, for the trace: the runtime's count at each enqueue, one
    * less at each start (between enqueues the shim keeps it itself). */
@@ -65,6 +87,8 @@ static const bw_runtime_hooks *copies[MAX_COPIES];
 static int copy_in_module[MAX_COPIES];
 static atomic_int ncopies;
 static atomic_int option_pool = -1;
+/* 1 while shard k (of every pool) has an owner (see the invariants). */
+static atomic_int shard_owner[SHARDS];
 
 void bw__reclassify_all(void);
 
@@ -101,10 +125,12 @@ void bw__hist_add(bw__hist *h, uint64_t v) {
   atomic_fetch_add_explicit(&h->b[bucket_of(v)], 1, memory_order_relaxed);
 }
 
-uint64_t bw__hist_quantile(const bw__hist *h, double q) {
+/* The quantile q of n histograms taken together (their bucket sums). */
+static uint64_t quantile_of(const bw__hist *const *h, unsigned n, double q) {
   uint64_t total = 0;
-  for (unsigned i = 0; i < BW_HIST_BUCKETS; i++)
-    total += atomic_load_explicit(&h->b[i], memory_order_relaxed);
+  for (unsigned k = 0; k < n; k++)
+    for (unsigned i = 0; i < BW_HIST_BUCKETS; i++)
+      total += atomic_load_explicit(&h[k]->b[i], memory_order_relaxed);
   if (total == 0)
     return 0;
   uint64_t rank = (uint64_t)(q * (double)total + 0.999999);
@@ -112,11 +138,16 @@ uint64_t bw__hist_quantile(const bw__hist *h, double q) {
     rank = 1;
   uint64_t seen = 0;
   for (unsigned i = 0; i < BW_HIST_BUCKETS; i++) {
-    seen += atomic_load_explicit(&h->b[i], memory_order_relaxed);
+    for (unsigned k = 0; k < n; k++)
+      seen += atomic_load_explicit(&h[k]->b[i], memory_order_relaxed);
     if (seen >= rank)
       return bucket_top(i);
   }
   return bucket_top(BW_HIST_BUCKETS - 1);
+}
+
+uint64_t bw__hist_quantile(const bw__hist *h, double q) {
+  return quantile_of(&h, 1, q);
 }
 
 /* ---- pool table --------------------------------------------------------- */
@@ -177,10 +208,12 @@ static void settle(pool *p, uint64_t now) {
   int all = p->live > 0 && p->blocked >= p->live;
   if (all && !p->all_since) {
     p->all_since = now ? now : 1;
-    atomic_store_explicit(&p->ever_all_blocked, 1, memory_order_release);
+    atomic_store_explicit(&p->all_recent, UINT64_MAX, memory_order_release);
   } else if (!all && p->all_since) {
     uint64_t start = p->all_since;
     p->all_since = 0;
+    atomic_store_explicit(&p->all_recent, now > start ? now : start,
+                          memory_order_release);
     if (now > start) {
       p->all_blocked_ns += now - start;
       p->ring[p->ring_next] = (interval){start, now};
@@ -283,14 +316,21 @@ void bw__pool_get(int i, bw__pool_report *out) {
   out->starv_total = p->starv_total;
   out->starv_max = p->starv_max;
   out->starv_items = p->starv_items;
-  out->qwait_max = atomic_load(&p->qwait_max);
-  out->items = atomic_load(&p->items);
   if (locked)
     unlock(p);
+  const bw__hist *qh[SHARDS + 1];
+  for (unsigned k = 0; k <= SHARDS; k++) {
+    const shard *sh = &p->shards[k];
+    uint64_t m = atomic_load_explicit(&sh->qwait_max, memory_order_relaxed);
+    if (m > out->qwait_max)
+      out->qwait_max = m;
+    out->items += atomic_load_explicit(&sh->items, memory_order_relaxed);
+    qh[k] = &sh->qwait_hist;
+  }
   out->starv_p99 = bw__hist_quantile(&p->starv_hist, 0.99);
   if (out->starv_p99 > out->starv_max)
     out->starv_p99 = out->starv_max;
-  out->qwait_p99 = bw__hist_quantile(&p->qwait_hist, 0.99);
+  out->qwait_p99 = quantile_of(qh, SHARDS + 1, 0.99);
   if (out->qwait_p99 > out->qwait_max)
     out->qwait_p99 = out->qwait_max;
   out->compensated = atomic_load(&p->compensated);
@@ -300,8 +340,58 @@ void bw__pools_after_fork(void) {
   /* The child has no workers: forget everything, runtime copies too (the
    * child's runtime copy re-attaches when it creates a pool). */
   memset(pools, 0, sizeof pools);
+  for (unsigned k = 0; k < SHARDS; k++)
+    atomic_store(&shard_owner[k], 0);
+  bw__self.shard = 0;
   atomic_store(&npools, 0);
   atomic_store(&option_pool, -1);
+}
+
+/* ---- per-item shards --------------------------------------------------- */
+
+/* Claims a free shard for the calling worker (none when all are taken). */
+static void shard_claim(void) {
+  for (unsigned k = 0; k < SHARDS; k++) {
+    int free_ = 0;
+    if (atomic_load_explicit(&shard_owner[k], memory_order_relaxed) == 0 &&
+        atomic_compare_exchange_strong_explicit(&shard_owner[k], &free_, 1,
+                                                memory_order_acquire,
+                                                memory_order_relaxed)) {
+      bw__self.shard = k + 1;
+      return;
+    }
+  }
+}
+
+/* Gives the calling thread's shard back (its counts stay for the report). */
+static void shard_release(void) {
+  if (bw__self.shard)
+    atomic_store_explicit(&shard_owner[bw__self.shard - 1], 0,
+                          memory_order_release);
+  bw__self.shard = 0;
+}
+
+/* Single writer: a load and a store, no locked instruction. */
+static void bump(atomic_uint_least64_t *v, uint64_t by) {
+  atomic_store_explicit(v, atomic_load_explicit(v, memory_order_relaxed) + by,
+                        memory_order_relaxed);
+}
+
+static void own_add(shard *sh, uint64_t wait) {
+  bump(&sh->items, 1);
+  if (wait > atomic_load_explicit(&sh->qwait_max, memory_order_relaxed))
+    atomic_store_explicit(&sh->qwait_max, wait, memory_order_relaxed);
+  bump(&sh->qwait_hist.b[bucket_of(wait)], 1);
+}
+
+static void shared_add(shard *sh, uint64_t wait) {
+  atomic_fetch_add_explicit(&sh->items, 1, memory_order_relaxed);
+  uint64_t max = atomic_load_explicit(&sh->qwait_max, memory_order_relaxed);
+  while (wait > max && !atomic_compare_exchange_weak_explicit(
+                           &sh->qwait_max, &max, wait, memory_order_relaxed,
+                           memory_order_relaxed))
+    ;
+  bw__hist_add(&sh->qwait_hist, wait);
 }
 
 /* ---- the runtime observer ----------------------------------------------- */
@@ -349,6 +439,7 @@ static void on_worker_stopped(void *user, uint64_t id, unsigned index) {
   bw__self.depth++;
   if (bw__self.kind == BW_THREAD_WORKER)
     bw__pool_worker_leave(bw__self.pool, bw__now_ns());
+  shard_release();
   bw__self.kind = BW_THREAD_OTHER;
   bw__self.pool = -1;
   bw__self.in_item = 0;
@@ -379,20 +470,20 @@ static void on_item_started(void *user, uint64_t id, uint64_t item,
   if (i >= 0 && start_ns >= enqueue_ns) {
     pool *p = &pools[i];
     uint64_t wait = start_ns - enqueue_ns;
-    atomic_fetch_add_explicit(&p->items, 1, memory_order_relaxed);
-    uint64_t max = atomic_load_explicit(&p->qwait_max, memory_order_relaxed);
-    while (wait > max && !atomic_compare_exchange_weak_explicit(
-                             &p->qwait_max, &max, wait, memory_order_relaxed,
-                             memory_order_relaxed))
-      ;
-    bw__hist_add(&p->qwait_hist, wait);
-    /* The lock and the ring only once some interval had every worker
-     * blocked: until then no item can have been starved. The flag is
-     * always seen in time: this worker was itself blocked (or not yet
-     * live) in every such interval and left it through the lock that the
-     * flag was set under. */
+    if (!bw__self.shard && bw__self.kind == BW_THREAD_WORKER)
+      shard_claim();
+    if (bw__self.shard)
+      own_add(&p->shards[bw__self.shard - 1], wait);
+    else
+      shared_add(&p->shards[SHARDS], wait);
+    /* The lock and the ring only when an all-blocked interval may overlap
+     * [enqueue, start]: one is open, or the newest ended after the
+     * enqueue. all_recent is always seen in time: this worker was itself
+     * blocked (or not yet live) in every such interval and left it through
+     * the lock that all_recent was stored under. */
     uint64_t starved = 0;
-    if (atomic_load_explicit(&p->ever_all_blocked, memory_order_acquire)) {
+    if (atomic_load_explicit(&p->all_recent, memory_order_acquire) >
+        enqueue_ns) {
       lock(p);
       starved = overlap(p, enqueue_ns, start_ns);
       if (starved) {
@@ -469,7 +560,13 @@ void blockwatch_tool_attach(const bw_runtime_hooks *hooks) {
   obs.pool_destroyed = on_pool_destroyed;
   obs.worker_started = on_worker_started;
   obs.worker_stopped = on_worker_stopped;
-  obs.item_enqueued = on_item_enqueued;
+  /* item_enqueued only feeds the trace's queue counter: without a trace
+   * the runtime is spared the call (and its queue length) on every submit.
+   * Before the options are read (a pool made by another constructor) it
+   * stays registered: it then only returns. */
+  if (bw__opt.trace_path[0] ||
+      !atomic_load_explicit(&bw__active, memory_order_acquire))
+    obs.item_enqueued = on_item_enqueued;
   obs.item_started = on_item_started;
   obs.item_finished = on_item_finished;
   obs.worker_added_or_retired = on_worker_added_or_retired;

@@ -150,6 +150,7 @@ typedef struct bw__thread {
   int blocked_pool;         /* pool marked blocked by the current call, -1 */
   int locks_held;           /* pool spinlocks this thread holds (pools.c) */
   int tid;
+  unsigned shard; /* 1 + its per-pool item shard (pools.c); 0: none yet */
   bw__slot *slot;
 } bw__thread;
 

@@ -8,7 +8,8 @@
  * "probe_wait_ms N". Modes: starve, compensate (BW_POOL_COMPENSATE, the
  * shim's compensate=1 announces each block), syncwait (one item polls a
  * bw_delay task with a zero timeout, then waits for it with bw_wait:
- * sync-over-async).
+ * sync-over-async), many (MANY_ITEMS tiny items on a MANY_WORKERS-worker
+ * pool, nothing blocking: the shim's per-thread item counts must add up).
  */
 #include <blockwatch/runtime.h>
 
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 enum { SLEEPERS = 6, SLEEP_MS = 200 };
+enum { MANY_ITEMS = 20000, MANY_WORKERS = 4 };
 
 static atomic_uint remaining;
 static atomic_uint_least64_t probe_started_ns;
@@ -51,6 +53,32 @@ static void sync_waiter(void *arg) {
   bw_task_release(delay);
   printf("bw_wait %d\n", rc);
   atomic_fetch_sub(&remaining, 1);
+}
+
+static void tiny(void *arg) {
+  (void)arg;
+  atomic_fetch_sub(&remaining, 1);
+}
+
+/* Many short items spread over several workers, none blocking. */
+static int run_many(void) {
+  bw_pool_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.name = "many";
+  cfg.min_workers = MANY_WORKERS;
+  cfg.max_workers = MANY_WORKERS;
+  cfg.flags = BW_POOL_NO_INJECTION;
+  bw_pool *pool = bw_pool_create(&cfg);
+  if (!pool)
+    return 1;
+  atomic_store(&remaining, MANY_ITEMS);
+  for (int i = 0; i < MANY_ITEMS; i++)
+    bw_submit(pool, tiny, NULL);
+  while (atomic_load(&remaining))
+    usleep(1000);
+  bw_pool_destroy(pool);
+  printf("done 1\n");
+  return 0;
 }
 
 static int run(int compensate, int syncwait) {
@@ -94,5 +122,7 @@ int main(int argc, char **argv) {
     return run(1, 0);
   if (strcmp(mode, "syncwait") == 0)
     return run(0, 1);
+  if (strcmp(mode, "many") == 0)
+    return run_many();
   return 2;
 }

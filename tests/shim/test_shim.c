@@ -731,8 +731,44 @@ static void check_starvation(const char *target) {
   assert_true(number(pool, "all_blocked_ms") >= 0.8 * probe);
   assert_true(number(starv, "items") >= 1);
   assert_true(number(json_object_get(pool, "queue_wait_ms"), "max") >= max);
+  /* The six sleepers and the probe, each counted once. */
+  assert_int_equal((int)number(pool, "items"), 7);
   json_decref(j);
   shim_result_free(&r);
+}
+
+/* Item numbers are kept per thread group and summed for the report: 20000
+ * items over 4 workers come out exactly, and nothing blocked means no
+ * starvation (the lock-free path for items no all-blocked interval
+ * overlapped). */
+static void check_many_items(const char *target) {
+  const char *p = path_of("many.json");
+  shim_result r;
+  json_t *j = run_runtime(target, "many", "", p, &r);
+  assert_non_null(j);
+  json_t *pool = pool_at(j, 0);
+  assert_non_null(pool);
+  assert_string_equal(json_string_value(json_object_get(pool, "name")), "many");
+  assert_int_equal((int)number(pool, "items"), 20000);
+  assert_int_equal((int)number(pool, "workers"), 4);
+  json_t *qw = json_object_get(pool, "queue_wait_ms");
+  assert_true(number(qw, "max") > 0.0);
+  assert_true(number(qw, "p99") <= number(qw, "max"));
+  json_t *starv = json_object_get(pool, "starvation_delay_ms");
+  assert_int_equal((int)number(starv, "items"), 0);
+  assert_int_equal((int)number(pool, "peak_blocked_workers"), 0);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_item_counts_add_up_over_workers_shared_runtime(void **state) {
+  (void)state;
+  check_many_items(RUNTIME_TARGET);
+}
+
+static void test_item_counts_add_up_over_workers_static_runtime(void **state) {
+  (void)state;
+  check_many_items(RUNTIME_STATIC_TARGET);
 }
 
 static void
@@ -961,6 +997,8 @@ int main(void) {
       cmocka_unit_test(test_wrapper_runs_program_with_shim_and_keeps_status),
       cmocka_unit_test(test_wrapper_says_static_binaries_cannot_be_watched),
       cmocka_unit_test(test_starvation_delay_matches_probe_wait_shared_runtime),
+      cmocka_unit_test(test_item_counts_add_up_over_workers_shared_runtime),
+      cmocka_unit_test(test_item_counts_add_up_over_workers_static_runtime),
       cmocka_unit_test(test_starvation_delay_matches_probe_wait_static_runtime),
       cmocka_unit_test(test_compensation_starts_spare_workers),
 #ifdef STARVATION_PROBE
