@@ -131,12 +131,17 @@ static void free_facts(svg_facts *f) {
   g_string_free(f->tooltips, TRUE);
 }
 
-/* Renders a trace into memory. The caller frees *doc. */
-static void render(const t2s_trace *t, char **doc, size_t *len) {
-  FILE *mem = open_memstream(doc, len);
+/* Renders a trace into memory and reads the facts of the SVG back. The
+ * caller frees *f with free_facts(). */
+static void render_facts(const t2s_trace *t, svg_facts *f) {
+  char *doc;
+  size_t len;
+  FILE *mem = open_memstream(&doc, &len);
   assert_non_null(mem);
   assert_int_equal(t2s_svg_render(t, NULL, mem), 0);
   assert_int_equal(fclose(mem), 0);
+  parse_svg(doc, len, f);
+  free(doc);
 }
 
 /* Writes `text` to scratch_dir/name and returns the path (static buffer). */
@@ -190,11 +195,8 @@ static void test_fixture_svg_is_well_formed_with_lanes_and_spans(void **state) {
   (void)state;
   t2s_trace t;
   assert_int_equal(t2s_trace_load(T2S_FIXTURE, &t, NULL, 0), 0);
-  char *doc;
-  size_t len;
-  render(&t, &doc, &len);
   svg_facts f;
-  parse_svg(doc, len, &f);
+  render_facts(&t, &f);
   assert_int_equal(f.svg_root, 1);
   assert_int_equal(f.lanes, 4);
   assert_int_equal(f.blocked, 9);
@@ -209,7 +211,6 @@ static void test_fixture_svg_is_well_formed_with_lanes_and_spans(void **state) {
   assert_non_null(strstr(f.tooltips->str, "queue wait 999.8 ms"));
   assert_non_null(strstr(f.tooltips->str, "nanosleep 250.0 ms"));
   free_facts(&f);
-  free(doc);
   t2s_trace_free(&t);
 }
 
@@ -224,17 +225,13 @@ static void test_names_from_the_trace_are_escaped(void **state) {
                 "\"ts\":0,\"dur\":5}]}");
   t2s_trace t;
   assert_int_equal(t2s_trace_load(path, &t, NULL, 0), 0);
-  char *doc;
-  size_t len;
-  render(&t, &doc, &len);
   svg_facts f;
-  parse_svg(doc, len, &f);
+  render_facts(&t, &f);
   assert_int_equal(f.lanes, 1);
   assert_int_equal(f.blocked, 1);
   assert_string_equal(f.labels->str, "<w&'\"1>|");
   assert_non_null(strstr(f.tooltips->str, "read</title>"));
   free_facts(&f);
-  free(doc);
   t2s_trace_free(&t);
 }
 
@@ -244,16 +241,12 @@ static void test_empty_trace_renders_an_empty_timeline(void **state) {
   t2s_trace t;
   assert_int_equal(t2s_trace_load(path, &t, NULL, 0), 0);
   assert_int_equal(t.n_lanes, 0);
-  char *doc;
-  size_t len;
-  render(&t, &doc, &len);
   svg_facts f;
-  parse_svg(doc, len, &f);
+  render_facts(&t, &f);
   assert_int_equal(f.svg_root, 1);
   assert_int_equal(f.lanes + f.blocked + f.waits, 0);
   assert_int_equal(f.axis, 1);
   free_facts(&f);
-  free(doc);
   t2s_trace_free(&t);
 }
 
