@@ -257,7 +257,7 @@ const bw_allow_rule *bw_rules_find_allow(const bw_rules *rs,
     return exact;
   for (size_t i = 0; i < rs->allows.n; i++) {
     const bw_allow_rule *rule = rs->allows.items[i];
-    if (has_glob(rule->pattern) && bw__glob_match(rule->pattern, function))
+    if (has_glob(rule->pattern) && bw_rules_glob_match(rule->pattern, function))
       return rule;
   }
   return NULL;

@@ -58,9 +58,6 @@ int bw__index_put(bw__index *index, const char *key, void *value);
 void *bw__index_get(const bw__index *index, const char *key);
 void bw__index_clear(bw__index *index);
 
-/* Glob match with '*' (any run) and '?' (one char); no allocation. */
-int bw__glob_match(const char *pattern, const char *text);
-
 /* ---- the set ---- */
 struct bw_rules {
   bw__arena arena;

@@ -1,9 +1,9 @@
 /* Storage helpers of the rules loader: string arena, pointer vector, hash
  * index and glob matcher.
  *
- * Invariants: bw__index_get() and bw__glob_match() never allocate and never
- * write (the shim calls them from wrapped functions); an index's capacity is
- * a power of two and it is at most half full, so probing always ends.
+ * Invariants: bw__index_get() and bw_rules_glob_match() never allocate and
+ * never write (the shim calls them from wrapped functions); an index's capacity
+ * is a power of two and it is at most half full, so probing always ends.
  */
 #include "rules_internal.h"
 
@@ -132,7 +132,7 @@ void bw__index_clear(bw__index *index) {
 
 /* Iterative matcher with one backtrack point: the last '*' seen. Linear in
  * practice, and no recursion a hostile pattern could exhaust. */
-int bw__glob_match(const char *pattern, const char *text) {
+int bw_rules_glob_match(const char *pattern, const char *text) {
   const char *star = NULL, *resume = NULL;
   while (*text) {
     if (*pattern == '*') {

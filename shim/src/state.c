@@ -178,29 +178,8 @@ static inline void slot_add(bw__slot *s, atomic_uint_least64_t *counter,
 
 /* ---- classification ----------------------------------------------------- */
 
-/* '*' and '?' only; no allocation (fnmatch may allocate). */
-static int glob_match(const char *pat, const char *s) {
-  const char *star = NULL, *resume = NULL;
-  while (*s) {
-    if (*pat == '*') {
-      star = pat++;
-      resume = s;
-    } else if (*pat == '?' || *pat == *s) {
-      pat++;
-      s++;
-    } else if (star) {
-      pat = star + 1;
-      s = ++resume;
-    } else {
-      return 0;
-    }
-  }
-  while (*pat == '*')
-    pat++;
-  return *pat == '\0';
-}
-
-/* Any of the comma-separated globs in `list` matches s. */
+/* Any of the comma-separated globs in `list` matches s (the rules' glob
+ * syntax; bw_rules_glob_match never allocates, unlike fnmatch). */
 static int glob_list_match(const char *list, const char *s) {
   char one[sizeof bw__opt.worker_name];
   while (*list) {
@@ -208,7 +187,7 @@ static int glob_list_match(const char *list, const char *s) {
     if (n < sizeof one) {
       memcpy(one, list, n);
       one[n] = '\0';
-      if (n > 0 && glob_match(one, s))
+      if (n > 0 && bw_rules_glob_match(one, s))
         return 1;
     }
     list += n;

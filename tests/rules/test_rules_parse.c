@@ -888,6 +888,19 @@ static void test_glob_patterns_backtrack(void **state) {
   assert_false(bw_rules_is_allowed(s->rs, "ab"));
 }
 
+/* The matcher behind allow rules, public for tools (the shim's worker_name). */
+static void test_glob_match_directly(void **state) {
+  (void)state;
+  assert_true(bw_rules_glob_match("*_a*_b", "x_aa_a_b"));
+  assert_false(bw_rules_glob_match("*_a*_b", "x_a_bc"));
+  assert_true(bw_rules_glob_match("pool-*", "pool-12"));
+  assert_true(bw_rules_glob_match("pool-*", "pool-"));
+  assert_false(bw_rules_glob_match("pool-?", "pool-12"));
+  assert_true(bw_rules_glob_match("", ""));
+  assert_false(bw_rules_glob_match("", "x"));
+  assert_true(bw_rules_glob_match("**", ""));
+}
+
 static void test_lookups_of_unknown_names(void **state) {
   SEEN;
   assert_null(bw_rules_find_blocking(s->rs, "nothing"));
@@ -1062,6 +1075,7 @@ int main(void) {
       T(test_set_category_api),
       T(test_allow_exact_and_glob),
       T(test_glob_patterns_backtrack),
+      cmocka_unit_test(test_glob_match_directly),
       T(test_lookups_of_unknown_names),
       T(test_iteration_is_in_load_order),
       T(test_many_rules_stay_findable),

@@ -281,6 +281,12 @@ const bw_allow_rule *bw_rules_find_allow(const bw_rules *rs,
  * else 0. */
 int bw_rules_is_allowed(const bw_rules *rs, const char *function);
 
+/* 1 when `text` matches `pattern`, the glob syntax of allow rules: '*' any
+ * run of characters, '?' any one character, everything else literal. Never
+ * allocates or locks, so tools may call it from interposed functions (the
+ * shim matches its worker_name option with it). */
+int bw_rules_glob_match(const char *pattern, const char *text);
+
 /* 1 when the rule's category is enabled in this set, else 0. */
 int bw_rules_is_active(const bw_rules *rs, const bw_blocking_rule *rule);
 
