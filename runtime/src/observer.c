@@ -125,6 +125,11 @@ static int hook_current_worker(uint64_t *pool_id, unsigned *worker_index) {
   return 1;
 }
 
+static int hook_current_item(void) {
+  bw__worker *w = bw__current_worker();
+  return w != NULL && atomic_load_explicit(&w->running, memory_order_relaxed);
+}
+
 /* The tool only calls this when its user asked for compensation, so the
  * pool's BW_POOL_COMPENSATE flag does not gate it (max_workers still
  * bounds it). */
@@ -140,6 +145,7 @@ static const bw_runtime_hooks hooks = {
     .notify_blocked = hook_notify_blocked,
     .notify_unblocked = bw_pool_notify_unblocked,
     .current_worker = hook_current_worker,
+    .current_item = hook_current_item,
 };
 
 /* dlsym(RTLD_DEFAULT) searches the global scope: the program, its libraries

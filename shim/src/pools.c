@@ -92,6 +92,16 @@ static atomic_int shard_owner[SHARDS];
 
 void bw__reclassify_all(void);
 
+/* The copy's current_item hook, or NULL when its runtime predates it. */
+static int (*item_query_of(int copy))(void) {
+  const bw_runtime_hooks *h =
+      copy >= 0 && copy < MAX_COPIES ? copies[copy] : NULL;
+  if (!h || h->size < offsetof(bw_runtime_hooks, current_item) +
+                          sizeof h->current_item)
+    return NULL;
+  return h->current_item;
+}
+
 static void lock(pool *p) {
   bw__self.locks_held++;
   while (atomic_exchange_explicit(&p->lock, 1, memory_order_acquire))
@@ -427,6 +437,7 @@ static void on_worker_started(void *user, uint64_t id, unsigned index) {
   bw__self.classified_by_option = 0;
   bw__self.pool = i;
   bw__self.in_item = 0;
+  bw__self.item_query = item_query_of(copy_of(user));
   bw__pool_worker_join(i, bw__now_ns());
   bw__thread_name_slot();
   bw__self.depth--;
@@ -443,6 +454,7 @@ static void on_worker_stopped(void *user, uint64_t id, unsigned index) {
   bw__self.kind = BW_THREAD_OTHER;
   bw__self.pool = -1;
   bw__self.in_item = 0;
+  bw__self.item_query = NULL;
   bw__self.depth--;
 }
 
@@ -568,7 +580,11 @@ void blockwatch_tool_attach(const bw_runtime_hooks *hooks) {
       !atomic_load_explicit(&bw__active, memory_order_acquire))
     obs.item_enqueued = on_item_enqueued;
   obs.item_started = on_item_started;
-  obs.item_finished = on_item_finished;
+  /* item_finished only marks a worker as between items; a runtime that
+   * answers current_item is asked that on the (slow) blocking path
+   * instead, which spares it a callback and a clock read per item. */
+  if (!item_query_of(copy))
+    obs.item_finished = on_item_finished;
   obs.worker_added_or_retired = on_worker_added_or_retired;
   int rc = hooks->observer_register ? hooks->observer_register(&obs) : -EINVAL;
   if (rc != 0)
@@ -600,6 +616,7 @@ int bw__runtime_current_worker(int *out) {
       if (i < 0)
         i = pool_new(k, id, "bw");
       *out = i;
+      bw__self.item_query = item_query_of(k);
       return i >= 0;
     }
   }

@@ -142,10 +142,13 @@ typedef struct bw__slot {
 } bw__slot;
 
 typedef struct bw__thread {
-  int depth;                /* > 0: inside the shim, pass everything through */
-  int kind;                 /* BW_THREAD_* */
-  int pool;                 /* pool index when a worker, else -1 */
-  int in_item;              /* runtime worker running an item */
+  int depth;   /* > 0: inside the shim, pass everything through */
+  int kind;    /* BW_THREAD_* */
+  int pool;    /* pool index when a worker, else -1 */
+  int in_item; /* runtime worker running an item */
+  /* When set, asked instead of in_item: the runtime's current_item hook
+   * (a runtime that has it is spared item_finished on every item). */
+  int (*item_query)(void);
   int classified_by_option; /* worker by name/start routine */
   int blocked_pool;         /* pool marked blocked by the current call, -1 */
   int locks_held;           /* pool spinlocks this thread holds (pools.c) */

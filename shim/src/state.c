@@ -203,6 +203,7 @@ static void join_option_pool(void) {
   bw__self.kind = BW_THREAD_WORKER;
   bw__self.pool = bw__pool_for_option();
   bw__self.in_item = 1;
+  bw__self.item_query = NULL;
   bw__pool_worker_join(bw__self.pool, bw__now_ns());
 }
 
@@ -312,7 +313,7 @@ void bw__call_begin(bw__call *c, int fn, void *caller) {
     errno = saved;
     return;
   }
-  if (!bw__self.in_item) {
+  if (!(bw__self.item_query ? bw__self.item_query() : bw__self.in_item)) {
     c->start_ns = 0; /* a runtime worker between items: the runtime's own */
     errno = saved;
     return;
@@ -392,6 +393,7 @@ void bw__state_after_fork(void) {
   bw__self.kind = BW_THREAD_OTHER;
   bw__self.pool = -1;
   bw__self.in_item = 0;
+  bw__self.item_query = NULL;
   bw__self.classified_by_option = 0;
   bw__self.blocked_pool = -1;
   atomic_store(&fail_fired, 0);

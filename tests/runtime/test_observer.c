@@ -97,10 +97,12 @@ static void on_worker_started(void *user, uint64_t pool_id, unsigned index) {
   unsigned idx = 99;
   /* The contract: called on the worker itself. */
   int is_worker = g_hooks->current_worker(&id, &idx);
+  /* A worker that has not started an item is between items. */
+  int in_item = g_hooks->current_item();
   pthread_mutex_lock(&r->mu);
   if (pool_id == r->pool_id) {
     r->workers_started++;
-    if (!is_worker || id != pool_id || idx != index)
+    if (!is_worker || id != pool_id || idx != index || in_item)
       r->unknown_events++;
   }
   pthread_mutex_unlock(&r->mu);
@@ -224,6 +226,9 @@ static void test_observer_tool_is_found_through_dlsym_once(void **state) {
   assert_int_equal(g_hooks->version, BW_OBSERVER_VERSION);
   assert_true(g_hooks->size >= sizeof(bw_runtime_hooks));
   assert_int_equal(g_hooks->current_worker(NULL, NULL), 0);
+  assert_true(g_hooks->size >= offsetof(bw_runtime_hooks, current_item) +
+                                  sizeof g_hooks->current_item);
+  assert_int_equal(g_hooks->current_item(), 0);
   assert_int_equal(g_hooks->notify_blocked(), -EPERM);
   assert_int_equal(bw_pool_destroy(a), 0);
   assert_int_equal(bw_pool_destroy(b), 0);
@@ -269,6 +274,7 @@ static void tiny(void *arg) {
 
 typedef struct probe {
   int is_worker;
+  int in_item;
   uint64_t pool_id;
   unsigned index;
   atomic_long done;
@@ -277,6 +283,7 @@ typedef struct probe {
 static void probe_item(void *arg) {
   probe *p = arg;
   p->is_worker = g_hooks->current_worker(&p->pool_id, &p->index);
+  p->in_item = g_hooks->current_item();
   atomic_fetch_add(&p->done, 1);
 }
 
@@ -294,6 +301,7 @@ test_observer_sees_items_with_consistent_ids_and_times(void **state) {
   assert_int_equal(bw_submit(pool, probe_item, &p), 0);
   assert_int_equal(rt_wait_count(&p.done, 1, 20000), 1);
   assert_int_equal(p.is_worker, 1);
+  assert_int_equal(p.in_item, 1);
   assert_int_equal(p.pool_id, g_rec.pool_id);
   assert_true(p.index < 2);
   assert_int_equal(bw_pool_destroy(pool), 0);

@@ -111,6 +111,14 @@ typedef struct bw_runtime_hooks {
   /* Nonzero when the calling thread is a worker of this runtime copy; fills
    * *pool_id and *worker_index when they are non-NULL. */
   int (*current_worker)(uint64_t *pool_id, unsigned *worker_index);
+  /* Appended after the first release: a tool checks `size` before calling.
+   * Nonzero when the calling thread is a worker of this runtime copy and is
+   * inside an item's function; 0 on any other thread, and on a worker
+   * between items (looking for work, spinning or parked). It lets a tool
+   * tell a worker's own idle waits from its items' blocking calls without
+   * item_finished, and so spares the runtime that callback and its clock
+   * read on every item. Cheap, but not free: call it on slow paths. */
+  int (*current_item)(void);
 } bw_runtime_hooks;
 
 /* The tool's entry point, found by name (BW_TOOL_ATTACH_SYMBOL). */
