@@ -222,16 +222,14 @@ enum {
   /* Continuations and timer completions: accepted while the pool drains
    * (outside submits are not). */
   BW__PUSH_INTERNAL = 1,
-  /* The item continues what the calling thread (a worker, or a helping
-   * waiter) just finished: it may run next on this thread unqueued. */
-  BW__PUSH_RUN_NEXT = 2,
 };
-/* Whether a BW__PUSH_RUN_NEXT push to `pool` from this thread would be
- * kept for this thread to run next (a worker of the pool, or a waiter
- * helping it, with no run_next yet). */
-int bw__can_run_next(bw_pool *pool);
 /* Queues an item (flags: BW__PUSH_*). */
 int bw__pool_push(bw_pool *pool, bw__item *it, int flags);
+/* For an item that continues what the calling thread (a worker of `pool`,
+ * or a waiter helping it) just finished: keeps it as this thread's
+ * run_next, unqueued and unseen by other threads, and returns 1; returns 0
+ * (and does nothing) when this thread is neither or already has one. */
+int bw__pool_push_run_next(bw_pool *pool, bw__item *it);
 /* Formats a worker's thread name "<pool name>-<n>" (15 chars at most). */
 char *bw__thread_name(char out[16], const char *pool_name, unsigned index);
 #define BW__POOL_LIVE 0x6277706cu /* "bwpl" */

@@ -174,35 +174,46 @@ static uint64_t new_item_id(bw_pool *pool) {
   return tls_id_next++;
 }
 
-int bw__can_run_next(bw_pool *pool) {
+/* Sets the item's observer id and, for sampled items (or when an observer
+ * wants every one), its enqueue time. Returns the observer copy. */
+static inline const bw__observer_copy *stamp_item(bw_pool *pool, bw__item *it) {
+  const bw__observer_copy *oc = bw__obs_copy();
+  unsigned wants = oc != NULL ? oc->wants : 0;
+  uint64_t enqueue_ns = 0;
+  it->id = (wants & BW__WANT_ID) ? new_item_id(pool) : 0;
+  if ((wants & BW__WANT_ENQUEUE_NS) || (tls_sample++ & STATS_SAMPLE_MASK) == 0)
+    enqueue_ns = bw__now_ns();
+  it->enqueue_ns = enqueue_ns;
+  return oc;
+}
+
+int bw__pool_push_run_next(bw_pool *pool, bw__item *it) {
   bw__worker *w = tls_worker;
-  if (w != NULL)
-    return w->pool == pool && w->run_next == NULL;
-  return tls_help_pool == pool && tls_help_next == NULL;
+  bw__item **slot;
+  if (w != NULL) {
+    if (w->pool != pool || w->run_next != NULL)
+      return 0;
+    slot = &w->run_next;
+  } else {
+    if (tls_help_pool != pool || tls_help_next != NULL)
+      return 0;
+    slot = &tls_help_next;
+  }
+  const bw__observer_copy *oc = stamp_item(pool, it);
+  /* Not visible to other threads, so nobody needs waking: this thread
+   * runs it next. */
+  *slot = it;
+  if (oc != NULL && oc->obs.item_enqueued != NULL)
+    oc->obs.item_enqueued(oc->obs.user, pool->id, it->id, it->enqueue_ns,
+                          bw__pool_queue_length(pool));
+  return 1;
 }
 
 int bw__pool_push(bw_pool *pool, bw__item *it, int flags) {
-  const bw__observer_copy *oc = bw__obs_copy();
-  unsigned wants = oc != NULL ? oc->wants : 0;
-  uint64_t id = 0, enqueue_ns = 0;
-  if (wants & BW__WANT_ID)
-    id = new_item_id(pool);
-  if ((wants & BW__WANT_ENQUEUE_NS) || (tls_sample++ & STATS_SAMPLE_MASK) == 0)
-    enqueue_ns = bw__now_ns();
-  it->id = id;
-  it->enqueue_ns = enqueue_ns;
-
+  const bw__observer_copy *oc = stamp_item(pool, it);
+  uint64_t id = it->id, enqueue_ns = it->enqueue_ns;
   bw__worker *w = tls_worker;
-  int visible = 1;
-  if ((flags & BW__PUSH_RUN_NEXT) && bw__can_run_next(pool)) {
-    /* Not visible to other threads: this one is about to run it. */
-    if (w != NULL)
-      w->run_next = it;
-    else
-      tls_help_next = it;
-    visible = 0;
-  } else if (w == NULL || w->pool != pool ||
-             bw__deque_push(&w->deque, it) != 0) {
+  if (w == NULL || w->pool != pool || bw__deque_push(&w->deque, it) != 0) {
     /* The pool's own workers may queue work while it drains. */
     int rc = bw__gq_push(&pool->queue, it,
                          (flags & BW__PUSH_INTERNAL) ||
@@ -211,8 +222,7 @@ int bw__pool_push(bw_pool *pool, bw__item *it, int flags) {
       return rc;
   }
   /* `it` may have run and been freed from here on. */
-  if (visible)
-    notify_work(pool);
+  notify_work(pool);
   if (oc != NULL && oc->obs.item_enqueued != NULL)
     oc->obs.item_enqueued(oc->obs.user, pool->id, id, enqueue_ns,
                           bw__pool_queue_length(pool));

@@ -124,15 +124,14 @@ uint64_t bw__task_deadline(const bw_task *task) {
   return task->u.delay.deadline_ns;
 }
 
-bw_task *bw_task_retain(bw_task *task) {
-  if (task_ok(task))
-    atomic_fetch_add_explicit(&task->refs, 1, memory_order_relaxed);
-  return task;
+/* The library's own retain and release on tasks it knows to be live:
+ * static, so they inline (the public functions are exported and may not
+ * be inlined into their callers here). */
+static inline void task_retain(bw_task *task) {
+  atomic_fetch_add_explicit(&task->refs, 1, memory_order_relaxed);
 }
 
-void bw_task_release(bw_task *task) {
-  if (!task_ok(task))
-    return;
+static void task_release(bw_task *task) {
   /* The last reference needs no read-modify-write: its holder is the only
    * thread that can still reach the task, so nobody can add one. */
   if (atomic_load_explicit(&task->refs, memory_order_acquire) != 1 &&
@@ -151,10 +150,31 @@ void bw_task_release(bw_task *task) {
   bw__free(BW__ALLOC_LARGE_CLASS, task);
 }
 
-/* Fires every node attached so far, oldest first. */
-static void fire_conts(bw_task *task) {
-  bw__cont *list =
-      atomic_exchange_explicit(&task->conts, CONTS_DONE, memory_order_acq_rel);
+bw_task *bw_task_retain(bw_task *task) {
+  if (task_ok(task))
+    task_retain(task);
+  return task;
+}
+
+void bw_task_release(bw_task *task) {
+  if (task_ok(task))
+    task_release(task);
+}
+
+/* Fires every node attached so far, oldest first. `sole`: the caller holds
+ * the only reference to the task (it read refs == 1 with acquire), so no
+ * other thread can attach a node any more, and the list is taken without
+ * an atomic exchange (a chain whose links the user released right after
+ * bw_then saves one locked instruction per link this way). */
+static void fire_conts(bw_task *task, int sole) {
+  bw__cont *list;
+  if (sole) {
+    list = atomic_load_explicit(&task->conts, memory_order_relaxed);
+    atomic_store_explicit(&task->conts, CONTS_DONE, memory_order_relaxed);
+  } else {
+    list = atomic_exchange_explicit(&task->conts, CONTS_DONE,
+                                    memory_order_acq_rel);
+  }
   bw__cont *fifo = NULL;
   while (list != NULL) { /* the stack is newest first: reverse it */
     bw__cont *next = list->next;
@@ -183,8 +203,8 @@ static int try_resolve(bw_task *task, int final_state, void *result) {
   atomic_fetch_add_explicit(&task->refs, 1, memory_order_relaxed);
   task->result = final_state == BW_TASK_COMPLETED ? result : NULL;
   atomic_store_explicit(&task->state, final_state, memory_order_release);
-  fire_conts(task);
-  bw_task_release(task);
+  fire_conts(task, 0); /* we hold an extra reference: never sole */
+  task_release(task);
   return 1;
 }
 
@@ -237,7 +257,7 @@ static void run_task_item(bw__item *it) {
   } else {
     bw_task *done = task->u.then.antecedent;
     result = task->u.then.fn(done, task->u.then.arg);
-    bw_task_release(done);
+    task_release(done);
   }
   bw__tls_task = outer;
   /* Nothing else resolves a run/then task (they cannot be canceled), so
@@ -248,13 +268,17 @@ static void run_task_item(bw__item *it) {
   atomic_store_explicit(&task->state, BW_TASK_COMPLETED, memory_order_release);
   bw_task *outer_finishing = tls_finishing;
   tls_finishing = task;
-  fire_conts(task);
+  /* Only the queue's reference left: every user has released the task, so
+   * nobody can attach to it any more (attach needs a reference). Acquire:
+   * the nodes they attached before releasing are visible. */
+  fire_conts(task,
+             atomic_load_explicit(&task->refs, memory_order_acquire) == 1);
   /* then_fire clears tls_finishing when a continuation that runs next on
    * this worker took over the queue's reference. */
   int handed_over = tls_finishing != task;
   tls_finishing = outer_finishing;
   if (!handed_over)
-    bw_task_release(task); /* the queue's reference */
+    task_release(task); /* the queue's reference */
 }
 
 bw_task *bw_run(bw_pool *pool, void *(*fn)(void *arg), void *arg) {
@@ -293,21 +317,19 @@ bw_task *bw_run(bw_pool *pool, void *(*fn)(void *arg), void *arg) {
  * the push: once queued, the continuation may run (and release) at once. */
 static void then_fire(bw__cont *c, bw_task *done) {
   bw_task *t = (bw_task *)((char *)c - offsetof(bw_task, u.then.node));
-  int flags = BW__PUSH_INTERNAL;
-  if (done != NULL && done == tls_finishing) {
-    /* Exactly bw__pool_push's run_next condition; nobody else writes this
-     * thread's run_next, so it still holds when we push. */
-    if (bw__can_run_next(t->pool)) {
-      flags |= BW__PUSH_RUN_NEXT;
-      t->u.then.has_antecedent_ref = 1; /* the queue's, inherited */
-      tls_finishing = NULL; /* handed over; later continuations queue */
-    }
+  if (done != NULL && done == tls_finishing &&
+      bw__pool_push_run_next(t->pool, &t->item)) {
+    /* Unqueued: only this thread can run it, after we return, so the
+     * order of these writes does not matter. */
+    t->u.then.has_antecedent_ref = 1; /* the queue's, inherited */
+    tls_finishing = NULL; /* handed over; later continuations queue */
+    return;
   }
   if (!t->u.then.has_antecedent_ref && done != NULL) {
-    bw_task_retain(done);
+    task_retain(done);
     t->u.then.has_antecedent_ref = 1;
   }
-  (void)bw__pool_push(t->pool, &t->item, flags); /* cannot fail */
+  (void)bw__pool_push(t->pool, &t->item, BW__PUSH_INTERNAL); /* cannot fail */
 }
 
 bw_task *bw_then(bw_task *task, void *(*fn)(bw_task *done, void *arg),
@@ -328,7 +350,7 @@ bw_task *bw_then(bw_task *task, void *(*fn)(bw_task *done, void *arg),
    * continuation keeps it alive from now on. */
   t->u.then.has_antecedent_ref = task->kind != K_RUN && task->kind != K_THEN;
   if (t->u.then.has_antecedent_ref)
-    bw_task_retain(task);
+    task_retain(task);
   t->u.then.node.fire = then_fire;
   attach(task, &t->u.then.node);
   return t;
@@ -365,15 +387,15 @@ int bw_task_cancel(bw_task *task) {
 static void delay_token_fire(bw__cancel_reg *reg) {
   bw_task *t = (bw_task *)((char *)reg - offsetof(bw_task, u.delay.reg));
   try_resolve(t, BW_TASK_CANCELED, NULL);
-  bw_task_release(t);
+  task_release(t);
 }
 
 void bw__task_fire_delay(bw_task *task, int canceled) {
   try_resolve(task, canceled ? BW_TASK_CANCELED : BW_TASK_COMPLETED, NULL);
   if (task->u.delay.token != NULL &&
       bw__token_unregister(task->u.delay.token, &task->u.delay.reg))
-    bw_task_release(task); /* the registration's reference */
-  bw_task_release(task);   /* the heap's reference */
+    task_release(task); /* the registration's reference */
+  task_release(task);   /* the heap's reference */
 }
 
 bw_task *bw_delay_cancelable(bw_pool *pool, uint64_t ms,
@@ -400,7 +422,7 @@ bw_task *bw_delay_cancelable(bw_pool *pool, uint64_t ms,
     /* Never in the heap: cancel it and drop the heap's and the
      * registration's references the way a firing timer does. */
     bw__task_fire_delay(t, 1);
-    bw_task_release(t);
+    task_release(t);
     errno = -rc;
     return NULL;
   }
@@ -422,7 +444,7 @@ static void when_fire(bw__cont *c, bw_task *done) {
   } else {
     try_resolve(t, BW_TASK_COMPLETED, done);
   }
-  bw_task_release(done); /* the node's reference on its antecedent */
+  task_release(done); /* the node's reference on its antecedent */
   if (atomic_fetch_sub_explicit(&t->u.when.left, 1, memory_order_acq_rel) != 1)
     return;
   if (t->kind == K_WHEN_ALL) {
@@ -431,7 +453,7 @@ static void when_fire(bw__cont *c, bw_task *done) {
     try_resolve(t, canceled ? BW_TASK_CANCELED : BW_TASK_COMPLETED, NULL);
   }
   free(t->u.when.nodes);
-  bw_task_release(t); /* the nodes' reference */
+  task_release(t); /* the nodes' reference */
 }
 
 static bw_task *when_create(int kind, bw_task *const *tasks, size_t n) {
@@ -470,7 +492,7 @@ static bw_task *when_create(int kind, bw_task *const *tasks, size_t n) {
   for (size_t i = 0; i < n; i++) {
     nodes[i].owner = t;
     nodes[i].cont.fire = when_fire;
-    bw_task_retain(tasks[i]);
+    task_retain(tasks[i]);
     attach(tasks[i], &nodes[i].cont);
   }
   return t;
@@ -588,7 +610,7 @@ static int spin_or_help(bw_task *task, int64_t timeout_ms,
     rc = final_code(task);
     if (rc <= 0)
       break;
-    if (bw_cancel_token_is_canceled(token)) {
+    if (token != NULL && bw_cancel_token_is_canceled(token)) {
       rc = -ECANCELED;
       break;
     }

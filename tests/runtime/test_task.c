@@ -544,6 +544,44 @@ static void test_task_then_chains_built_on_a_worker(void **state) {
   }
 }
 
+/* A run task whose users have all released it by the time it ends holds
+ * only the queue's reference: the runtime then takes its continuation list
+ * without an atomic exchange (nobody can attach any more). Every node on
+ * it must still fire exactly once: continuations attached before the
+ * release, and the node a timed-out waiter left behind (freed when fired;
+ * ASan checks). */
+static void *wait_for_latch(void *arg) {
+  rt_latch_wait(arg);
+  return arg;
+}
+
+static void test_task_released_run_task_fires_every_node(void **state) {
+  bw_pool *pool = *state;
+  for (int round = 0; round < 50; round++) {
+    rt_latch gate;
+    rt_latch_init(&gate);
+    bw_task *t = bw_run(pool, wait_for_latch, &gate);
+    assert_non_null(t);
+    assert_int_equal(bw_wait(t, 1), -ETIMEDOUT); /* leaves a waiter node */
+    bw_task *c1 = bw_then(t, note_state, NULL);
+    bw_task *c2 = bw_then(t, note_state, NULL);
+    bw_task *c3 = bw_then(c1, note_state, NULL);
+    assert_non_null(c1);
+    assert_non_null(c2);
+    assert_non_null(c3);
+    bw_task_release(t); /* only the queue's reference is left */
+    bw_task_release(c1);
+    rt_latch_open(&gate);
+    assert_int_equal(bw_wait(c2, -1), 0);
+    assert_int_equal(bw_wait(c3, -1), 0);
+    assert_int_equal((uintptr_t)bw_task_result(c2), BW_TASK_COMPLETED);
+    assert_int_equal((uintptr_t)bw_task_result(c3), BW_TASK_COMPLETED);
+    bw_task_release(c2);
+    bw_task_release(c3);
+    rt_latch_destroy(&gate);
+  }
+}
+
 static void *cancel_token_thread(void *arg) {
   race *r = arg;
   atomic_store(&r->go, 1);
@@ -588,6 +626,7 @@ int main(void) {
       cmocka_unit_test(test_task_then_racing_completion_runs_each_once),
       cmocka_unit_test(test_task_then_fan_out_of_a_finishing_run_task),
       cmocka_unit_test(test_task_then_chains_built_on_a_worker),
+      cmocka_unit_test(test_task_released_run_task_fires_every_node),
       cmocka_unit_test(test_task_token_cancel_racing_wait),
   };
   return cmocka_run_group_tests(tests, make_pool, destroy_pool);
