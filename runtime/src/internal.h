@@ -54,6 +54,9 @@ struct bw__item {
   void (*run)(bw__item *it); /* runs the item once and disposes of it */
   uint64_t id;               /* observer item id; 0 = none assigned */
   uint64_t enqueue_ns;       /* 0 = not timestamped (stats are sampled) */
+  /* 1: enqueue_ns came from the clock; 0: it is 0 or an observer's
+   * item_time_gate value (observer.h), which is no queue-wait start. */
+  unsigned timed;
 };
 
 /* ---- block recycling (alloc.c) ------------------------------------------ */
@@ -287,7 +290,14 @@ enum {
 typedef struct bw__observer_copy {
   bw_observer obs; /* first: a copy pointer is an observer pointer */
   unsigned wants;  /* BW__WANT_* */
+  /* From item_time_sample_log2, at most the runtime's own stats sampling:
+   * an item is timed whatever the gate says when (count & mask) == 0. */
+  unsigned sample_mask;
 } bw__observer_copy;
+
+/* The runtime samples item queue waits for bw_pool_stats one item in
+ * (this + 1) per submitting thread. */
+#define BW__STATS_SAMPLE_MASK 31u
 
 extern _Atomic(const bw__observer_copy *) bw__observer;
 

@@ -38,12 +38,12 @@ typedef struct kept_observer {
 /* Which costs of the item paths the callbacks actually need. */
 static unsigned wants_of(const bw_observer *o) {
   unsigned wants = 0;
-  if (o->item_enqueued != NULL || o->item_started != NULL ||
-      o->item_finished != NULL)
+  int started = o->item_started != NULL || o->item_started_ex != NULL;
+  if (o->item_enqueued != NULL || started || o->item_finished != NULL)
     wants |= BW__WANT_ID;
-  if (o->item_enqueued != NULL || o->item_started != NULL)
+  if (o->item_enqueued != NULL || started)
     wants |= BW__WANT_ENQUEUE_NS;
-  if (o->item_started != NULL)
+  if (started)
     wants |= BW__WANT_START_NS;
   if (o->item_finished != NULL)
     wants |= BW__WANT_END_NS;
@@ -65,6 +65,10 @@ int bw_observer_register(const bw_observer *observer) {
   memcpy(copy, observer, n);
   copy->size = (uint32_t)n;
   kept->copy.wants = wants_of(copy);
+  unsigned log2 = copy->item_time_sample_log2;
+  unsigned mask = log2 >= 31 ? ~0u : (1u << log2) - 1u;
+  kept->copy.sample_mask =
+      mask < BW__STATS_SAMPLE_MASK ? mask : BW__STATS_SAMPLE_MASK;
 
   pthread_mutex_lock(&registry_mu);
   if (atomic_load_explicit(&bw__observer, memory_order_relaxed) != NULL) {

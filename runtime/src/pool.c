@@ -43,9 +43,6 @@
 /* Polls before parking: a worker that finds work again within this many
  * polls costs the submitter no wake-up system call. */
 #define PARK_SPINS 2048
-/* Items are timestamped for the queue-wait statistics one in this many (per
- * submitting thread) when no observer callback needs every timestamp. */
-#define STATS_SAMPLE_MASK 31u
 
 static BW__TLS bw__worker *tls_worker;
 /* A helping waiter's pool, and its run_next (like a worker's). */
@@ -180,10 +177,23 @@ static inline const bw__observer_copy *stamp_item(bw_pool *pool, bw__item *it) {
   const bw__observer_copy *oc = bw__obs_copy();
   unsigned wants = oc != NULL ? oc->wants : 0;
   uint64_t enqueue_ns = 0;
+  unsigned timed = 0, sample = tls_sample++;
   it->id = (wants & BW__WANT_ID) ? new_item_id(pool) : 0;
-  if ((wants & BW__WANT_ENQUEUE_NS) || (tls_sample++ & STATS_SAMPLE_MASK) == 0)
+  if (wants & BW__WANT_ENQUEUE_NS) {
+    /* The observer's gate (observer.h): while it holds a time T, only
+     * sampled items read the clock and the others carry T. */
+    uint64_t gate =
+        oc->obs.item_time_gate != NULL
+            ? __atomic_load_n(oc->obs.item_time_gate, __ATOMIC_RELAXED)
+            : 0;
+    timed = gate == 0 || (sample & oc->sample_mask) == 0;
+    enqueue_ns = timed ? bw__now_ns() : gate;
+  } else if ((sample & BW__STATS_SAMPLE_MASK) == 0) {
+    timed = 1;
     enqueue_ns = bw__now_ns();
+  }
   it->enqueue_ns = enqueue_ns;
+  it->timed = timed;
   return oc;
 }
 
@@ -237,23 +247,36 @@ static void run_observed(bw_pool *pool, bw__hist *hist, bw__item *it) {
   const bw__observer_copy *oc = bw__obs_copy();
   if (oc == NULL || !(oc->wants & BW__WANT_ID)) {
     /* No item callbacks: the queue wait of sampled items only. */
-    if (it->enqueue_ns != 0 && hist != NULL)
+    if (it->timed && hist != NULL)
       bw__hist_add(hist, bw__now_ns() - it->enqueue_ns);
     it->run(it);
     return;
   }
   const bw_observer *o = &oc->obs;
   uint64_t enqueue_ns = it->enqueue_ns, start_ns = 0;
-  if (enqueue_ns != 0 || (oc->wants & BW__WANT_START_NS))
-    start_ns = bw__now_ns();
-  if (enqueue_ns != 0 && hist != NULL)
+  unsigned flags = it->timed ? BW_ITEM_ENQUEUE_TIMED : 0;
+  if (it->timed || (oc->wants & BW__WANT_START_NS)) {
+    /* An item timed at enqueue is timed at start; others ask the gate. */
+    uint64_t gate = !it->timed && o->item_time_gate != NULL
+                        ? __atomic_load_n(o->item_time_gate, __ATOMIC_RELAXED)
+                        : 0;
+    if (gate == 0) {
+      start_ns = bw__now_ns();
+      flags |= BW_ITEM_START_TIMED;
+    } else {
+      start_ns = gate;
+    }
+  }
+  if (it->timed && hist != NULL)
     bw__hist_add(hist, start_ns - enqueue_ns);
   else if (enqueue_ns == 0) /* queued before the observer registered */
     enqueue_ns = start_ns;
   if (it->id == 0) /* likewise */
     it->id = new_item_id(pool);
   uint64_t id = it->id;
-  if (o->item_started != NULL)
+  if (o->item_started_ex != NULL)
+    o->item_started_ex(o->user, pool->id, id, enqueue_ns, start_ns, flags);
+  else if (o->item_started != NULL)
     o->item_started(o->user, pool->id, id, enqueue_ns, start_ns);
   it->run(it);
   if (o->item_finished != NULL)

@@ -227,7 +227,7 @@ static void test_observer_tool_is_found_through_dlsym_once(void **state) {
   assert_true(g_hooks->size >= sizeof(bw_runtime_hooks));
   assert_int_equal(g_hooks->current_worker(NULL, NULL), 0);
   assert_true(g_hooks->size >= offsetof(bw_runtime_hooks, current_item) +
-                                  sizeof g_hooks->current_item);
+                                   sizeof g_hooks->current_item);
   assert_int_equal(g_hooks->current_item(), 0);
   assert_int_equal(g_hooks->notify_blocked(), -EPERM);
   assert_int_equal(bw_pool_destroy(a), 0);
@@ -589,6 +589,115 @@ static void test_observer_second_copy_attaches_once_more(void **state) {
 }
 #endif
 
+/* ---- the item time gate ------------------------------------------------- */
+
+/* What item_started_ex saw, against the gate value G the test set. */
+static uint64_t g_gate;
+static uint64_t g_gate_value; /* G */
+static atomic_long g_ex_untimed, g_ex_timed, g_ex_start_only, g_ex_bad;
+static atomic_long g_plain_started;
+
+static void gate_started_ex(void *user, uint64_t pool_id, uint64_t item_id,
+                            uint64_t enqueue_ns, uint64_t start_ns,
+                            unsigned flags) {
+  (void)user;
+  (void)pool_id;
+  (void)item_id;
+  uint64_t g = g_gate_value;
+  if (flags == 0 && enqueue_ns == g && start_ns == g)
+    atomic_fetch_add(&g_ex_untimed, 1);
+  else if (flags == (BW_ITEM_ENQUEUE_TIMED | BW_ITEM_START_TIMED) &&
+           enqueue_ns > g && start_ns >= enqueue_ns)
+    atomic_fetch_add(&g_ex_timed, 1);
+  else if (flags == BW_ITEM_START_TIMED && enqueue_ns == g && start_ns > g)
+    atomic_fetch_add(&g_ex_start_only, 1);
+  else
+    atomic_fetch_add(&g_ex_bad, 1);
+}
+
+static void gate_started_plain(void *user, uint64_t pool_id, uint64_t item_id,
+                               uint64_t enqueue_ns, uint64_t start_ns) {
+  (void)user;
+  (void)pool_id;
+  (void)item_id;
+  (void)enqueue_ns;
+  (void)start_ns;
+  atomic_fetch_add(&g_plain_started, 1);
+}
+
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void gate_blocker(void *arg) {
+  rt_latch_wait(arg);
+}
+
+static long ex_total(void) {
+  return atomic_load(&g_ex_untimed) + atomic_load(&g_ex_timed) +
+         atomic_load(&g_ex_start_only) + atomic_load(&g_ex_bad);
+}
+
+static void wait_ex_total(long want) {
+  uint64_t end = rt_now_ms() + 20000;
+  while (ex_total() < want && rt_now_ms() < end)
+    rt_sleep_ms(1);
+  assert_int_equal(ex_total(), want);
+}
+
+static void test_observer_item_time_gate(void **state) {
+  (void)state;
+  bw_observer o;
+  memset(&o, 0, sizeof o);
+  o.version = BW_OBSERVER_VERSION;
+  o.size = sizeof o;
+  o.item_started = gate_started_plain; /* item_started_ex wins */
+  o.item_started_ex = gate_started_ex;
+  o.item_time_gate = &g_gate;
+  o.item_time_sample_log2 = 3; /* one in 8 timed anyway */
+  g_gate_value = mono_ns();
+  __atomic_store_n(&g_gate, g_gate_value, __ATOMIC_RELEASE);
+  assert_int_equal(bw_observer_register(&o), 0);
+  bw_pool *pool = make_pool(1);
+  atomic_long count = 0;
+
+  /* Gate holds G: one item in 8 of this thread's is timed, the others
+   * carry G at both ends. */
+  for (int i = 0; i < 800; i++)
+    assert_int_equal(bw_submit(pool, tiny, &count), 0);
+  wait_ex_total(800);
+  assert_int_equal(atomic_load(&g_ex_bad), 0);
+  assert_true(atomic_load(&g_ex_timed) >= 100);
+  assert_true(atomic_load(&g_ex_timed) <= 400);
+  assert_int_equal(atomic_load(&g_ex_timed) + atomic_load(&g_ex_untimed), 800);
+
+  /* Queued under G, started after the gate closed: timed at start only. */
+  rt_latch latch;
+  rt_latch_init(&latch);
+  assert_int_equal(bw_submit(pool, gate_blocker, &latch), 0);
+  for (int i = 0; i < 7; i++) /* the 8th would be sampled */
+    assert_int_equal(bw_submit(pool, tiny, &count), 0);
+  __atomic_store_n(&g_gate, 0, __ATOMIC_RELEASE);
+  rt_latch_open(&latch);
+  wait_ex_total(808);
+  assert_int_equal(atomic_load(&g_ex_bad), 0);
+  assert_true(atomic_load(&g_ex_start_only) >= 6);
+
+  /* Gate 0: every item timed. */
+  long timed_before = atomic_load(&g_ex_timed);
+  for (int i = 0; i < 100; i++)
+    assert_int_equal(bw_submit(pool, tiny, &count), 0);
+  wait_ex_total(908);
+  assert_int_equal(atomic_load(&g_ex_bad), 0);
+  assert_int_equal(atomic_load(&g_ex_timed) - timed_before, 100);
+  assert_int_equal(atomic_load(&g_plain_started), 0);
+
+  assert_int_equal(bw_pool_destroy(pool), 0);
+  rt_latch_destroy(&latch);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_observer_tool_is_found_through_dlsym_once),
@@ -615,6 +724,8 @@ int main(void) {
       cmocka_unit_test(test_observer_nested_hook_compensates_once),
       cmocka_unit_test(test_observer_tool_hook_is_bounded_by_max_workers),
       cmocka_unit_test_setup_teardown(test_observer_short_struct_is_accepted,
+                                      reset_recorder, unregister_after),
+      cmocka_unit_test_setup_teardown(test_observer_item_time_gate,
                                       reset_recorder, unregister_after),
 #ifdef BW_TEST_SHARED_RUNTIME
       cmocka_unit_test(test_observer_second_copy_attaches_once_more),

@@ -16,7 +16,8 @@
  *  - With no observer registered each hook costs one relaxed atomic load.
  *    A NULL callback costs nothing beyond that: item ids are made only when
  *    some item callback is set, and the clock is read only for the
- *    callbacks that receive that time.
+ *    callbacks that receive that time - and, with item_time_gate, only for
+ *    the items the tool wants timed.
  *  - Thread on which each callback runs is part of the contract (below):
  *    a tool keys per-thread state on it.
  *
@@ -69,7 +70,8 @@ typedef struct bw_observer {
   void (*worker_stopped)(void *user, uint64_t pool_id, unsigned worker_index);
 
   /* On the submitting thread, after the item is visible to workers.
-   * Times are CLOCK_MONOTONIC nanoseconds. item_id is unique per pool
+   * Times are CLOCK_MONOTONIC nanoseconds (with item_time_gate, an untimed
+   * item's enqueue_ns is the gate's value). item_id is unique per pool
    * (neither dense nor ordered: threads take ids in blocks). */
   void (*item_enqueued)(void *user, uint64_t pool_id, uint64_t item_id,
                         uint64_t enqueue_ns, size_t queue_length);
@@ -86,7 +88,40 @@ typedef struct bw_observer {
   /* A worker was added by starvation injection (reason 0) or compensation
    * (reason 1), or retired when idle (reason 2). On the thread deciding it. */
   void (*worker_added_or_retired)(void *user, uint64_t pool_id, int reason);
+
+  /* ---- appended after the first release: a runtime reads these only when
+   * `size` covers them, and an older runtime ignores them ---- */
+
+  /* Item times on demand. Reading the clock twice per item costs more than
+   * a tiny item itself, and a tool may need exact times only at moments it
+   * knows of (say, while some worker is blocked). When item_time_gate is
+   * NULL every item is timed, as above. When set, it points to a word the
+   * tool writes with atomic stores (__atomic_store_n or a C11 atomic of the
+   * same size) and the runtime reads with relaxed atomic loads, at each
+   * enqueue and each start:
+   *  - 0: time the item (read the clock);
+   *  - T != 0: a CLOCK_MONOTONIC time the tool chose; the item is not timed
+   *    and T stands for its enqueue or start time. (A tool that stores
+   *    "when the last watched condition ended" gets lower bounds of enqueue
+   *    times and upper bounds of start times that are exact enough for
+   *    anything that can only happen while the word is 0.)
+   * Besides, one item in 2^item_time_sample_log2 per submitting thread is
+   * timed whatever the word says (log2 0: every item; the runtime may time
+   * more often, never less). An item timed at enqueue is timed at start. */
+  const uint64_t *item_time_gate;
+  unsigned item_time_sample_log2;
+  /* Like item_started, and called instead of it when set: `flags` says
+   * which of the two times came from the clock (BW_ITEM_ENQUEUE_TIMED,
+   * BW_ITEM_START_TIMED); the others are the gate's T (or, for an item
+   * queued before the observer registered, enqueue_ns == start_ns). */
+  void (*item_started_ex)(void *user, uint64_t pool_id, uint64_t item_id,
+                          uint64_t enqueue_ns, uint64_t start_ns,
+                          unsigned flags);
 } bw_observer;
+
+/* item_started_ex flags. */
+#define BW_ITEM_ENQUEUE_TIMED 1u
+#define BW_ITEM_START_TIMED 2u
 
 /* What the runtime hands a tool (see the comment at the top). */
 typedef struct bw_runtime_hooks {
