@@ -149,6 +149,7 @@ __attribute__((constructor(101))) static void shim_init(void) {
   bw__state_init();
   bw__sites_init();
   bw__trace_init();
+  bw__pool_gate_init(bw__now_ns()); /* knows the trace and sample_items */
   pthread_atfork(NULL, NULL, after_fork_child);
   install_signals();
   if (bw__opt.verbosity >= 2)

@@ -61,6 +61,7 @@ static const option OPTIONS[] = {
     OPT("verbosity", K_UINT, verbosity, 2),
     OPT("fatal_signals", K_BOOL, fatal_signals, 1),
     OPT("frames", K_UINT, frames, BW_SITE_FRAMES),
+    OPT("sample_items", K_UINT, sample_items, 65536),
     {NULL, K_BOOL, 0, 0, 0},
 };
 
@@ -72,6 +73,7 @@ static void defaults(void) {
   bw__opt.default_rules = 1;
   bw__opt.fatal_signals = 1;
   bw__opt.frames = 4;
+  bw__opt.sample_items = 16;
 }
 
 static int parse_uint(const char *v, unsigned long max, unsigned long *out) {

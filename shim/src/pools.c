@@ -53,6 +53,7 @@ typedef struct interval {
  * two shards never share a cache line. */
 typedef struct shard {
   _Alignas(64) atomic_uint_least64_t items;
+  atomic_uint_least64_t timed; /* items whose queue wait was measured */
   atomic_uint_least64_t qwait_max;
   bw__hist qwait_hist;
 } shard;
@@ -111,6 +112,78 @@ static void lock(pool *p) {
 static void unlock(pool *p) {
   atomic_store_explicit(&p->lock, 0, memory_order_release);
   bw__self.locks_held--;
+}
+
+/* ---- the item time gate (observer.h, item_time_gate) --------------------
+ * Runtime items are timed only while some worker is blocked (and one in
+ * sample_items besides): an all-blocked interval exists only then, so the
+ * starvation delay stays exact. While no worker is blocked the gate holds
+ * the latest end of a blocked span (gate_end): it is at or before the
+ * enqueue of any item that reads it, and at or after the end of every
+ * all-blocked interval, so an untimed item's [gate, gate'] overlaps the
+ * intervals exactly as its true [enqueue, start] does. With a trace or
+ * sample_items=1 the gate stays 0: every item is timed. */
+static uint64_t item_gate;    /* read by the runtime: atomics only */
+static unsigned gate_blocked; /* workers in a counted call (gate_lock) */
+static uint64_t gate_end;     /* latest end of a blocked span (gate_lock) */
+static atomic_int gate_lock;
+
+static void gate_acquire(void) {
+  bw__self.locks_held++;
+  while (atomic_exchange_explicit(&gate_lock, 1, memory_order_acquire))
+    __builtin_ia32_pause();
+}
+
+static void gate_release(void) {
+  atomic_store_explicit(&gate_lock, 0, memory_order_release);
+  bw__self.locks_held--;
+}
+
+static int gate_always_open(void) {
+  return bw__opt.trace_path[0] || bw__opt.sample_items <= 1;
+}
+
+/* The gate's value while nothing is blocked (gate_lock held). */
+static void gate_settle(void) {
+  uint64_t v = 0;
+  if (gate_blocked == 0 && !gate_always_open())
+    v = gate_end ? gate_end : 1;
+  __atomic_store_n(&item_gate, v, __ATOMIC_RELEASE);
+}
+
+void bw__pool_gate_init(uint64_t now) {
+  gate_acquire();
+  gate_blocked = 0;
+  if (now > gate_end)
+    gate_end = now;
+  gate_settle();
+  gate_release();
+}
+
+void bw__pool_gate_close(void) {
+  gate_acquire();
+  if (gate_blocked++ == 0)
+    __atomic_store_n(&item_gate, 0, __ATOMIC_RELEASE);
+  gate_release();
+}
+
+void bw__pool_gate_open(uint64_t end) {
+  gate_acquire();
+  if (gate_blocked)
+    gate_blocked--;
+  if (end > gate_end)
+    gate_end = end;
+  if (gate_blocked == 0)
+    gate_settle();
+  gate_release();
+}
+
+/* log2 of sample_items, rounded down. */
+static unsigned sample_log2(void) {
+  unsigned n = bw__opt.sample_items ? bw__opt.sample_items : 1, k = 0;
+  while (n >>= 1)
+    k++;
+  return k;
 }
 
 /* ---- histogram: 8 linear sub-buckets per power of two (12.5% error) ---- */
@@ -335,6 +408,7 @@ void bw__pool_get(int i, bw__pool_report *out) {
     if (m > out->qwait_max)
       out->qwait_max = m;
     out->items += atomic_load_explicit(&sh->items, memory_order_relaxed);
+    out->timed_items += atomic_load_explicit(&sh->timed, memory_order_relaxed);
     qh[k] = &sh->qwait_hist;
   }
   out->starv_p99 = bw__hist_quantile(&p->starv_hist, 0.99);
@@ -355,6 +429,9 @@ void bw__pools_after_fork(void) {
   bw__self.shard = 0;
   atomic_store(&npools, 0);
   atomic_store(&option_pool, -1);
+  /* A parent thread may have held the gate lock: it does not exist here. */
+  atomic_store(&gate_lock, 0);
+  bw__pool_gate_init(bw__now_ns());
 }
 
 /* ---- per-item shards --------------------------------------------------- */
@@ -387,15 +464,25 @@ static void bump(atomic_uint_least64_t *v, uint64_t by) {
                         memory_order_relaxed);
 }
 
-static void own_add(shard *sh, uint64_t wait) {
+/* Counts an item (timed: its wait was measured; in_stats: `wait` enters
+ * the queue-wait max and histogram). */
+static void own_add(shard *sh, uint64_t wait, int timed, int in_stats) {
   bump(&sh->items, 1);
+  if (timed)
+    bump(&sh->timed, 1);
+  if (!in_stats)
+    return;
   if (wait > atomic_load_explicit(&sh->qwait_max, memory_order_relaxed))
     atomic_store_explicit(&sh->qwait_max, wait, memory_order_relaxed);
   bump(&sh->qwait_hist.b[bucket_of(wait)], 1);
 }
 
-static void shared_add(shard *sh, uint64_t wait) {
+static void shared_add(shard *sh, uint64_t wait, int timed, int in_stats) {
   atomic_fetch_add_explicit(&sh->items, 1, memory_order_relaxed);
+  if (timed)
+    atomic_fetch_add_explicit(&sh->timed, 1, memory_order_relaxed);
+  if (!in_stats)
+    return;
   uint64_t max = atomic_load_explicit(&sh->qwait_max, memory_order_relaxed);
   while (wait > max && !atomic_compare_exchange_weak_explicit(
                            &sh->qwait_max, &max, wait, memory_order_relaxed,
@@ -472,8 +559,9 @@ static void on_item_enqueued(void *user, uint64_t id, uint64_t item,
   bw__self.depth--;
 }
 
-static void on_item_started(void *user, uint64_t id, uint64_t item,
-                            uint64_t enqueue_ns, uint64_t start_ns) {
+static void on_item_started_ex(void *user, uint64_t id, uint64_t item,
+                               uint64_t enqueue_ns, uint64_t start_ns,
+                               unsigned flags) {
   (void)item;
   bw__self.depth++;
   int i = bw__self.kind == BW_THREAD_WORKER ? bw__self.pool
@@ -481,13 +569,11 @@ static void on_item_started(void *user, uint64_t id, uint64_t item,
   bw__self.in_item = 1;
   if (i >= 0 && start_ns >= enqueue_ns) {
     pool *p = &pools[i];
+    /* Untimed ends stand for bounds (the gate): good for the overlap with
+     * all-blocked intervals, not for the queue-wait statistics. */
+    int timed = (flags & (BW_ITEM_ENQUEUE_TIMED | BW_ITEM_START_TIMED)) ==
+                (BW_ITEM_ENQUEUE_TIMED | BW_ITEM_START_TIMED);
     uint64_t wait = start_ns - enqueue_ns;
-    if (!bw__self.shard && bw__self.kind == BW_THREAD_WORKER)
-      shard_claim();
-    if (bw__self.shard)
-      own_add(&p->shards[bw__self.shard - 1], wait);
-    else
-      shared_add(&p->shards[SHARDS], wait);
     /* The lock and the ring only when an all-blocked interval may overlap
      * [enqueue, start]: one is open, or the newest ended after the
      * enqueue. all_recent is always seen in time: this worker was itself
@@ -508,6 +594,17 @@ static void on_item_started(void *user, uint64_t id, uint64_t item,
     }
     if (starved)
       bw__hist_add(&p->starv_hist, starved);
+    /* An untimed item that starved waited at least that long: its wait
+     * enters the statistics with that lower bound (queue_wait_ms.max is
+     * then never below starvation_delay_ms.max). */
+    uint64_t measured = timed ? wait : starved;
+    int in_stats = timed || starved;
+    if (!bw__self.shard && bw__self.kind == BW_THREAD_WORKER)
+      shard_claim();
+    if (bw__self.shard)
+      own_add(&p->shards[bw__self.shard - 1], measured, timed, in_stats);
+    else
+      shared_add(&p->shards[SHARDS], measured, timed, in_stats);
     if (bw__opt.trace_path[0]) {
       /* Only starved waits: they are what the picture is for, and a busy
        * pool that is never starved would otherwise fill the trace. */
@@ -518,6 +615,13 @@ static void on_item_started(void *user, uint64_t id, uint64_t item,
     }
   }
   bw__self.depth--;
+}
+
+/* For a runtime without item_started_ex: every item is timed. */
+static void on_item_started(void *user, uint64_t id, uint64_t item,
+                            uint64_t enqueue_ns, uint64_t start_ns) {
+  on_item_started_ex(user, id, item, enqueue_ns, start_ns,
+                     BW_ITEM_ENQUEUE_TIMED | BW_ITEM_START_TIMED);
 }
 
 static void on_item_finished(void *user, uint64_t id, uint64_t item,
@@ -580,6 +684,9 @@ void blockwatch_tool_attach(const bw_runtime_hooks *hooks) {
       !atomic_load_explicit(&bw__active, memory_order_acquire))
     obs.item_enqueued = on_item_enqueued;
   obs.item_started = on_item_started;
+  obs.item_started_ex = on_item_started_ex;
+  obs.item_time_gate = &item_gate;
+  obs.item_time_sample_log2 = sample_log2();
   /* item_finished only marks a worker as between items; a runtime that
    * answers current_item is asked that on the (slow) blocking path
    * instead, which spares it a callback and a clock read per item. */

@@ -135,6 +135,8 @@ static void write_pool(bw__out *o, const bw__pool_report *p) {
   bw__out_ms(o, p->qwait_max);
   bw__out_str(o, ",\"p99\":");
   bw__out_ms(o, p->qwait_p99);
+  bw__out_str(o, ",\"timed_items\":");
+  bw__out_u64(o, p->timed_items);
   bw__out_str(o, "},");
   key(o, "items");
   bw__out_u64(o, p->items);

@@ -46,6 +46,7 @@ typedef struct bw__options {
   int verbosity;          /* 0 quiet unless findings, 1 always, 2 debug */
   int fatal_signals;      /* report on fatal signals */
   unsigned frames;        /* caller frames kept per call site */
+  unsigned sample_items;  /* time one runtime item in this many (gate) */
 } bw__options;
 
 BW__HIDDEN extern bw__options bw__opt;
@@ -224,6 +225,7 @@ typedef struct bw__pool_report {
   uint64_t all_blocked_ns;
   uint64_t starv_total, starv_max, starv_p99, starv_items;
   uint64_t qwait_max, qwait_p99, items;
+  uint64_t timed_items; /* items whose queue wait was measured */
   uint64_t compensated;
 } bw__pool_report;
 
@@ -232,6 +234,12 @@ BW__HIDDEN int bw__pool_for_option(void);
 /* A worker of pool p begins / ends a blocking call (at time now). */
 BW__HIDDEN void bw__pool_block(int p, uint64_t now);
 BW__HIDDEN void bw__pool_unblock(int p, uint64_t now);
+/* The runtime's item time gate (pools.c): closed (every item timed) from
+ * before a worker's counted call reads its start time until the last such
+ * call ended; init sets it after the options are read or a fork. */
+BW__HIDDEN void bw__pool_gate_close(void);
+BW__HIDDEN void bw__pool_gate_open(uint64_t end);
+BW__HIDDEN void bw__pool_gate_init(uint64_t now);
 /* A thread classified by option joins / leaves pool p. */
 BW__HIDDEN void bw__pool_worker_join(int p, uint64_t now);
 BW__HIDDEN void bw__pool_worker_leave(int p, uint64_t now);
