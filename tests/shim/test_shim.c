@@ -732,8 +732,9 @@ static void check_starvation(const char *target) {
   /* Sleepers 3-4 waited one round of sleeps (~probe/3), 5-6 two rounds,
    * the probe three. They were queued before any worker blocked, so with
    * the default sample_items most were never timed: the overlap with the
-   * all-blocked intervals must still be exact. */
-  assert_int_equal((int)number(starv, "items"), 5);
+   * all-blocked intervals must still be exact. (Sleeper 2 may starve a
+   * little too when the second worker starts late, as under ASan.) */
+  assert_true(number(starv, "items") >= 5 && number(starv, "items") <= 6);
   double total = number(starv, "total");
   assert_true(fabs(total - 3.0 * probe) <= 100.0 + 0.2 * 3.0 * probe);
   assert_true(number(json_object_get(pool, "queue_wait_ms"), "max") >= max);
