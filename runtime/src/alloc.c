@@ -43,7 +43,14 @@ typedef struct local_lists {
   size_t nfreed;
   free_block *cursor;  /* remainder of the batch being used */
   free_block *batches; /* further batches taken from the shared stack */
+  /* The prefetch front: a block of the cursor's list `ahead_dist` blocks
+   * after the cursor (NULL: none), see bw__alloc. */
+  free_block *ahead;
+  unsigned ahead_dist;
 } local_lists;
+
+/* How many blocks ahead of the cursor bw__alloc prefetches. */
+#define AHEAD 8
 
 static const size_t class_size[BW__ALLOC_CLASSES] = {BW__ALLOC_SMALL,
                                                      BW__ALLOC_LARGE};
@@ -99,8 +106,8 @@ static void on_thread_exit(void *unused) {
       give_batch(cls, batch, batch->count);
       batch = next;
     }
-    l->freed = l->cursor = l->batches = NULL;
-    l->nfreed = 0;
+    l->freed = l->cursor = l->batches = l->ahead = NULL;
+    l->nfreed = l->ahead_dist = 0;
   }
 }
 
@@ -162,14 +169,33 @@ void *bw__alloc(int cls) {
     }
     l->cursor = l->batches;
     l->batches = l->batches->next_batch;
+    l->ahead = l->cursor;
+    l->ahead_dist = 0;
   }
   b = l->cursor;
   l->cursor = b->next;
   /* Blocks from the shared stack were last written on another CPU (a
-   * worker freed them): fetch the next one for writing now, so that the
-   * caller's next initialisation does not stall on it. */
-  if (l->cursor != NULL)
-    prefetch_block(l->cursor, class_size[cls]);
+   * worker freed them): reading a block's link, and then initialising it,
+   * would stall on each. So the blocks up to AHEAD places after the cursor
+   * are fetched (for writing) in advance: the front moves two blocks per
+   * call until it is AHEAD ahead, then one, and each step reads the link of
+   * a block fetched calls ago. The front is never behind the cursor (a
+   * block handed out is no longer on the list). */
+  if (l->ahead == b) {
+    l->ahead = l->cursor;
+    l->ahead_dist = 0;
+  } else {
+    l->ahead_dist--;
+  }
+  for (int step = 0; step < 2 && l->ahead != NULL && l->ahead_dist < AHEAD;
+       step++) {
+    free_block *n = l->ahead->next;
+    if (n == NULL)
+      break;
+    l->ahead = n;
+    l->ahead_dist++;
+    prefetch_block(n, class_size[cls]);
+  }
   return b;
 }
 

@@ -81,6 +81,13 @@ int bw__deque_push(bw__deque *dq, bw__item *it) {
 }
 
 bw__item *bw__deque_pop(bw__deque *dq) {
+  /* Empty for sure (the common case of a worker looking for work): only
+   * the owner adds items and `top` never decreases, so bottom <= top stays
+   * true until this thread pushes. No fence then: a worker's every look
+   * for work starts here. */
+  if (atomic_load_explicit(&dq->bottom, memory_order_relaxed) <=
+      atomic_load_explicit(&dq->top, memory_order_relaxed))
+    return NULL;
   int64_t b = atomic_load_explicit(&dq->bottom, memory_order_relaxed) - 1;
   bw__deque_buf *buf = atomic_load_explicit(&dq->buf, memory_order_relaxed);
   atomic_store_explicit(&dq->bottom, b, memory_order_seq_cst);
