@@ -287,10 +287,11 @@ BW_SHIM_FUNCS(REAL_FUNC)
         !(own_rule && rule_unless(BW_FN_##name, argv_ + 1,                     \
                                   sizeof argv_ / sizeof argv_[0] - 1));        \
     errno = saved;                                                             \
-    if (!may_block || bw__count_other_fast())                                  \
+    if (!may_block)                                                            \
       return fn args;                                                          \
     bw__call call;                                                             \
-    bw__call_begin(&call, BW_FN_##name, CALLER);                               \
+    if (!bw__call_begin_fast(&call, BW_FN_##name, CALLER))                     \
+      return fn args;                                                          \
     ret r = fn args;                                                           \
     bw__call_end(&call);                                                       \
     return r;                                                                  \
@@ -316,10 +317,9 @@ BW_SHIM_TRYLOCKS(REAL_TRY)
     int r = try_fn(lk);                                                        \
     if (r != EBUSY)                                                            \
       return r; /* taken at once (or an error the lock would give too) */      \
-    if (bw__count_other_fast())                                                \
-      return fn(lk BW_EXPAND xargs);                                           \
     bw__call call;                                                             \
-    bw__call_begin(&call, BW_FN_##name, CALLER);                               \
+    if (!bw__call_begin_fast(&call, BW_FN_##name, CALLER))                     \
+      return fn(lk BW_EXPAND xargs);                                           \
     r = fn(lk BW_EXPAND xargs);                                                \
     bw__call_end(&call);                                                       \
     return r;                                                                  \

@@ -115,17 +115,22 @@ static void unlock(pool *p) {
 }
 
 /* ---- the item time gate (observer.h, item_time_gate) --------------------
- * Runtime items are timed only while some worker is blocked (and one in
- * sample_items besides): an all-blocked interval exists only then, so the
- * starvation delay stays exact. While no worker is blocked the gate holds
- * the latest end of a blocked span (gate_end): it is at or before the
- * enqueue of any item that reads it, and at or after the end of every
- * all-blocked interval, so an untimed item's [gate, gate'] overlaps the
- * intervals exactly as its true [enqueue, start] does. With a trace or
- * sample_items=1 the gate stays 0: every item is timed. */
-static uint64_t item_gate;    /* read by the runtime: atomics only */
-static unsigned gate_blocked; /* workers in a counted call (gate_lock) */
-static uint64_t gate_end;     /* latest end of a blocked span (gate_lock) */
+ * Runtime items are timed only while some pool has all its workers blocked
+ * (and one in sample_items besides): starvation accrues only then. The
+ * gate closes (0) when a pool's all-blocked interval opens and reopens
+ * when no pool is in one, holding the latest end of such an interval
+ * (gate_end): that is at or before the enqueue of any item that reads it,
+ * and at or after the end of every interval so far, so an untimed item's
+ * [gate at enqueue, gate at start] overlaps the intervals as its true
+ * [enqueue, start] does. (An item enqueued between an interval's start
+ * time being read and the gate closing gets that short window counted as
+ * starvation: nanoseconds.) Only those transitions touch the gate: a
+ * counted call that leaves some worker of its pool free costs nothing
+ * here. With a trace or sample_items=1 the gate stays 0: every item is
+ * timed. Lock order: a pool's lock, then gate_lock. */
+static uint64_t item_gate; /* read by the runtime: atomics only */
+static unsigned gate_all;  /* pools in an all-blocked interval (gate_lock) */
+static uint64_t gate_end;  /* latest end of such an interval (gate_lock) */
 static atomic_int gate_lock;
 
 static void gate_acquire(void) {
@@ -143,37 +148,38 @@ static int gate_always_open(void) {
   return bw__opt.trace_path[0] || bw__opt.sample_items <= 1;
 }
 
-/* The gate's value while nothing is blocked (gate_lock held). */
+/* Stores the gate's value (gate_lock held). */
 static void gate_settle(void) {
   uint64_t v = 0;
-  if (gate_blocked == 0 && !gate_always_open())
+  if (gate_all == 0 && !gate_always_open())
     v = gate_end ? gate_end : 1;
   __atomic_store_n(&item_gate, v, __ATOMIC_RELEASE);
 }
 
 void bw__pool_gate_init(uint64_t now) {
   gate_acquire();
-  gate_blocked = 0;
+  gate_all = 0;
   if (now > gate_end)
     gate_end = now;
   gate_settle();
   gate_release();
 }
 
-void bw__pool_gate_close(void) {
+/* A pool's all-blocked interval opened / closed at `end`. */
+static void gate_all_begin(void) {
   gate_acquire();
-  if (gate_blocked++ == 0)
+  if (gate_all++ == 0)
     __atomic_store_n(&item_gate, 0, __ATOMIC_RELEASE);
   gate_release();
 }
 
-void bw__pool_gate_open(uint64_t end) {
+static void gate_all_end(uint64_t end) {
   gate_acquire();
-  if (gate_blocked)
-    gate_blocked--;
+  if (gate_all)
+    gate_all--;
   if (end > gate_end)
     gate_end = end;
-  if (gate_blocked == 0)
+  if (gate_all == 0)
     gate_settle();
   gate_release();
 }
@@ -292,9 +298,13 @@ static void settle(pool *p, uint64_t now) {
   if (all && !p->all_since) {
     p->all_since = now ? now : 1;
     atomic_store_explicit(&p->all_recent, UINT64_MAX, memory_order_release);
+    if (p->copy >= 0) /* the option pool has no runtime items */
+      gate_all_begin();
   } else if (!all && p->all_since) {
     uint64_t start = p->all_since;
     p->all_since = 0;
+    if (p->copy >= 0)
+      gate_all_end(now > start ? now : start);
     atomic_store_explicit(&p->all_recent, now > start ? now : start,
                           memory_order_release);
     if (now > start) {

@@ -240,6 +240,19 @@ static inline int bw__count_other_fast(void) {
   return 1;
 }
 
+/* bw__call_begin with that case inline: returns 0 when the call was
+ * counted as made on another thread and needs no bw__call_end, else 1
+ * (begun). A worker goes straight to the full path: checking the fast case
+ * first cost its counted calls ~13 ns (measured). */
+static inline int bw__call_begin_fast(bw__call *c, int fn, void *caller) {
+  if (__builtin_expect(bw__self.kind == BW_THREAD_WORKER, 0) ||
+      !bw__count_other_fast()) {
+    bw__call_begin(c, fn, caller);
+    return 1;
+  }
+  return 0;
+}
+
 /* ---- pools (pools.c) ----------------------------------------------------- */
 
 #define BW_MAX_POOLS 32
@@ -267,11 +280,8 @@ BW__HIDDEN int bw__pool_for_option(void);
 /* A worker of pool p begins / ends a blocking call (at time now). */
 BW__HIDDEN void bw__pool_block(int p, uint64_t now);
 BW__HIDDEN void bw__pool_unblock(int p, uint64_t now);
-/* The runtime's item time gate (pools.c): closed (every item timed) from
- * before a worker's counted call reads its start time until the last such
- * call ended; init sets it after the options are read or a fork. */
-BW__HIDDEN void bw__pool_gate_close(void);
-BW__HIDDEN void bw__pool_gate_open(uint64_t end);
+/* Sets the runtime's item time gate (pools.c) after the options are read
+ * or a fork; the pools' all-blocked intervals close and open it. */
 BW__HIDDEN void bw__pool_gate_init(uint64_t now);
 /* A thread classified by option joins / leaves pool p. */
 BW__HIDDEN void bw__pool_worker_join(int p, uint64_t now);

@@ -321,7 +321,6 @@ void bw__call_begin(bw__call *c, int fn, void *caller) {
     bw__slot_add(s, &s->calls_worker, 1);
     c->site = bw__site_add(fn, caller, 1, 0);
   }
-  bw__pool_gate_close(); /* before the start time: see pools.c */
   c->start_ns = bw__now_ns();
   bw__self.blocked_pool = c->pool;
   atomic_store_explicit(&s->busy_since, c->start_ns, memory_order_relaxed);
@@ -341,7 +340,6 @@ void bw__call_end(bw__call *c) {
   atomic_store_explicit(&s->busy_since, 0, memory_order_relaxed);
   bw__self.blocked_pool = -1;
   bw__pool_unblock(c->pool, end);
-  bw__pool_gate_open(end);
   if (c->compensated)
     bw__pool_notify(c->pool, 0);
   int record = c->counted_early;
