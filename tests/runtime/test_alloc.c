@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "internal.h"
+#include "rt_helpers.h"
 
 enum { N = 5000 }; /* several batches of the allocator's size */
 
@@ -100,11 +101,94 @@ static void test_alloc_interleaved_with_own_frees(void **state) {
   free(blocks);
 }
 
+/* Batches are reused newest first, one at a time: a thread that has used
+ * up its batch takes the batch freed last, not one it took long ago (the
+ * blocks freed lately are the likeliest still to be in a cache). Three
+ * batches A, B, C are freed in that order by one thread; a fresh thread
+ * uses up B (the newest then), C is freed, and the fresh thread's next
+ * block must come from C, not from A. */
+#if !defined(__SANITIZE_ADDRESS__) /* no recycling under ASan */
+enum { BATCH_BLOCKS = 256 };       /* alloc.c's BATCH */
+
+typedef struct lifo_case {
+  void *sets[3][BATCH_BLOCKS]; /* A, B, C */
+  rt_latch b_used, c_freed;
+  int next_from; /* which set the block after C's free came from, or -1 */
+} lifo_case;
+
+static void *free_set_a_b(void *arg) {
+  lifo_case *lc = arg;
+  for (int s = 0; s < 2; s++)
+    for (int i = 0; i < BATCH_BLOCKS; i++)
+      bw__free(BW__ALLOC_LARGE_CLASS, lc->sets[s][i]);
+  return NULL;
+}
+
+static void *free_set_c(void *arg) {
+  lifo_case *lc = arg;
+  for (int i = 0; i < BATCH_BLOCKS; i++)
+    bw__free(BW__ALLOC_LARGE_CLASS, lc->sets[2][i]);
+  return NULL;
+}
+
+static int set_of(lifo_case *lc, void *p) {
+  for (int s = 0; s < 3; s++)
+    for (int i = 0; i < BATCH_BLOCKS; i++)
+      if (lc->sets[s][i] == p)
+        return s;
+  return -1;
+}
+
+static void *use_b_then_one(void *arg) {
+  lifo_case *lc = arg;
+  void *got[BATCH_BLOCKS];
+  for (int i = 0; i < BATCH_BLOCKS; i++)
+    got[i] = bw__alloc(BW__ALLOC_LARGE_CLASS);
+  int all_b = 1;
+  for (int i = 0; i < BATCH_BLOCKS; i++)
+    all_b &= set_of(lc, got[i]) == 1;
+  rt_latch_open(&lc->b_used);
+  rt_latch_wait(&lc->c_freed);
+  void *next = bw__alloc(BW__ALLOC_LARGE_CLASS);
+  lc->next_from = all_b ? set_of(lc, next) : -2;
+  return NULL;
+}
+
+#endif
+
+static void test_alloc_newest_batch_first(void **state) {
+  (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+  skip(); /* no recycling under ASan */
+#else
+  static lifo_case lc;
+  memset(&lc, 0, sizeof lc);
+  rt_latch_init(&lc.b_used);
+  rt_latch_init(&lc.c_freed);
+  for (int s = 0; s < 3; s++)
+    for (int i = 0; i < BATCH_BLOCKS; i++)
+      lc.sets[s][i] = bw__alloc(BW__ALLOC_LARGE_CLASS);
+  pthread_t freer, user;
+  assert_int_equal(pthread_create(&freer, NULL, free_set_a_b, &lc), 0);
+  pthread_join(freer, NULL); /* A then B are batches on the shared stack */
+  assert_int_equal(pthread_create(&user, NULL, use_b_then_one, &lc), 0);
+  rt_latch_wait(&lc.b_used);
+  assert_int_equal(pthread_create(&freer, NULL, free_set_c, &lc), 0);
+  pthread_join(freer, NULL);
+  rt_latch_open(&lc.c_freed);
+  pthread_join(user, NULL);
+  assert_int_equal(lc.next_from, 2); /* C, the newest; not A */
+  rt_latch_destroy(&lc.b_used);
+  rt_latch_destroy(&lc.c_freed);
+#endif
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_alloc_small_blocks_reused_across_threads),
       cmocka_unit_test(test_alloc_large_blocks_reused_across_threads),
       cmocka_unit_test(test_alloc_interleaved_with_own_frees),
+      cmocka_unit_test(test_alloc_newest_batch_first),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
