@@ -290,8 +290,7 @@ BW_SHIM_FUNCS(REAL_FUNC)
     if (!may_block)                                                            \
       return fn args;                                                          \
     bw__call call;                                                             \
-    if (!bw__call_begin_fast(&call, BW_FN_##name, CALLER))                     \
-      return fn args;                                                          \
+    bw__call_begin(&call, BW_FN_##name, CALLER);                               \
     ret r = fn args;                                                           \
     bw__call_end(&call);                                                       \
     return r;                                                                  \
@@ -318,8 +317,7 @@ BW_SHIM_TRYLOCKS(REAL_TRY)
     if (r != EBUSY)                                                            \
       return r; /* taken at once (or an error the lock would give too) */      \
     bw__call call;                                                             \
-    if (!bw__call_begin_fast(&call, BW_FN_##name, CALLER))                     \
-      return fn(lk BW_EXPAND xargs);                                           \
+    bw__call_begin(&call, BW_FN_##name, CALLER);                               \
     r = fn(lk BW_EXPAND xargs);                                                \
     bw__call_end(&call);                                                       \
     return r;                                                                  \

@@ -155,7 +155,6 @@ typedef struct bw__thread {
   int locks_held;           /* pool spinlocks this thread holds (pools.c) */
   int tid;
   unsigned shard; /* 1 + its per-pool item shard (pools.c); 0: none yet */
-  unsigned epoch; /* bw__classify_epoch when this thread was classified */
   bw__slot *slot;
 } bw__thread;
 
@@ -207,51 +206,6 @@ BW__HIDDEN void bw__totals_get(bw__totals *t);
 
 #define BW_MAX_SLOTS 1024
 BW__HIDDEN extern bw__slot bw__slots[BW_MAX_SLOTS];
-/* Bumped whenever a thread's kind may have changed behind its back. */
-BW__HIDDEN extern atomic_uint bw__classify_epoch;
-/* Set once fail=1 fired: nothing more is counted. */
-BW__HIDDEN extern atomic_int bw__fail_fired;
-
-/* Adds to a slot counter. A slot has one writer, its thread, so a relaxed
- * load and store will do (no locked instruction on the hot path); slot 0 is
- * shared by the threads that found the table full and needs the real add. */
-static inline void bw__slot_add(bw__slot *s, atomic_uint_least64_t *counter,
-                                uint64_t v) {
-  if (__builtin_expect(s == &bw__slots[0], 0))
-    atomic_fetch_add_explicit(counter, v, memory_order_relaxed);
-  else
-    atomic_store_explicit(
-        counter, atomic_load_explicit(counter, memory_order_relaxed) + v,
-        memory_order_relaxed);
-}
-
-/* The common case of a counted call, inline: a thread already known not to
- * be a worker only has its "other threads" count bumped. Returns 1 when it
- * did that (the caller then just makes the real call), 0 when the call
- * needs bw__call_begin / bw__call_end. */
-static inline int bw__count_other_fast(void) {
-  bw__slot *s = bw__self.slot;
-  if (bw__self.kind != BW_THREAD_OTHER || s == NULL ||
-      bw__self.epoch !=
-          atomic_load_explicit(&bw__classify_epoch, memory_order_relaxed) ||
-      atomic_load_explicit(&bw__fail_fired, memory_order_relaxed))
-    return 0;
-  bw__slot_add(s, &s->calls_other, 1);
-  return 1;
-}
-
-/* bw__call_begin with that case inline: returns 0 when the call was
- * counted as made on another thread and needs no bw__call_end, else 1
- * (begun). A worker goes straight to the full path: checking the fast case
- * first cost its counted calls ~13 ns (measured). */
-static inline int bw__call_begin_fast(bw__call *c, int fn, void *caller) {
-  if (__builtin_expect(bw__self.kind == BW_THREAD_WORKER, 0) ||
-      !bw__count_other_fast()) {
-    bw__call_begin(c, fn, caller);
-    return 1;
-  }
-  return 0;
-}
 
 /* ---- pools (pools.c) ----------------------------------------------------- */
 

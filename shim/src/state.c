@@ -31,10 +31,11 @@ atomic_int bw__active;
 bw__slot bw__slots[BW_MAX_SLOTS];
 
 /* Bumped whenever a thread's kind may have changed behind its back. */
-atomic_uint bw__classify_epoch = 1;
+static atomic_uint classify_epoch = 1;
+static BW__TLS __thread unsigned my_epoch;
 static pthread_key_t exit_key;
 static atomic_int exit_key_ok;
-atomic_int bw__fail_fired;
+static atomic_int fail_fired;
 
 static atomic_int own_pid;
 
@@ -54,7 +55,7 @@ uint64_t bw__now_ns(void) {
 
 void bw__reclassify_all(void);
 void bw__reclassify_all(void) {
-  atomic_fetch_add_explicit(&bw__classify_epoch, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&classify_epoch, 1, memory_order_relaxed);
 }
 
 /* ---- descriptor cache ---------------------------------------------------
@@ -162,6 +163,19 @@ void bw__totals_get(bw__totals *t) {
   }
 }
 
+/* Adds to a slot counter. A slot has one writer, its thread, so a relaxed
+ * load and store will do (no locked instruction on the hot path); slot 0 is
+ * shared by the threads that found the table full and needs the real add. */
+static inline void slot_add(bw__slot *s, atomic_uint_least64_t *counter,
+                            uint64_t v) {
+  if (__builtin_expect(s == &bw__slots[0], 0))
+    atomic_fetch_add_explicit(counter, v, memory_order_relaxed);
+  else
+    atomic_store_explicit(
+        counter, atomic_load_explicit(counter, memory_order_relaxed) + v,
+        memory_order_relaxed);
+}
+
 /* ---- classification ----------------------------------------------------- */
 
 /* Any of the comma-separated globs in `list` matches s (the rules' glob
@@ -194,8 +208,7 @@ static void join_option_pool(void) {
 }
 
 void bw__thread_classify(void) {
-  bw__self.epoch =
-      atomic_load_explicit(&bw__classify_epoch, memory_order_relaxed);
+  my_epoch = atomic_load_explicit(&classify_epoch, memory_order_relaxed);
   if (bw__self.classified_by_option == 2)
     return; /* start routine matched: a worker for life */
   if (bw__self.kind == BW_THREAD_WORKER && !bw__self.classified_by_option)
@@ -255,7 +268,7 @@ void bw__thread_name_slot(void) {
 /* ---- counted calls ------------------------------------------------------ */
 
 static void fail_now(bw__call *c) {
-  if (atomic_exchange(&bw__fail_fired, 1))
+  if (atomic_exchange(&fail_fired, 1))
     return;
   void *frames[BW_SITE_FRAMES];
   int n = bw__capture_frames(frames, BW_SITE_FRAMES);
@@ -272,7 +285,7 @@ static void fail_now(bw__call *c) {
   }
   bw__site_add(c->fn, c->caller, 1, 0);
   bw__slot *s = bw__slot_get();
-  bw__slot_add(s, &s->calls_worker, 1);
+  slot_add(s, &s->calls_worker, 1);
   bw__report_final(BW_WHY_FAIL);
   bw__real_exit_now(bw__opt.exitcode);
 }
@@ -285,18 +298,17 @@ void bw__call_begin(bw__call *c, int fn, void *caller) {
   c->worker = 0;
   c->compensated = 0;
   if (bw__self.kind == BW_THREAD_UNKNOWN ||
-      bw__self.epoch !=
-          atomic_load_explicit(&bw__classify_epoch, memory_order_relaxed))
+      my_epoch != atomic_load_explicit(&classify_epoch, memory_order_relaxed))
     bw__thread_classify();
   bw__slot *s = bw__slot_get();
-  if (__builtin_expect(
-          atomic_load_explicit(&bw__fail_fired, memory_order_relaxed), 0)) {
+  if (__builtin_expect(atomic_load_explicit(&fail_fired, memory_order_relaxed),
+                       0)) {
     c->start_ns = 0; /* fail=1 fired: the report is being written */
     errno = saved;
     return;
   }
   if (bw__self.kind != BW_THREAD_WORKER) {
-    bw__slot_add(s, &s->calls_other, 1);
+    slot_add(s, &s->calls_other, 1);
     c->start_ns = 0;
     errno = saved;
     return;
@@ -318,7 +330,7 @@ void bw__call_begin(bw__call *c, int fn, void *caller) {
   c->counted_early = bw__opt.threshold_ns == 0 && bw__opt.fail != BW_FAIL_NOW;
   c->site = -1;
   if (c->counted_early) {
-    bw__slot_add(s, &s->calls_worker, 1);
+    slot_add(s, &s->calls_worker, 1);
     c->site = bw__site_add(fn, caller, 1, 0);
   }
   c->start_ns = bw__now_ns();
@@ -344,13 +356,13 @@ void bw__call_end(bw__call *c) {
     bw__pool_notify(c->pool, 0);
   int record = c->counted_early;
   if (record) {
-    bw__slot_add(s, &s->blocked_ns_worker, dur);
+    slot_add(s, &s->blocked_ns_worker, dur);
     bw__site_add_ns(c->site, dur);
   } else if (dur >= bw__opt.threshold_ns &&
-             !atomic_load_explicit(&bw__fail_fired, memory_order_relaxed)) {
+             !atomic_load_explicit(&fail_fired, memory_order_relaxed)) {
     record = 1;
-    bw__slot_add(s, &s->calls_worker, 1);
-    bw__slot_add(s, &s->blocked_ns_worker, dur);
+    slot_add(s, &s->calls_worker, 1);
+    slot_add(s, &s->blocked_ns_worker, dur);
     bw__site_add(c->fn, c->caller, 1, dur);
   }
   if (record && bw__opt.trace_path[0])
@@ -384,6 +396,6 @@ void bw__state_after_fork(void) {
   bw__self.item_query = NULL;
   bw__self.classified_by_option = 0;
   bw__self.blocked_pool = -1;
-  atomic_store(&bw__fail_fired, 0);
+  atomic_store(&fail_fired, 0);
   bw__reclassify_all();
 }
