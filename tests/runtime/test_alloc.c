@@ -183,12 +183,65 @@ static void test_alloc_newest_batch_first(void **state) {
 #endif
 }
 
+/* The shared stack is bounded (alloc.c's SHARED_MAX blocks per class):
+ * when it is full, the oldest batches go back to free(), never the one
+ * just freed. A thread frees one batch more than the bound holds; a fresh
+ * thread's first block must come from the batch freed last. */
+#if !defined(__SANITIZE_ADDRESS__)
+enum { SHARED_BLOCKS = 65536, OVERFLOW_BATCHES = SHARED_BLOCKS / 256 + 1 };
+
+typedef struct overflow_case {
+  void **blocks; /* OVERFLOW_BATCHES * 256, freed in this order */
+  void *first;   /* the fresh thread's first block */
+} overflow_case;
+
+static void *free_in_order(void *arg) {
+  overflow_case *oc = arg;
+  for (size_t i = 0; i < (size_t)OVERFLOW_BATCHES * 256u; i++)
+    bw__free(BW__ALLOC_LARGE_CLASS, oc->blocks[i]);
+  return NULL;
+}
+
+static void *take_first(void *arg) {
+  overflow_case *oc = arg;
+  oc->first = bw__alloc(BW__ALLOC_LARGE_CLASS);
+  bw__free(BW__ALLOC_LARGE_CLASS, oc->first);
+  return NULL;
+}
+#endif
+
+static void test_alloc_full_stack_keeps_the_newest_batch(void **state) {
+  (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+  skip(); /* no recycling under ASan */
+#else
+  size_t n = (size_t)OVERFLOW_BATCHES * 256u;
+  overflow_case oc = {.blocks = calloc(n, sizeof(void *)), .first = NULL};
+  assert_non_null(oc.blocks);
+  for (size_t i = 0; i < n; i++) {
+    oc.blocks[i] = bw__alloc(BW__ALLOC_LARGE_CLASS);
+    assert_non_null(oc.blocks[i]);
+  }
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, free_in_order, &oc), 0);
+  pthread_join(th, NULL);
+  assert_int_equal(pthread_create(&th, NULL, take_first, &oc), 0);
+  pthread_join(th, NULL);
+  int in_newest = 0;
+  for (size_t i = n - 256; i < n; i++)
+    in_newest |= oc.blocks[i] == oc.first;
+  assert_true(in_newest);
+  free(oc.blocks);
+#endif
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_alloc_small_blocks_reused_across_threads),
       cmocka_unit_test(test_alloc_large_blocks_reused_across_threads),
       cmocka_unit_test(test_alloc_interleaved_with_own_frees),
       cmocka_unit_test(test_alloc_newest_batch_first),
+      cmocka_unit_test(test_alloc_full_stack_keeps_the_newest_batch),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
