@@ -182,6 +182,11 @@ typedef struct bw__call {
  * keep errno. begin may not return (fail=1). caller identifies the site. */
 BW__HIDDEN void bw__call_begin(bw__call *c, int fn, void *caller);
 BW__HIDDEN void bw__call_end(bw__call *c);
+/* The short way for a counted call on a thread already classified as not
+ * a worker: bumps its "other threads" count and returns 1 (the caller then
+ * just makes the real call, no begin/end); 0 when the call needs
+ * bw__call_begin / bw__call_end. Keeps errno. */
+BW__HIDDEN int bw__count_other_call(void);
 
 /* 1 when the descriptor may block (O_NONBLOCK clear); cached per fd. */
 BW__HIDDEN int bw__fd_blocking(int fd);

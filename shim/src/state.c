@@ -290,6 +290,18 @@ static void fail_now(bw__call *c) {
   bw__real_exit_now(bw__opt.exitcode);
 }
 
+int bw__count_other_call(void) {
+  bw__slot *s = bw__self.slot;
+  /* The shared slot 0 needs an atomic add, a stale classification a new
+   * look, a fired fail=1 no counting: bw__call_begin does all of those. */
+  if (bw__self.kind != BW_THREAD_OTHER || s == NULL || s == &bw__slots[0] ||
+      my_epoch != atomic_load_explicit(&classify_epoch, memory_order_relaxed) ||
+      atomic_load_explicit(&fail_fired, memory_order_relaxed))
+    return 0;
+  slot_add(s, &s->calls_other, 1);
+  return 1;
+}
+
 void bw__call_begin(bw__call *c, int fn, void *caller) {
   int saved = errno;
   bw__self.depth++;
