@@ -171,6 +171,14 @@ static uint64_t new_item_id(bw_pool *pool) {
   return tls_id_next++;
 }
 
+/* The observer's item time gate (observer.h): 0 (time the item) when it
+ * has none, else the word's current value. */
+static inline uint64_t item_gate_of(const bw_observer *o) {
+  return o->item_time_gate != NULL
+             ? __atomic_load_n(o->item_time_gate, __ATOMIC_RELAXED)
+             : 0;
+}
+
 /* Sets the item's observer id and, for sampled items (or when an observer
  * wants every one), its enqueue time. Returns the observer copy. */
 static inline const bw__observer_copy *stamp_item(bw_pool *pool, bw__item *it) {
@@ -182,10 +190,7 @@ static inline const bw__observer_copy *stamp_item(bw_pool *pool, bw__item *it) {
   if (wants & BW__WANT_ENQUEUE_NS) {
     /* The observer's gate (observer.h): while it holds a time T, only
      * sampled items read the clock and the others carry T. */
-    uint64_t gate =
-        oc->obs.item_time_gate != NULL
-            ? __atomic_load_n(oc->obs.item_time_gate, __ATOMIC_RELAXED)
-            : 0;
+    uint64_t gate = item_gate_of(&oc->obs);
     timed = gate == 0 || (sample & oc->sample_mask) == 0;
     enqueue_ns = timed ? bw__now_ns() : gate;
   } else if ((sample & BW__STATS_SAMPLE_MASK) == 0) {
@@ -257,9 +262,7 @@ static void run_observed(bw_pool *pool, bw__hist *hist, bw__item *it) {
   unsigned flags = it->timed ? BW_ITEM_ENQUEUE_TIMED : 0;
   if (it->timed || (oc->wants & BW__WANT_START_NS)) {
     /* An item timed at enqueue is timed at start; others ask the gate. */
-    uint64_t gate = !it->timed && o->item_time_gate != NULL
-                        ? __atomic_load_n(o->item_time_gate, __ATOMIC_RELAXED)
-                        : 0;
+    uint64_t gate = it->timed ? 0 : item_gate_of(o);
     if (gate == 0) {
       start_ns = bw__now_ns();
       flags |= BW_ITEM_START_TIMED;
