@@ -292,9 +292,9 @@ static void fail_now(bw__call *c) {
 
 int bw__count_other_call(void) {
   bw__slot *s = bw__self.slot;
-  /* The shared slot 0 needs an atomic add, a stale classification a new
-   * look, a fired fail=1 no counting: bw__call_begin does all of those. */
-  if (bw__self.kind != BW_THREAD_OTHER || s == NULL || s == &bw__slots[0] ||
+  /* No slot yet, a stale classification or a fired fail=1: bw__call_begin
+   * takes those. (slot_add itself knows the shared slot 0.) */
+  if (bw__self.kind != BW_THREAD_OTHER || s == NULL ||
       my_epoch != atomic_load_explicit(&classify_epoch, memory_order_relaxed) ||
       atomic_load_explicit(&fail_fired, memory_order_relaxed))
     return 0;
