@@ -833,15 +833,7 @@ static double probe_waited_ms(const char *out) {
  * that sleep 250 ms on 2 workers, then a probe. */
 static json_t *run_probe_off(const char *options, const char *p,
                              shim_result *r) {
-  char *argv[] = {STARVATION_PROBE, "--off-only", NULL};
-  char *env[] = {fmt("BLOCKWATCH_OPTIONS=report=json:report_path=%s%s%s", p,
-                     options[0] ? ":" : "", options),
-                 NULL};
-  unlink(p);
-  assert_int_equal(shim_run(argv, env, 1, 120, r), 0);
-  assert_false(r->timedout);
-  assert_int_equal(r->status, 0);
-  return shim_load_json(p);
+  return run_runtime(STARVATION_PROBE, "--off-only", options, p, r);
 }
 
 static void test_compensate_option_works_on_any_pool(void **state) {
