@@ -127,6 +127,18 @@ static void ts_field(bw__out *o, uint64_t ns) {
   bw__out_us(o, ns > origin ? ns - origin : 0);
 }
 
+/* The fields every "X" slice has after its name and kind. */
+static void slice_fields(bw__out *o, uint64_t ts, uint64_t dur, int64_t pid,
+                         int64_t tid) {
+  ts_field(o, ts);
+  bw__out_str(o, ",\"dur\":");
+  bw__out_us(o, dur);
+  bw__out_str(o, ",\"pid\":");
+  bw__out_i64(o, pid);
+  bw__out_str(o, ",\"tid\":");
+  bw__out_i64(o, tid);
+}
+
 void bw__trace_write(void) {
   if (!events)
     return;
@@ -153,26 +165,14 @@ void bw__trace_write(void) {
       bw__out_str(&o, ",\n{\"name\":");
       bw__out_jstr(&o, bw__fn_name(e->which));
       bw__out_str(&o, ",\"cat\":\"blocking\",\"ph\":\"X\"");
-      ts_field(&o, e->ts);
-      bw__out_str(&o, ",\"dur\":");
-      bw__out_us(&o, e->value);
-      bw__out_str(&o, ",\"pid\":");
-      bw__out_i64(&o, pid);
-      bw__out_str(&o, ",\"tid\":");
-      bw__out_i64(&o, e->tid);
+      slice_fields(&o, e->ts, e->value, pid, e->tid);
       bw__out_str(&o, ",\"args\":{}}");
     } else if (type == EV_WAIT) {
       bw__pool_report pr;
       bw__pool_get(e->tid, &pr);
       bw__out_str(&o, ",\n{\"name\":\"queue wait\",\"cat\":\"queue\","
                       "\"ph\":\"X\"");
-      ts_field(&o, e->ts);
-      bw__out_str(&o, ",\"dur\":");
-      bw__out_us(&o, e->value);
-      bw__out_str(&o, ",\"pid\":");
-      bw__out_i64(&o, pid);
-      bw__out_str(&o, ",\"tid\":");
-      bw__out_i64(&o, WAIT_LANE_TID + e->tid);
+      slice_fields(&o, e->ts, e->value, pid, WAIT_LANE_TID + e->tid);
       bw__out_str(&o, ",\"args\":{\"pool\":");
       bw__out_jstr(&o, pr.name);
       bw__out_str(&o, ",\"starvation_ms\":");
