@@ -3,68 +3,100 @@
  *
  * Items are typically allocated by one thread (the submitter) and freed by
  * another (a worker), which is the pattern general allocators handle worst.
- * So each thread collects the blocks it frees on a private list; when that
- * list reaches BATCH blocks it becomes a batch on a process-wide stack of
- * batches. A thread that needs a block takes from its own frees first, then
- * from the batch it is using, and when both are empty pops one batch: the
- * one pushed last, whose blocks are the likeliest still to be in a cache.
+ * So each thread collects the blocks it frees in a private magazine (an
+ * array of block pointers); a full magazine goes onto a process-wide stack
+ * of magazines. A thread that needs a block takes from its own frees first,
+ * then from the magazine it is using, and when both are empty it trades the
+ * empty magazine for the full one pushed last, whose blocks are the
+ * likeliest still to be in a cache. Only when no full magazine is left are
+ * new blocks carved, a magazine's worth at a time, from a chunk.
+ *
+ * Why arrays and chunks (bench (d), a chain of continuations built after a
+ * section that left ~20,000 recycled tasks behind; docs/bench-runtime.md):
+ *  - With batches linked through the blocks themselves, reading ahead meant
+ *    chasing each block's link: one dependent cache miss per block once the
+ *    blocks were scattered, and building a chain took 37-55 ns per link
+ *    instead of 18-20. From an array the allocator prefetches the block
+ *    AHEAD places on without touching the blocks in between.
+ *  - Blocks carved from a chunk are cache-line aligned and adjacent: a task
+ *    of 192 bytes is exactly three lines, shares none with its neighbours
+ *    (two workers running neighbouring links of a chain wrote to one line
+ *    when blocks came from malloc, 16 bytes of header apart) and a fresh
+ *    magazine walks memory in address order.
  *
  * Invariants:
- *  - A block is on at most one list. A batch's first block carries the
- *    batch's length and the link to the next batch.
- *  - The shared stack is a plain LIFO under a mutex, taken once per BATCH
- *    blocks (a pop of one batch needs no ABA defence then), doubly linked
- *    through the batch heads. It holds at most SHARED_MAX blocks per
- *    class; beyond that, the oldest batches go back to free(). Every cached
- *    block stays reachable from a static or a live thread, so leak checkers
- *    stay quiet.
- *  - One batch at a time: a thread never sits on batches it does not use,
- *    so blocks freed lately (warm) are reused before blocks freed long ago
- *    (cold, scattered over the heap). Taking the whole stack at once, as an
- *    earlier version did, made a thread cycle through every cached block -
- *    up to SHARED_MAX of them, tens of megabytes - before it reached its
- *    own recent frees (bench (d) after (b): 29 -> 46 ns per link).
- *  - A thread's private blocks are handed back when it exits (a pthread key
- *    destructor, removed if the library is unloaded).
+ *  - A block is in at most one magazine. Every block belongs to a chunk
+ *    whose header counts its blocks that are not released; a released
+ *    block is never handed out again, and a chunk whose count reaches 0
+ *    goes back to free().
+ *  - The shared stack is doubly linked under a mutex taken once per BATCH
+ *    blocks; each visit both gives and takes (a full magazine for an
+ *    empty one, or the other way round), so a thread never locks twice per
+ *    magazine. It holds at most SHARED_MAX blocks per class; beyond that,
+ *    the oldest magazines' blocks are released - the coldest blocks, not
+ *    the ones just freed (dropping the new magazine instead kept a stack
+ *    filled by an earlier burst forever: bench (d) after (b) alternated
+ *    between 15 and 42 ns per link to build).
+ *  - A chunk is freed only when all its blocks are released, so after a
+ *    burst the memory held can exceed SHARED_MAX blocks by the chunks that
+ *    a few live or cached blocks keep. That is the price of alignment
+ *    without a header per block.
+ *  - Every chunk is on a registry list and every magazine is reachable
+ *    from a static or a live thread, so leak checkers stay quiet. A
+ *    thread's private magazines and uncarved blocks are handed back when it
+ *    exits (a pthread key destructor, removed if the library is unloaded).
  */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "internal.h"
 
-#define BATCH 256
-#define SHARED_MAX 65536
+#define BATCH 256         /* blocks per magazine */
+#define SHARED_MAX 65536  /* blocks per class on the shared stack */
+#define SPARE_MAX 64      /* empty magazines kept for reuse */
+#define CHUNK_BYTES 65536 /* a power of two: a block finds its chunk */
+#define AHEAD 8           /* how many blocks ahead bw__alloc prefetches */
 
-typedef struct free_block {
-  struct free_block *next;       /* within a list or batch */
-  struct free_block *next_batch; /* batch heads only: the next older batch */
-  struct free_block *prev_batch; /* batch heads only: the next newer one */
-  size_t count;                  /* batch heads only: blocks in the batch */
-} free_block;
+typedef struct magazine {
+  struct magazine *older, *newer; /* on the shared stack or spare list */
+  size_t n;                       /* p[0..n) are blocks, p[n-1] goes next */
+  void *p[BATCH];
+} magazine;
 
-_Static_assert(sizeof(free_block) <= BW__ALLOC_SMALL, "block too small");
+/* The first cache line of a chunk; its blocks follow. */
+typedef struct chunk {
+  _Atomic size_t held;       /* blocks not released */
+  struct chunk *prev, *next; /* registry, under chunk_mu */
+} chunk;
+
+_Static_assert(sizeof(chunk) <= BW__CACHE_LINE, "chunk header too big");
+_Static_assert(BW__ALLOC_SMALL % BW__CACHE_LINE == 0 &&
+                   BW__ALLOC_LARGE % BW__CACHE_LINE == 0,
+               "blocks must be whole cache lines");
 
 typedef struct local_lists {
-  free_block *freed; /* this thread's frees, newest first */
-  size_t nfreed;
-  free_block *cursor; /* remainder of the batch being used */
-  /* The prefetch front: a block of the cursor's list `ahead_dist` blocks
-   * after the cursor (NULL: none), see bw__alloc. */
-  free_block *ahead;
-  unsigned ahead_dist;
+  magazine *fill; /* this thread's frees, newest last */
+  magazine *use;  /* the magazine being used up */
+  char *carve;    /* the next uncarved block of this thread's chunk */
+  size_t carve_left;
 } local_lists;
-
-/* How many blocks ahead of the cursor bw__alloc prefetches. */
-#define AHEAD 8
 
 static const size_t class_size[BW__ALLOC_CLASSES] = {BW__ALLOC_SMALL,
                                                      BW__ALLOC_LARGE};
 
 static pthread_mutex_t shared_mu = PTHREAD_MUTEX_INITIALIZER;
-/* Newest and oldest batch of each class, under shared_mu. */
-static free_block *shared[BW__ALLOC_CLASSES];
-static free_block *shared_oldest[BW__ALLOC_CLASSES];
-static size_t shared_count[BW__ALLOC_CLASSES]; /* under shared_mu */
+/* Under shared_mu: newest and oldest full magazine of each class. */
+static magazine *shared[BW__ALLOC_CLASSES];
+static magazine *shared_oldest[BW__ALLOC_CLASSES];
+static size_t shared_count[BW__ALLOC_CLASSES];
+static magazine *spares; /* empty magazines, linked through `older` */
+static size_t spare_count;
+
+static pthread_mutex_t chunk_mu = PTHREAD_MUTEX_INITIALIZER;
+static chunk *chunks;                         /* under chunk_mu */
+static size_t chunk_count[BW__ALLOC_CLASSES]; /* under chunk_mu */
 
 static BW__TLS local_lists local[BW__ALLOC_CLASSES];
 static BW__TLS int local_registered;
@@ -72,81 +104,144 @@ static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static int key_made;
 
-static void free_chain(free_block *b) {
-  while (b != NULL) {
-    free_block *next = b->next;
-    free(b);
-    b = next;
-  }
+static size_t blocks_per_chunk(int cls) {
+  return (CHUNK_BYTES - BW__CACHE_LINE) / class_size[cls];
 }
 
-/* Pushes the chain head..(next == NULL) of n blocks as the newest batch;
- * when that takes the stack over SHARED_MAX blocks, the oldest batches go
- * back to free() - the coldest blocks, not the ones just freed (dropping
- * the new batch instead kept a stack filled by an earlier burst forever
- * and sent every later thread to malloc: bench (d) after (b) alternated
- * between 15 and 42 ns per link to build). */
-static void give_batch(int cls, free_block *head, size_t n) {
-  free_block *drop = NULL;
-  pthread_mutex_lock(&shared_mu);
-  head->count = n;
-  head->prev_batch = NULL;
-  head->next_batch = shared[cls];
-  if (shared[cls] != NULL)
-    shared[cls]->prev_batch = head;
+static chunk *chunk_of(void *block) {
+  return (chunk *)((uintptr_t)block & ~(uintptr_t)(CHUNK_BYTES - 1));
+}
+
+static chunk *chunk_new(int cls) {
+  chunk *c = aligned_alloc(CHUNK_BYTES, CHUNK_BYTES);
+  if (c == NULL)
+    return NULL;
+  atomic_init(&c->held, blocks_per_chunk(cls));
+  pthread_mutex_lock(&chunk_mu);
+  c->next = chunks;
+  c->prev = NULL;
+  if (chunks != NULL)
+    chunks->prev = c;
+  chunks = c;
+  chunk_count[cls]++;
+  pthread_mutex_unlock(&chunk_mu);
+  return c;
+}
+
+/* Takes one block out of circulation for good; the last one out of its
+ * chunk frees the chunk. */
+static void release_block(int cls, void *block) {
+  chunk *c = chunk_of(block);
+  if (atomic_fetch_sub_explicit(&c->held, 1, memory_order_acq_rel) != 1)
+    return;
+  pthread_mutex_lock(&chunk_mu);
+  if (c->prev != NULL)
+    c->prev->next = c->next;
   else
-    shared_oldest[cls] = head;
-  shared[cls] = head;
-  shared_count[cls] += n;
-  while (shared_count[cls] > SHARED_MAX) {
-    free_block *old = shared_oldest[cls];
-    shared_oldest[cls] = old->prev_batch;
-    if (shared_oldest[cls] != NULL)
-      shared_oldest[cls]->next_batch = NULL;
+    chunks = c->next;
+  if (c->next != NULL)
+    c->next->prev = c->prev;
+  chunk_count[cls]--;
+  pthread_mutex_unlock(&chunk_mu);
+  free(c);
+}
+
+/* What a visit to the shared stack takes away. */
+typedef enum { TAKE_NOTHING, TAKE_FULL, TAKE_EMPTY } take_kind;
+
+/* One visit to the shared stack, under shared_mu:
+ *  - `full` (may be NULL) becomes the newest magazine;
+ *  - `empty` (may be NULL) joins the spares - except with TAKE_FULL when
+ *    no full magazine is there to trade it for: then it comes back;
+ *  - TAKE_FULL returns the newest full magazine, TAKE_EMPTY a spare; either
+ *    may be NULL.
+ * Magazines pushed off the bottom (over SHARED_MAX) have their blocks
+ * released after the unlock. */
+static magazine *visit_shared(int cls, magazine *full, magazine *empty,
+                              take_kind take) {
+  magazine *drop = NULL, *got = NULL, *spare_drop = NULL;
+  pthread_mutex_lock(&shared_mu);
+  if (full != NULL) {
+    full->newer = NULL;
+    full->older = shared[cls];
+    if (shared[cls] != NULL)
+      shared[cls]->newer = full;
     else
-      shared[cls] = NULL;
-    shared_count[cls] -= old->count;
-    old->next_batch = drop;
-    drop = old;
+      shared_oldest[cls] = full;
+    shared[cls] = full;
+    shared_count[cls] += full->n;
+    while (shared_count[cls] > SHARED_MAX) {
+      magazine *old = shared_oldest[cls];
+      shared_oldest[cls] = old->newer;
+      if (shared_oldest[cls] != NULL)
+        shared_oldest[cls]->older = NULL;
+      else
+        shared[cls] = NULL;
+      shared_count[cls] -= old->n;
+      old->older = drop;
+      drop = old;
+    }
+  }
+  if (take == TAKE_FULL) {
+    got = shared[cls];
+    if (got != NULL) {
+      shared[cls] = got->older;
+      if (shared[cls] != NULL)
+        shared[cls]->newer = NULL;
+      else
+        shared_oldest[cls] = NULL;
+      shared_count[cls] -= got->n;
+    } else {
+      got = empty; /* nothing to trade for */
+      empty = NULL;
+    }
+  } else if (take == TAKE_EMPTY && spares != NULL) {
+    got = spares;
+    spares = got->older;
+    spare_count--;
+  }
+  if (empty != NULL) {
+    if (spare_count < SPARE_MAX) {
+      empty->older = spares;
+      spares = empty;
+      spare_count++;
+    } else {
+      spare_drop = empty;
+    }
   }
   pthread_mutex_unlock(&shared_mu);
+  free(spare_drop);
   while (drop != NULL) {
-    free_block *next = drop->next_batch;
-    free_chain(drop);
+    magazine *next = drop->older;
+    for (size_t i = 0; i < drop->n; i++)
+      release_block(cls, drop->p[i]);
+    free(drop);
     drop = next;
   }
-}
-
-/* The batch pushed last, or NULL. */
-static free_block *take_batch(int cls) {
-  pthread_mutex_lock(&shared_mu);
-  free_block *head = shared[cls];
-  if (head != NULL) {
-    shared[cls] = head->next_batch;
-    if (shared[cls] != NULL)
-      shared[cls]->prev_batch = NULL;
-    else
-      shared_oldest[cls] = NULL;
-    shared_count[cls] -= head->count;
-  }
-  pthread_mutex_unlock(&shared_mu);
-  return head;
+  return got;
 }
 
 static void on_thread_exit(void *unused) {
   (void)unused;
   for (int cls = 0; cls < BW__ALLOC_CLASSES; cls++) {
     local_lists *l = &local[cls];
-    if (l->freed != NULL)
-      give_batch(cls, l->freed, l->nfreed);
-    size_t n = 0;
-    for (free_block *b = l->cursor; b != NULL; b = b->next)
-      n++;
-    if (l->cursor != NULL)
-      give_batch(cls, l->cursor, n);
-    l->freed = l->cursor = l->ahead = NULL;
-    l->nfreed = l->ahead_dist = 0;
+    /* The uncarved rest of the chunk goes round like any freed block. */
+    while (l->carve_left > 0) {
+      void *b = l->carve;
+      l->carve += class_size[cls];
+      l->carve_left--;
+      bw__free(cls, b);
+    }
+    magazine *fill = l->fill, *use = l->use;
+    l->fill = l->use = NULL;
+    if (fill != NULL)
+      visit_shared(cls, fill->n > 0 ? fill : NULL, fill->n > 0 ? NULL : fill,
+                   TAKE_NOTHING);
+    if (use != NULL)
+      visit_shared(cls, use->n > 0 ? use : NULL, use->n > 0 ? NULL : use,
+                   TAKE_NOTHING);
   }
+  local_registered = 0; /* a later use registers (and flushes) again */
 }
 
 static void make_key(void) {
@@ -173,8 +268,50 @@ static inline void prefetch_block(const void *p, size_t size) {
     __builtin_prefetch((const char *)p + off, 1);
 }
 
-/* Under AddressSanitizer blocks go straight to malloc/free, so that a use
- * of a freed task or item is reported instead of hidden by recycling. */
+/* Fills the empty magazine m with up to BATCH new blocks from this thread's
+ * chunk (and new chunks), handed out in address order. Returns how many. */
+static size_t carve(int cls, local_lists *l, magazine *m) {
+  size_t n = 0;
+  while (n < BATCH) {
+    if (l->carve_left == 0) {
+      chunk *c = chunk_new(cls);
+      if (c == NULL)
+        break;
+      l->carve = (char *)c + BW__CACHE_LINE;
+      l->carve_left = blocks_per_chunk(cls);
+    }
+    size_t take = l->carve_left < BATCH - n ? l->carve_left : BATCH - n;
+    for (size_t i = 0; i < take; i++) {
+      m->p[BATCH - 1 - n - i] = l->carve; /* popped from the end */
+      l->carve += class_size[cls];
+    }
+    l->carve_left -= take;
+    n += take;
+  }
+  /* Packed at the top of p[]: move down to p[0..n). */
+  for (size_t i = 0; i < n && n < BATCH; i++)
+    m->p[i] = m->p[BATCH - n + i];
+  m->n = n;
+  return n;
+}
+
+/* The used-up magazine is traded for the newest full one, or refilled
+ * from a chunk. Returns the magazine to use, or NULL (out of memory). */
+static magazine *refill(int cls, local_lists *l) {
+  if (!local_registered)
+    register_thread();
+  magazine *m = visit_shared(cls, NULL, l->use, TAKE_FULL);
+  if (m == NULL && (m = malloc(sizeof(*m))) != NULL)
+    m->n = 0;
+  l->use = m;
+  if (m == NULL || m->n > 0)
+    return m;
+  return carve(cls, l, m) > 0 ? m : NULL;
+}
+
+/* Under AddressSanitizer blocks come from the C library one by one, so
+ * that a use of a freed task or item is reported instead of hidden by
+ * recycling. They are cache-line aligned there too. */
 #if defined(__SANITIZE_ADDRESS__)
 #define RECYCLE 0
 #else
@@ -183,48 +320,48 @@ static inline void prefetch_block(const void *p, size_t size) {
 
 void *bw__alloc(int cls) {
   if (!RECYCLE)
-    return malloc(class_size[cls]);
+    return aligned_alloc(BW__CACHE_LINE, class_size[cls]);
   local_lists *l = &local[cls];
-  free_block *b = l->freed;
-  if (b != NULL) { /* our own frees: still warm in this CPU's cache */
-    l->freed = b->next;
-    l->nfreed--;
-    return b;
+  magazine *m = l->fill;
+  if (m != NULL && m->n > 0) /* our own frees: still warm in this cache */
+    return m->p[--m->n];
+  m = l->use;
+  if (m == NULL || m->n == 0) {
+    m = refill(cls, l);
+    if (m == NULL)
+      return NULL;
+    for (size_t i = 1; i <= AHEAD && i <= m->n; i++)
+      prefetch_block(m->p[m->n - i], class_size[cls]);
   }
-  if (l->cursor == NULL) {
-    l->cursor = take_batch(cls);
-    if (l->cursor == NULL)
-      return malloc(class_size[cls]);
-    if (!local_registered)
-      register_thread();
-    l->ahead = l->cursor;
-    l->ahead_dist = 0;
-  }
-  b = l->cursor;
-  l->cursor = b->next;
   /* Blocks from the shared stack were last written on another CPU (a
-   * worker freed them): reading a block's link, and then initialising it,
-   * would stall on each. So the blocks up to AHEAD places after the cursor
-   * are fetched (for writing) in advance: the front moves two blocks per
-   * call until it is AHEAD ahead, then one, and each step reads the link of
-   * a block fetched calls ago. The front is never behind the cursor (a
-   * block handed out is no longer on the list). */
-  if (l->ahead == b) {
-    l->ahead = l->cursor;
-    l->ahead_dist = 0;
-  } else {
-    l->ahead_dist--;
-  }
-  for (int step = 0; step < 2 && l->ahead != NULL && l->ahead_dist < AHEAD;
-       step++) {
-    free_block *n = l->ahead->next;
-    if (n == NULL)
-      break;
-    l->ahead = n;
-    l->ahead_dist++;
-    prefetch_block(n, class_size[cls]);
-  }
+   * worker freed them): initialising each would stall. So the block AHEAD
+   * places on is fetched (for writing) now, straight from the array. */
+  void *b = m->p[--m->n];
+  if (m->n >= AHEAD)
+    prefetch_block(m->p[m->n - AHEAD], class_size[cls]);
   return b;
+}
+
+/* The full or missing magazine of bw__free: the full one goes onto the
+ * shared stack and an empty one takes its place; with no memory for a
+ * magazine, the block is released instead of lost. */
+static void free_slow(int cls, local_lists *l, void *block) {
+  if (!local_registered)
+    register_thread();
+  magazine *m = l->fill;
+  int full = m != NULL; /* bw__free pushed `block` already */
+  m = visit_shared(cls, full ? m : NULL, NULL, TAKE_EMPTY);
+  if (m == NULL)
+    m = malloc(sizeof(*m));
+  l->fill = m;
+  if (m != NULL)
+    m->n = 0;
+  if (full)
+    return;
+  if (m != NULL)
+    m->p[m->n++] = block;
+  else
+    release_block(cls, block);
 }
 
 void bw__free(int cls, void *p) {
@@ -235,14 +372,18 @@ void bw__free(int cls, void *p) {
     return;
   }
   local_lists *l = &local[cls];
-  free_block *b = p;
-  b->next = l->freed;
-  l->freed = b;
-  if (!local_registered)
-    register_thread();
-  if (++l->nfreed >= BATCH) {
-    give_batch(cls, l->freed, l->nfreed);
-    l->freed = NULL;
-    l->nfreed = 0;
+  magazine *m = l->fill;
+  if (m != NULL) {
+    m->p[m->n++] = p;
+    if (m->n < BATCH)
+      return;
   }
+  free_slow(cls, l, p);
+}
+
+size_t bw__alloc_chunks(int cls) {
+  pthread_mutex_lock(&chunk_mu);
+  size_t n = chunk_count[cls];
+  pthread_mutex_unlock(&chunk_mu);
+  return n;
 }

@@ -65,10 +65,14 @@ enum { BW__ALLOC_SMALL_CLASS = 0, BW__ALLOC_LARGE_CLASS, BW__ALLOC_CLASSES };
 #define BW__ALLOC_SMALL 64  /* work items */
 #define BW__ALLOC_LARGE 192 /* tasks */
 
-/* A block of the class's size (malloc'd, suitably aligned), or NULL. */
+/* A block of the class's size, cache-line aligned, or NULL. */
 void *bw__alloc(int cls);
 /* Returns a block from bw__alloc(cls) for reuse by any thread. */
 void bw__free(int cls, void *p);
+/* How many chunks (blocks are carved from chunks of 64 KiB) of the class
+ * are held from the C library; 0 where blocks are not recycled (under
+ * AddressSanitizer). For tests. */
+size_t bw__alloc_chunks(int cls);
 
 /* ---- work-stealing deque (deque.c) -------------------------------------- */
 

@@ -1,11 +1,10 @@
 /* test_alloc.c - the runtime's block recycling (runtime/src/alloc.c),
  * driven through its internal interface (linked against the static
  * library): blocks freed on one thread and reused on another, with every
- * handed-out block overwritten at once, as the runtime's callers do. The
- * allocator reads ahead in the lists it hands blocks out from (prefetching
- * the blocks it will hand out next); a read-ahead that ever reached a block
- * already handed out would follow the garbage written into it and crash or
- * hand a block out twice.
+ * handed-out block overwritten at once, as the runtime's callers do (a
+ * block that any list or magazine still pointed to would be handed out
+ * twice); reuse order (newest magazine first, the bound of the shared
+ * stack), cache-line alignment, and chunks going back to the C library.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -235,6 +234,93 @@ static void test_alloc_full_stack_keeps_the_newest_batch(void **state) {
 #endif
 }
 
+/* Blocks are cache-line aligned, fresh or recycled, in every build: a task
+ * that shares a line with its neighbour has two workers writing to one
+ * line when they run neighbouring links of a chain. */
+static void *alloc_and_check_aligned(void *arg) {
+  int cls = *(int *)arg;
+  void *held[600];
+  for (int round = 0; round < 3; round++) {
+    for (int i = 0; i < 600; i++) {
+      held[i] = bw__alloc(cls);
+      assert_non_null(held[i]);
+      assert_int_equal((uintptr_t)held[i] % BW__CACHE_LINE, 0);
+    }
+    for (int i = 0; i < 600; i++)
+      bw__free(cls, held[i]);
+  }
+  return NULL;
+}
+
+static void test_alloc_blocks_are_cache_line_aligned(void **state) {
+  (void)state;
+  for (int cls = 0; cls < BW__ALLOC_CLASSES; cls++) {
+    pthread_t th;
+    for (int t = 0; t < 2; t++) { /* the second reuses the first's frees */
+      assert_int_equal(pthread_create(&th, NULL, alloc_and_check_aligned, &cls),
+                       0);
+      pthread_join(th, NULL);
+    }
+  }
+}
+
+/* Memory goes back: blocks are carved from 64 KiB chunks, and when a burst
+ * of frees takes the shared stack over its bound (SHARED_MAX blocks), the
+ * chunks whose blocks all fell off it are freed. And what is cached is
+ * reused: a later burst of nearly the bound's size needs no new chunk. */
+#if !defined(__SANITIZE_ADDRESS__)
+enum { BURST = 200000 }; /* ~38 MB of tasks, three times the bound */
+
+static void *free_burst(void *arg) {
+  void **blocks = arg;
+  for (size_t i = 0; i < BURST; i++)
+    bw__free(BW__ALLOC_LARGE_CLASS, blocks[i]);
+  return NULL;
+}
+
+/* Nearly the bound: the stack may be up to a magazine short of it after
+ * dropping whole magazines, and the freeing thread's last one was part. */
+enum { CACHED_SURELY = SHARED_BLOCKS - 2 * 256 };
+
+static void *alloc_free_cached(void *arg) {
+  (void)arg;
+  void **blocks = calloc(CACHED_SURELY, sizeof(void *));
+  assert_non_null(blocks);
+  for (size_t i = 0; i < CACHED_SURELY; i++)
+    assert_non_null(blocks[i] = bw__alloc(BW__ALLOC_LARGE_CLASS));
+  for (size_t i = 0; i < CACHED_SURELY; i++)
+    bw__free(BW__ALLOC_LARGE_CLASS, blocks[i]);
+  free(blocks);
+  return NULL;
+}
+#endif
+
+static void test_alloc_chunks_go_back_after_a_burst(void **state) {
+  (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+  skip(); /* no chunks under ASan */
+#else
+  size_t per_chunk = (65536 - BW__CACHE_LINE) / BW__ALLOC_LARGE;
+  size_t bound = (SHARED_BLOCKS + per_chunk - 1) / per_chunk;
+  void **blocks = calloc(BURST, sizeof(void *));
+  assert_non_null(blocks);
+  for (size_t i = 0; i < BURST; i++)
+    assert_non_null(blocks[i] = bw__alloc(BW__ALLOC_LARGE_CLASS));
+  assert_true(bw__alloc_chunks(BW__ALLOC_LARGE_CLASS) >= BURST / per_chunk);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, free_burst, blocks), 0);
+  pthread_join(th, NULL);
+  free(blocks);
+  /* The bound's worth of cached blocks, plus a few chunks that hold this
+   * thread's uncarved blocks or straddle the cut. */
+  size_t after = bw__alloc_chunks(BW__ALLOC_LARGE_CLASS);
+  assert_in_range(after, bound, bound + 4);
+  assert_int_equal(pthread_create(&th, NULL, alloc_free_cached, NULL), 0);
+  pthread_join(th, NULL);
+  assert_int_equal(bw__alloc_chunks(BW__ALLOC_LARGE_CLASS), after);
+#endif
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_alloc_small_blocks_reused_across_threads),
@@ -242,6 +328,8 @@ int main(void) {
       cmocka_unit_test(test_alloc_interleaved_with_own_frees),
       cmocka_unit_test(test_alloc_newest_batch_first),
       cmocka_unit_test(test_alloc_full_stack_keeps_the_newest_batch),
+      cmocka_unit_test(test_alloc_blocks_are_cache_line_aligned),
+      cmocka_unit_test(test_alloc_chunks_go_back_after_a_burst),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
