@@ -19,7 +19,7 @@
  *    instead of 18-20. From an array the allocator prefetches the block
  *    AHEAD places on without touching the blocks in between.
  *  - Blocks carved from a chunk are cache-line aligned and adjacent: a task
- *    of 192 bytes is exactly three lines, shares none with its neighbours
+ *    of 128 bytes is exactly two lines, shares none with its neighbours
  *    (two workers running neighbouring links of a chain wrote to one line
  *    when blocks came from malloc, 16 bytes of header apart) and a fresh
  *    magazine walks memory in address order.

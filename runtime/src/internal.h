@@ -63,7 +63,7 @@ struct bw__item {
 
 enum { BW__ALLOC_SMALL_CLASS = 0, BW__ALLOC_LARGE_CLASS, BW__ALLOC_CLASSES };
 #define BW__ALLOC_SMALL 64  /* work items */
-#define BW__ALLOC_LARGE 192 /* tasks */
+#define BW__ALLOC_LARGE 128 /* tasks */
 
 /* A block of the class's size, cache-line aligned, or NULL. */
 void *bw__alloc(int cls);

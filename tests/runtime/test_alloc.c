@@ -269,7 +269,7 @@ static void test_alloc_blocks_are_cache_line_aligned(void **state) {
  * chunks whose blocks all fell off it are freed. And what is cached is
  * reused: a later burst of nearly the bound's size needs no new chunk. */
 #if !defined(__SANITIZE_ADDRESS__)
-enum { BURST = 200000 }; /* ~38 MB of tasks, three times the bound */
+enum { BURST = 200000 }; /* ~26 MB of tasks, three times the bound */
 
 static void *free_burst(void *arg) {
   void **blocks = arg;
