@@ -239,15 +239,34 @@ void *bw_task_result(const bw_task *task) {
 
 /* ---- run and then ------------------------------------------------------- */
 
+static void then_fire(bw__cont *c, bw_task *done);
+
+static void prefetch_task_of_node(const bw__cont *c) {
+  __builtin_prefetch(c, 1);
+  __builtin_prefetch((const char *)c - offsetof(bw_task, u.then.node), 1);
+}
+
 static void run_task_item(bw__item *it) {
   bw_task *task = (bw_task *)it;
-  /* The first continuation is most likely the next thing this worker runs
-   * (a chain): start pulling it into the cache while fn runs. A prefetch of
-   * whatever the pointer is (a waiter, the done marker) is harmless. */
-  bw__cont *first = atomic_load_explicit(&task->conts, memory_order_relaxed);
-  if (first != NULL) {
-    __builtin_prefetch(first, 1);
-    __builtin_prefetch((char *)first - offsetof(bw_task, u.then.node), 1);
+  /* A chain runs link after link on this worker, every link written last
+   * by the thread that built it, on another CPU; and when recycled blocks
+   * lie in no order, no hardware prefetcher guesses the next one. So links
+   * are fetched two ahead: the next link (the first continuation) was
+   * prefetched when the previous link started, so its own first
+   * continuation can be read now without a stall, and is prefetched while
+   * fn runs. Safe to read: nodes on a task that has not resolved are alive
+   * (each holds a reference or is its task's), and a then-node's task is
+   * alive until it runs, after this one. */
+  bw__cont *next = atomic_load_explicit(&task->conts, memory_order_acquire);
+  if (next != NULL && next != CONTS_DONE) {
+    prefetch_task_of_node(next);
+    if (next->fire == then_fire) {
+      const bw_task *t = (const bw_task *)((const char *)next -
+                                           offsetof(bw_task, u.then.node));
+      bw__cont *after = atomic_load_explicit(&t->conts, memory_order_relaxed);
+      if (after != NULL && after != CONTS_DONE)
+        prefetch_task_of_node(after);
+    }
   }
   bw_task *outer = bw__tls_task;
   bw__tls_task = task;
