@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -321,6 +322,55 @@ static void test_alloc_chunks_go_back_after_a_burst(void **state) {
 #endif
 }
 
+/* Cached blocks decay: full magazines that sat on the shared stack for the
+ * decay period are released at the next visit, and chunks whose blocks all
+ * went back are freed; younger magazines are reused instead. */
+#if !defined(__SANITIZE_ADDRESS__)
+static void *alloc_then_free(void *arg) {
+  size_t n = *(size_t *)arg;
+  void **blocks = calloc(n, sizeof(void *));
+  assert_non_null(blocks);
+  for (size_t i = 0; i < n; i++)
+    assert_non_null(blocks[i] = bw__alloc(BW__ALLOC_LARGE_CLASS));
+  for (size_t i = 0; i < n; i++)
+    bw__free(BW__ALLOC_LARGE_CLASS, blocks[i]);
+  free(blocks);
+  return NULL; /* exiting hands this thread's blocks to the shared stack */
+}
+
+static void on_fresh_thread(size_t n) {
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, alloc_then_free, &n), 0);
+  pthread_join(th, NULL);
+}
+#endif
+
+static void test_alloc_cached_blocks_decay(void **state) {
+  (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+  skip(); /* no chunks under ASan */
+#else
+  size_t per_chunk = (65536 - BW__CACHE_LINE) / BW__ALLOC_LARGE;
+  bw__alloc_set_decay_ms(0); /* a visit releases all earlier tests left */
+  on_fresh_thread(1);
+  size_t base = bw__alloc_chunks(BW__ALLOC_LARGE_CLASS);
+  bw__alloc_set_decay_ms(60000);
+  on_fresh_thread(3000);
+  size_t grown = bw__alloc_chunks(BW__ALLOC_LARGE_CLASS);
+  assert_true(grown >= base + 3000 / per_chunk);
+  on_fresh_thread(3000); /* young: reused, no chunk added */
+  assert_int_equal(bw__alloc_chunks(BW__ALLOC_LARGE_CLASS), grown);
+  bw__alloc_set_decay_ms(20);
+  struct timespec pause = {0, 60 * 1000000};
+  nanosleep(&pause, NULL);
+  on_fresh_thread(1); /* its visit releases what sat there 60 ms */
+  /* Left: what this thread holds, plus the one chunk the fresh thread
+   * carved (its blocks went back to the stack only as it exited). */
+  assert_in_range(bw__alloc_chunks(BW__ALLOC_LARGE_CLASS), 0, base + 1);
+  bw__alloc_set_decay_ms(10000);
+#endif
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_alloc_small_blocks_reused_across_threads),
@@ -330,6 +380,7 @@ int main(void) {
       cmocka_unit_test(test_alloc_full_stack_keeps_the_newest_batch),
       cmocka_unit_test(test_alloc_blocks_are_cache_line_aligned),
       cmocka_unit_test(test_alloc_chunks_go_back_after_a_burst),
+      cmocka_unit_test(test_alloc_cached_blocks_decay),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
