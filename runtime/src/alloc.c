@@ -251,6 +251,13 @@ static magazine *visit_shared(int cls, magazine *full, magazine *empty,
   return got;
 }
 
+/* A magazine a thread gives up: with blocks it joins the shared stack, an
+ * empty one the spares. */
+static void hand_back(int cls, magazine *m) {
+  if (m != NULL)
+    visit_shared(cls, m->n > 0 ? m : NULL, m->n > 0 ? NULL : m, TAKE_NOTHING);
+}
+
 static void on_thread_exit(void *unused) {
   (void)unused;
   for (int cls = 0; cls < BW__ALLOC_CLASSES; cls++) {
@@ -262,14 +269,9 @@ static void on_thread_exit(void *unused) {
       l->carve_left--;
       bw__free(cls, b);
     }
-    magazine *fill = l->fill, *use = l->use;
+    hand_back(cls, l->fill);
+    hand_back(cls, l->use);
     l->fill = l->use = NULL;
-    if (fill != NULL)
-      visit_shared(cls, fill->n > 0 ? fill : NULL, fill->n > 0 ? NULL : fill,
-                   TAKE_NOTHING);
-    if (use != NULL)
-      visit_shared(cls, use->n > 0 ? use : NULL, use->n > 0 ? NULL : use,
-                   TAKE_NOTHING);
   }
   local_registered = 0; /* a later use registers (and flushes) again */
 }
@@ -378,20 +380,19 @@ void *bw__alloc(int cls) {
 static void free_slow(int cls, local_lists *l, void *block) {
   if (!local_registered)
     register_thread();
-  magazine *m = l->fill;
-  int full = m != NULL; /* bw__free pushed `block` already */
-  m = visit_shared(cls, full ? m : NULL, NULL, TAKE_EMPTY);
+  magazine *full = l->fill; /* full, `block` pushed already; or none yet */
+  magazine *m = visit_shared(cls, full, NULL, TAKE_EMPTY);
   if (m == NULL)
     m = malloc(sizeof(*m));
-  l->fill = m;
   if (m != NULL)
     m->n = 0;
-  if (full)
-    return;
+  l->fill = m;
+  if (full != NULL)
+    return; /* `block` went with it */
   if (m != NULL)
     m->p[m->n++] = block;
   else
-    release_block(cls, block);
+    release_block(cls, block); /* no memory for a magazine */
 }
 
 void bw__free(int cls, void *p) {
