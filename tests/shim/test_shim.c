@@ -981,6 +981,26 @@ static void test_trace_is_a_chrome_trace(void **state) {
   shim_result_free(&r);
 }
 
+/* A program whose references to pthread_cond_wait/timedwait carry no
+ * symbol version - every program built with -fsanitize=thread or =address,
+ * whose runtime defines them unversioned - is bound by the dynamic linker
+ * to the shim's definition of version index 2. That must be the current
+ * condition variables (GLIBC_2.3.2): with the old ones (GLIBC_2.2.5) first
+ * in exports.map, such a wait went to glibc's compat wrapper on a current
+ * condition variable, and the signals never reached it (pool workers
+ * parked for good under TSan: an intermittent hang and a flaky
+ * peak_blocked_workers). */
+static void test_unversioned_cond_waits_reach_current_condvars(void **state) {
+  (void)state;
+  char *argv[] = {UNVERSIONED_TARGET, NULL};
+  shim_result r;
+  assert_int_equal(shim_run(argv, NULL, 1, 60, &r), 0);
+  assert_false(r.timedout);
+  assert_non_null(strstr(r.out, "woken 2"));
+  assert_int_equal(r.status, 0);
+  shim_result_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_counts_exact_for_sleeps_pipes_and_polls),
@@ -1019,6 +1039,7 @@ int main(void) {
       cmocka_unit_test(test_compensate_option_works_on_any_pool),
 #endif
       cmocka_unit_test(test_sync_over_async_wait_counted_once),
+      cmocka_unit_test(test_unversioned_cond_waits_reach_current_condvars),
       cmocka_unit_test(test_trace_is_a_chrome_trace),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
