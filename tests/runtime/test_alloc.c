@@ -283,49 +283,11 @@ static void *free_burst(void *arg) {
  * dropping whole magazines, and the freeing thread's last one was part. */
 enum { CACHED_SURELY = SHARED_BLOCKS - 2 * 256 };
 
-static void *alloc_free_cached(void *arg) {
-  (void)arg;
-  void **blocks = calloc(CACHED_SURELY, sizeof(void *));
-  assert_non_null(blocks);
-  for (size_t i = 0; i < CACHED_SURELY; i++)
-    assert_non_null(blocks[i] = bw__alloc(BW__ALLOC_LARGE_CLASS));
-  for (size_t i = 0; i < CACHED_SURELY; i++)
-    bw__free(BW__ALLOC_LARGE_CLASS, blocks[i]);
-  free(blocks);
-  return NULL;
-}
-#endif
-
-static void test_alloc_chunks_go_back_after_a_burst(void **state) {
-  (void)state;
-#if defined(__SANITIZE_ADDRESS__)
-  skip(); /* no chunks under ASan */
-#else
-  size_t per_chunk = (65536 - BW__CACHE_LINE) / BW__ALLOC_LARGE;
-  size_t bound = (SHARED_BLOCKS + per_chunk - 1) / per_chunk;
-  void **blocks = calloc(BURST, sizeof(void *));
-  assert_non_null(blocks);
-  for (size_t i = 0; i < BURST; i++)
-    assert_non_null(blocks[i] = bw__alloc(BW__ALLOC_LARGE_CLASS));
-  assert_true(bw__alloc_chunks(BW__ALLOC_LARGE_CLASS) >= BURST / per_chunk);
-  pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, free_burst, blocks), 0);
-  pthread_join(th, NULL);
-  free(blocks);
-  /* The bound's worth of cached blocks, plus a few chunks that hold this
-   * thread's uncarved blocks or straddle the cut. */
-  size_t after = bw__alloc_chunks(BW__ALLOC_LARGE_CLASS);
-  assert_in_range(after, bound, bound + 4);
-  assert_int_equal(pthread_create(&th, NULL, alloc_free_cached, NULL), 0);
-  pthread_join(th, NULL);
-  assert_int_equal(bw__alloc_chunks(BW__ALLOC_LARGE_CLASS), after);
-#endif
+/* Blocks of the large class a 64 KiB chunk holds after its header line. */
+static size_t large_per_chunk(void) {
+  return (65536 - BW__CACHE_LINE) / BW__ALLOC_LARGE;
 }
 
-/* Cached blocks decay: full magazines that sat on the shared stack for the
- * decay period are released at the next visit, and chunks whose blocks all
- * went back are freed; younger magazines are reused instead. */
-#if !defined(__SANITIZE_ADDRESS__)
 static void *alloc_then_free(void *arg) {
   size_t n = *(size_t *)arg;
   void **blocks = calloc(n, sizeof(void *));
@@ -345,12 +307,40 @@ static void on_fresh_thread(size_t n) {
 }
 #endif
 
+static void test_alloc_chunks_go_back_after_a_burst(void **state) {
+  (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+  skip(); /* no chunks under ASan */
+#else
+  size_t per_chunk = large_per_chunk();
+  size_t bound = (SHARED_BLOCKS + per_chunk - 1) / per_chunk;
+  void **blocks = calloc(BURST, sizeof(void *));
+  assert_non_null(blocks);
+  for (size_t i = 0; i < BURST; i++)
+    assert_non_null(blocks[i] = bw__alloc(BW__ALLOC_LARGE_CLASS));
+  assert_true(bw__alloc_chunks(BW__ALLOC_LARGE_CLASS) >= BURST / per_chunk);
+  pthread_t th;
+  assert_int_equal(pthread_create(&th, NULL, free_burst, blocks), 0);
+  pthread_join(th, NULL);
+  free(blocks);
+  /* The bound's worth of cached blocks, plus a few chunks that hold this
+   * thread's uncarved blocks or straddle the cut. */
+  size_t after = bw__alloc_chunks(BW__ALLOC_LARGE_CLASS);
+  assert_in_range(after, bound, bound + 4);
+  on_fresh_thread(CACHED_SURELY);
+  assert_int_equal(bw__alloc_chunks(BW__ALLOC_LARGE_CLASS), after);
+#endif
+}
+
+/* Cached blocks decay: full magazines that sat on the shared stack for the
+ * decay period are released at the next visit, and chunks whose blocks all
+ * went back are freed; younger magazines are reused instead. */
 static void test_alloc_cached_blocks_decay(void **state) {
   (void)state;
 #if defined(__SANITIZE_ADDRESS__)
   skip(); /* no chunks under ASan */
 #else
-  size_t per_chunk = (65536 - BW__CACHE_LINE) / BW__ALLOC_LARGE;
+  size_t per_chunk = large_per_chunk();
   bw__alloc_set_decay_ms(0); /* a visit releases all earlier tests left */
   on_fresh_thread(1);
   size_t base = bw__alloc_chunks(BW__ALLOC_LARGE_CLASS);
