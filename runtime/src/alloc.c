@@ -58,6 +58,7 @@
 #define SPARE_MAX 64      /* empty magazines kept for reuse */
 #define CHUNK_BYTES 65536 /* a power of two: a block finds its chunk */
 #define AHEAD 8           /* how many blocks ahead bw__alloc prefetches */
+#define DECAY_DROP_MAX 16 /* stale magazines released per visit */
 
 typedef struct magazine {
   struct magazine *older, *newer; /* on the shared stack or spare list */
@@ -101,6 +102,7 @@ static _Atomic uint64_t decay_ns = 10 * (uint64_t)1000000000;
 static pthread_mutex_t chunk_mu = PTHREAD_MUTEX_INITIALIZER;
 static chunk *chunks;                         /* under chunk_mu */
 static size_t chunk_count[BW__ALLOC_CLASSES]; /* under chunk_mu */
+static size_t chunks_made[BW__ALLOC_CLASSES]; /* under chunk_mu */
 
 static BW__TLS local_lists local[BW__ALLOC_CLASSES];
 static BW__TLS int local_registered;
@@ -128,6 +130,7 @@ static chunk *chunk_new(int cls) {
     chunks->prev = c;
   chunks = c;
   chunk_count[cls]++;
+  chunks_made[cls]++;
   pthread_mutex_unlock(&chunk_mu);
   return c;
 }
@@ -162,6 +165,13 @@ static magazine *pop_oldest(int cls) {
   return old;
 }
 
+/* Whether m sat on the shared stack unused for the decay period. `now`
+ * may be a little behind a given_ns stamped by a thread that read the
+ * clock later but locked first. */
+static int stale(const magazine *m, uint64_t now, uint64_t decay) {
+  return m != NULL && now > m->given_ns && now - m->given_ns >= decay;
+}
+
 /* What a visit to the shared stack takes away. */
 typedef enum { TAKE_NOTHING, TAKE_FULL, TAKE_EMPTY } take_kind;
 
@@ -172,7 +182,11 @@ typedef enum { TAKE_NOTHING, TAKE_FULL, TAKE_EMPTY } take_kind;
  *  - TAKE_FULL returns the newest full magazine, TAKE_EMPTY a spare; either
  *    may be NULL.
  * Magazines pushed off the bottom (over SHARED_MAX), and magazines that sat
- * there for decay_ns, have their blocks released after the unlock.
+ * there for decay_ns, have their blocks released after the unlock - the
+ * stale ones at most DECAY_DROP_MAX per visit (4,096 blocks, tens of
+ * microseconds), so the first allocation after a long pause does not pay
+ * for a whole stack (65,536 blocks and their chunks: about a millisecond).
+ * A stale magazine is never handed out, released yet or not.
  *
  * Why the decay: blocks cached after a burst are not only memory held for
  * nothing, they are a bad layout for later work. Freed by several threads
@@ -188,10 +202,8 @@ static magazine *visit_shared(int cls, magazine *full, magazine *empty,
   uint64_t now = bw__now_ns();
   uint64_t decay = atomic_load_explicit(&decay_ns, memory_order_relaxed);
   pthread_mutex_lock(&shared_mu);
-  /* Oldest first; `now` may be a little behind a given_ns stamped by a
-   * thread that read the clock later but locked first. */
-  while (shared_oldest[cls] != NULL && now > shared_oldest[cls]->given_ns &&
-         now - shared_oldest[cls]->given_ns >= decay) {
+  for (int n = 0; n < DECAY_DROP_MAX && stale(shared_oldest[cls], now, decay);
+       n++) {
     magazine *old = pop_oldest(cls);
     old->older = drop;
     drop = old;
@@ -214,7 +226,7 @@ static magazine *visit_shared(int cls, magazine *full, magazine *empty,
   }
   if (take == TAKE_FULL) {
     got = shared[cls];
-    if (got != NULL) {
+    if (got != NULL && !stale(got, now, decay)) {
       shared[cls] = got->older;
       if (shared[cls] != NULL)
         shared[cls]->newer = NULL;
@@ -222,7 +234,7 @@ static magazine *visit_shared(int cls, magazine *full, magazine *empty,
         shared_oldest[cls] = NULL;
       shared_count[cls] -= got->n;
     } else {
-      got = empty; /* nothing to trade for */
+      got = empty; /* nothing (fresh) to trade for */
       empty = NULL;
     }
   } else if (take == TAKE_EMPTY && spares != NULL) {
@@ -419,6 +431,13 @@ void bw__alloc_set_decay_ms(uint64_t ms) {
 size_t bw__alloc_chunks(int cls) {
   pthread_mutex_lock(&chunk_mu);
   size_t n = chunk_count[cls];
+  pthread_mutex_unlock(&chunk_mu);
+  return n;
+}
+
+size_t bw__alloc_chunks_made(int cls) {
+  pthread_mutex_lock(&chunk_mu);
+  size_t n = chunks_made[cls];
   pthread_mutex_unlock(&chunk_mu);
   return n;
 }

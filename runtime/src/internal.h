@@ -73,6 +73,9 @@ void bw__free(int cls, void *p);
  * are held from the C library; 0 where blocks are not recycled (under
  * AddressSanitizer). For tests. */
 size_t bw__alloc_chunks(int cls);
+/* How many chunks of the class were ever taken from the C library. For
+ * tests. */
+size_t bw__alloc_chunks_made(int cls);
 /* How long cached blocks may sit unused on the shared stack before they
  * are released (default 10 s). For tests. */
 void bw__alloc_set_decay_ms(uint64_t ms);

@@ -333,27 +333,37 @@ static void test_alloc_chunks_go_back_after_a_burst(void **state) {
 }
 
 /* Cached blocks decay: full magazines that sat on the shared stack for the
- * decay period are released at the next visit, and chunks whose blocks all
- * went back are freed; younger magazines are reused instead. */
+ * decay period are released, at most alloc.c's DECAY_DROP_MAX (16) per
+ * visit, and chunks whose blocks all went back are freed; a stale magazine
+ * is never handed out, even before its turn to be released; younger
+ * magazines are reused instead. */
+enum { DECAY_BURST = 8000 }; /* ~32 magazines: two visits' worth of drops */
+
 static void test_alloc_cached_blocks_decay(void **state) {
   (void)state;
 #if defined(__SANITIZE_ADDRESS__)
   skip(); /* no chunks under ASan */
 #else
   size_t per_chunk = large_per_chunk();
-  bw__alloc_set_decay_ms(0); /* a visit releases all earlier tests left */
-  on_fresh_thread(1);
+  bw__alloc_set_decay_ms(0); /* visits release what earlier tests left */
+  for (int i = 0; i < 40; i++)
+    on_fresh_thread(1);
   size_t base = bw__alloc_chunks(BW__ALLOC_LARGE_CLASS);
   bw__alloc_set_decay_ms(60000);
-  on_fresh_thread(3000);
+  on_fresh_thread(DECAY_BURST);
   size_t grown = bw__alloc_chunks(BW__ALLOC_LARGE_CLASS);
-  assert_true(grown >= base + 3000 / per_chunk);
-  on_fresh_thread(3000); /* young: reused, no chunk added */
+  assert_true(grown >= base + DECAY_BURST / per_chunk);
+  on_fresh_thread(DECAY_BURST); /* young: reused, no chunk added */
   assert_int_equal(bw__alloc_chunks(BW__ALLOC_LARGE_CLASS), grown);
   bw__alloc_set_decay_ms(20);
   struct timespec pause = {0, 60 * 1000000};
   nanosleep(&pause, NULL);
-  on_fresh_thread(1); /* its visit releases what sat there 60 ms */
+  /* Its first visit releases 16 stale magazines and must not take the
+   * newest (stale too): it carves its block from a new chunk. Its later
+   * visits (handing its blocks back as it exits) release the rest. */
+  size_t made = bw__alloc_chunks_made(BW__ALLOC_LARGE_CLASS);
+  on_fresh_thread(1);
+  assert_int_equal(bw__alloc_chunks_made(BW__ALLOC_LARGE_CLASS), made + 1);
   /* Left: what this thread holds, plus the one chunk the fresh thread
    * carved (its blocks went back to the stack only as it exited). */
   assert_in_range(bw__alloc_chunks(BW__ALLOC_LARGE_CLASS), 0, base + 1);
