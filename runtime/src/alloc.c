@@ -153,8 +153,9 @@ static void release_block(int cls, void *block) {
   free(c);
 }
 
-/* Under shared_mu: unlinks the oldest full magazine (there is one). */
-static magazine *pop_oldest(int cls) {
+/* Under shared_mu: moves the oldest full magazine (there is one) onto the
+ * list `drop` of magazines whose blocks are to be released. */
+static void drop_oldest(int cls, magazine **drop) {
   magazine *old = shared_oldest[cls];
   shared_oldest[cls] = old->newer;
   if (shared_oldest[cls] != NULL)
@@ -162,7 +163,20 @@ static magazine *pop_oldest(int cls) {
   else
     shared[cls] = NULL;
   shared_count[cls] -= old->n;
-  return old;
+  old->older = *drop;
+  *drop = old;
+}
+
+/* Under shared_mu: unlinks the newest full magazine (there is one). */
+static magazine *pop_newest(int cls) {
+  magazine *m = shared[cls];
+  shared[cls] = m->older;
+  if (shared[cls] != NULL)
+    shared[cls]->newer = NULL;
+  else
+    shared_oldest[cls] = NULL;
+  shared_count[cls] -= m->n;
+  return m;
 }
 
 /* Whether m sat on the shared stack unused for the decay period. `now`
@@ -203,11 +217,8 @@ static magazine *visit_shared(int cls, magazine *full, magazine *empty,
   uint64_t decay = atomic_load_explicit(&decay_ns, memory_order_relaxed);
   pthread_mutex_lock(&shared_mu);
   for (int n = 0; n < DECAY_DROP_MAX && stale(shared_oldest[cls], now, decay);
-       n++) {
-    magazine *old = pop_oldest(cls);
-    old->older = drop;
-    drop = old;
-  }
+       n++)
+    drop_oldest(cls, &drop);
   if (full != NULL) {
     full->given_ns = now;
     full->newer = NULL;
@@ -218,21 +229,12 @@ static magazine *visit_shared(int cls, magazine *full, magazine *empty,
       shared_oldest[cls] = full;
     shared[cls] = full;
     shared_count[cls] += full->n;
-    while (shared_count[cls] > SHARED_MAX) {
-      magazine *old = pop_oldest(cls);
-      old->older = drop;
-      drop = old;
-    }
+    while (shared_count[cls] > SHARED_MAX)
+      drop_oldest(cls, &drop);
   }
   if (take == TAKE_FULL) {
-    got = shared[cls];
-    if (got != NULL && !stale(got, now, decay)) {
-      shared[cls] = got->older;
-      if (shared[cls] != NULL)
-        shared[cls]->newer = NULL;
-      else
-        shared_oldest[cls] = NULL;
-      shared_count[cls] -= got->n;
+    if (shared[cls] != NULL && !stale(shared[cls], now, decay)) {
+      got = pop_newest(cls);
     } else {
       got = empty; /* nothing (fresh) to trade for */
       empty = NULL;
@@ -339,14 +341,22 @@ static size_t carve(int cls, local_lists *l, magazine *m) {
   return n;
 }
 
+/* A new empty magazine from the C library, or NULL. */
+static magazine *empty_magazine(void) {
+  magazine *m = malloc(sizeof(*m));
+  if (m != NULL)
+    m->n = 0;
+  return m;
+}
+
 /* The used-up magazine is traded for the newest full one, or refilled
  * from a chunk. Returns the magazine to use, or NULL (out of memory). */
 static magazine *refill(int cls, local_lists *l) {
   if (!local_registered)
     register_thread();
   magazine *m = visit_shared(cls, NULL, l->use, TAKE_FULL);
-  if (m == NULL && (m = malloc(sizeof(*m))) != NULL)
-    m->n = 0;
+  if (m == NULL)
+    m = empty_magazine();
   l->use = m;
   if (m == NULL || m->n > 0)
     return m;
@@ -395,9 +405,7 @@ static void free_slow(int cls, local_lists *l, void *block) {
   magazine *full = l->fill; /* full, `block` pushed already; or none yet */
   magazine *m = visit_shared(cls, full, NULL, TAKE_EMPTY);
   if (m == NULL)
-    m = malloc(sizeof(*m));
-  if (m != NULL)
-    m->n = 0;
+    m = empty_magazine();
   l->fill = m;
   if (full != NULL)
     return; /* `block` went with it */
