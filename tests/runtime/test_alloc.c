@@ -190,22 +190,11 @@ static void test_alloc_newest_batch_first(void **state) {
 #if !defined(__SANITIZE_ADDRESS__)
 enum { SHARED_BLOCKS = 65536, OVERFLOW_BATCHES = SHARED_BLOCKS / 256 + 1 };
 
-typedef struct overflow_case {
-  void **blocks; /* OVERFLOW_BATCHES * 256, freed in this order */
-  void *first;   /* the fresh thread's first block */
-} overflow_case;
-
-static void *free_in_order(void *arg) {
-  overflow_case *oc = arg;
-  for (size_t i = 0; i < (size_t)OVERFLOW_BATCHES * 256u; i++)
-    bw__free(BW__ALLOC_LARGE_CLASS, oc->blocks[i]);
-  return NULL;
-}
-
+/* A fresh thread's first block, stored at *arg (and freed again). */
 static void *take_first(void *arg) {
-  overflow_case *oc = arg;
-  oc->first = bw__alloc(BW__ALLOC_LARGE_CLASS);
-  bw__free(BW__ALLOC_LARGE_CLASS, oc->first);
+  void **first = arg;
+  *first = bw__alloc(BW__ALLOC_LARGE_CLASS);
+  bw__free(BW__ALLOC_LARGE_CLASS, *first);
   return NULL;
 }
 #endif
@@ -216,22 +205,25 @@ static void test_alloc_full_stack_keeps_the_newest_batch(void **state) {
   skip(); /* no recycling under ASan */
 #else
   size_t n = (size_t)OVERFLOW_BATCHES * 256u;
-  overflow_case oc = {.blocks = calloc(n, sizeof(void *)), .first = NULL};
-  assert_non_null(oc.blocks);
+  void **blocks = calloc(n, sizeof(void *));
+  assert_non_null(blocks);
   for (size_t i = 0; i < n; i++) {
-    oc.blocks[i] = bw__alloc(BW__ALLOC_LARGE_CLASS);
-    assert_non_null(oc.blocks[i]);
+    blocks[i] = bw__alloc(BW__ALLOC_LARGE_CLASS);
+    assert_non_null(blocks[i]);
   }
+  /* Freed in this order on another thread. */
+  hand_over h = {.blocks = blocks, .n = n, .cls = BW__ALLOC_LARGE_CLASS};
   pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, free_in_order, &oc), 0);
+  assert_int_equal(pthread_create(&th, NULL, free_all, &h), 0);
   pthread_join(th, NULL);
-  assert_int_equal(pthread_create(&th, NULL, take_first, &oc), 0);
+  void *first = NULL;
+  assert_int_equal(pthread_create(&th, NULL, take_first, &first), 0);
   pthread_join(th, NULL);
   int in_newest = 0;
   for (size_t i = n - 256; i < n; i++)
-    in_newest |= oc.blocks[i] == oc.first;
+    in_newest |= blocks[i] == first;
   assert_true(in_newest);
-  free(oc.blocks);
+  free(blocks);
 #endif
 }
 
@@ -271,13 +263,6 @@ static void test_alloc_blocks_are_cache_line_aligned(void **state) {
  * reused: a later burst of nearly the bound's size needs no new chunk. */
 #if !defined(__SANITIZE_ADDRESS__)
 enum { BURST = 200000 }; /* ~26 MB of tasks, three times the bound */
-
-static void *free_burst(void *arg) {
-  void **blocks = arg;
-  for (size_t i = 0; i < BURST; i++)
-    bw__free(BW__ALLOC_LARGE_CLASS, blocks[i]);
-  return NULL;
-}
 
 /* Nearly the bound: the stack may be up to a magazine short of it after
  * dropping whole magazines, and the freeing thread's last one was part. */
@@ -320,7 +305,8 @@ static void test_alloc_chunks_go_back_after_a_burst(void **state) {
     assert_non_null(blocks[i] = bw__alloc(BW__ALLOC_LARGE_CLASS));
   assert_true(bw__alloc_chunks(BW__ALLOC_LARGE_CLASS) >= BURST / per_chunk);
   pthread_t th;
-  assert_int_equal(pthread_create(&th, NULL, free_burst, blocks), 0);
+  hand_over h = {.blocks = blocks, .n = BURST, .cls = BW__ALLOC_LARGE_CLASS};
+  assert_int_equal(pthread_create(&th, NULL, free_all, &h), 0);
   pthread_join(th, NULL);
   free(blocks);
   /* The bound's worth of cached blocks, plus a few chunks that hold this
