@@ -16,9 +16,11 @@
  *    run/then task takes its reference only when it fires (the queue
  *    reference keeps the antecedent alive until then), and the one that runs
  *    next on the same worker inherits the queue reference instead (see
- *    then_fire). A waiter that timed out
- *    leaves its node in `conts` holding only the waiter; such nodes are
- *    fired with done == NULL when the task is freed.
+ *    then_fire). A continuation made by bw_then_consume holds the caller's
+ *    reference from the start, counted in the tag of the list head (see
+ *    HANDED_MAX). A waiter that timed out leaves its node in `conts`
+ *    holding only the waiter; such nodes are fired with done == NULL when
+ *    the task is freed.
  *  - magic is TASK_LIVE from creation until free; a call on a task whose
  *    magic is wrong returns -EINVAL. That check catches a use after free only
  *    while the memory has not been reused: it is a debugging aid, not a
@@ -50,6 +52,23 @@ struct bw__cont {
 static bw__cont conts_done_marker;
 #define CONTS_DONE (&conts_done_marker)
 
+/* The head pointer in `conts` carries in its low bits how many nodes on the
+ * list hold a reference their creator handed over (bw_then_consume), up to
+ * HANDED_MAX, which means "that many or more". Counted there, in the word
+ * the attach CAS writes anyway, a finishing worker can tell that those
+ * nodes hold every reference but its own (see sole_holder) without a
+ * locked instruction. CONTS_DONE is never tagged. */
+#define HANDED_MAX ((uintptr_t)7)
+_Static_assert(_Alignof(bw__cont) > HANDED_MAX, "no room for the tag");
+
+static inline bw__cont *untag(bw__cont *head) {
+  return (bw__cont *)((uintptr_t)head & ~HANDED_MAX);
+}
+
+static inline unsigned handed_count(bw__cont *head) {
+  return (unsigned)((uintptr_t)head & HANDED_MAX);
+}
+
 typedef struct when_node {
   bw__cont cont;
   bw_task *owner;
@@ -73,11 +92,12 @@ struct bw_task {
       void *(*fn)(bw_task *done, void *arg);
       void *arg;
       bw_task *antecedent;
-      /* Whether this task holds its reference on the antecedent yet: a
-       * run/then antecedent is kept alive by its queue reference until its
-       * continuations have fired, so the reference is taken (or inherited)
-       * only when this node fires (see then_fire). */
-      int has_antecedent_ref;
+      /* How many references on the antecedent this task holds (0-2): the
+       * one its creator handed over (bw_then_consume); for a run/then
+       * antecedent, which its queue reference keeps alive until its
+       * continuations have fired, one taken or inherited only when this
+       * node fires (see then_fire); for any other, one taken at once. */
+      unsigned antecedent_refs;
       bw__cont node;
     } then;
     struct {
@@ -131,14 +151,15 @@ static inline void task_retain(bw_task *task) {
   atomic_fetch_add_explicit(&task->refs, 1, memory_order_relaxed);
 }
 
-static void task_release(bw_task *task) {
-  /* The last reference needs no read-modify-write: its holder is the only
-   * thread that can still reach the task, so nobody can add one. */
-  if (atomic_load_explicit(&task->refs, memory_order_acquire) != 1 &&
-      atomic_fetch_sub_explicit(&task->refs, 1, memory_order_acq_rel) != 1)
+/* Drops n references the caller holds. */
+static void task_release_n(bw_task *task, unsigned n) {
+  /* The last references need no read-modify-write: their holder is the
+   * only thread that can still reach the task, so nobody can add one. */
+  if (atomic_load_explicit(&task->refs, memory_order_acquire) != n &&
+      atomic_fetch_sub_explicit(&task->refs, n, memory_order_acq_rel) != n)
     return;
   /* Only abandoned waiter nodes can remain on an unresolved task. */
-  bw__cont *c = atomic_load_explicit(&task->conts, memory_order_acquire);
+  bw__cont *c = untag(atomic_load_explicit(&task->conts, memory_order_acquire));
   while (c != NULL && c != CONTS_DONE) {
     bw__cont *next = c->next;
     c->fire(c, NULL);
@@ -148,6 +169,10 @@ static void task_release(bw_task *task) {
     bw_cancel_token_release(task->u.delay.token);
   task->magic = TASK_DEAD;
   bw__free(BW__ALLOC_LARGE_CLASS, task);
+}
+
+static void task_release(bw_task *task) {
+  task_release_n(task, 1);
 }
 
 bw_task *bw_task_retain(bw_task *task) {
@@ -161,11 +186,24 @@ void bw_task_release(bw_task *task) {
     task_release(task);
 }
 
-/* Fires every node attached so far, oldest first. `sole`: the caller holds
- * the only reference to the task (it read refs == 1 with acquire), so no
- * other thread can attach a node any more, and the list is taken without
- * an atomic exchange (a chain whose links the user released right after
- * bw_then saves one locked instruction per link this way). */
+/* Whether no thread but the caller, which holds one reference to the
+ * task, can attach a node to it any more: every other reference is held by
+ * a node on its list that took it over from its creator. The list is read
+ * first, the count next. Those nodes hold their references until they run,
+ * after this; a node attached between the two reads came from a reference
+ * counted in the second; so if the count is the caller's plus the nodes',
+ * nobody else held one then, and nobody can get one from now on. */
+static int sole_holder(bw_task *task) {
+  unsigned handed =
+      handed_count(atomic_load_explicit(&task->conts, memory_order_acquire));
+  return handed < HANDED_MAX &&
+         atomic_load_explicit(&task->refs, memory_order_acquire) == 1 + handed;
+}
+
+/* Fires every node attached so far, oldest first. `sole`: sole_holder()
+ * said no other thread can attach a node any more, so the list is taken
+ * without an atomic exchange (a chain whose links the user released or
+ * handed over saves one locked instruction per link this way). */
 static void fire_conts(bw_task *task, int sole) {
   bw__cont *list;
   if (sole) {
@@ -175,6 +213,7 @@ static void fire_conts(bw_task *task, int sole) {
     list = atomic_exchange_explicit(&task->conts, CONTS_DONE,
                                     memory_order_acq_rel);
   }
+  list = untag(list);
   bw__cont *fifo = NULL;
   while (list != NULL) { /* the stack is newest first: reverse it */
     bw__cont *next = list->next;
@@ -208,16 +247,23 @@ static int try_resolve(bw_task *task, int final_state, void *result) {
   return 1;
 }
 
-static void attach(bw_task *task, bw__cont *c) {
+/* Pushes c on the task's list, or fires it at once if the task resolved.
+ * `handed`: c holds a reference its creator handed over (counted in the
+ * head's tag, see HANDED_MAX). */
+static void attach(bw_task *task, bw__cont *c, int handed) {
   bw__cont *head = atomic_load_explicit(&task->conts, memory_order_acquire);
   for (;;) {
     if (head == CONTS_DONE) {
       c->fire(c, task);
       return;
     }
-    c->next = head;
+    uintptr_t count = handed_count(head);
+    if (handed && count < HANDED_MAX)
+      count++;
+    c->next = untag(head);
     if (atomic_compare_exchange_weak_explicit(
-            &task->conts, &head, c, memory_order_acq_rel, memory_order_acquire))
+            &task->conts, &head, (bw__cont *)((uintptr_t)c | count),
+            memory_order_acq_rel, memory_order_acquire))
       return;
   }
 }
@@ -257,13 +303,15 @@ static void run_task_item(bw__item *it) {
    * fn runs. Safe to read: nodes on a task that has not resolved are alive
    * (each holds a reference or is its task's), and a then-node's task is
    * alive until it runs, after this one. */
-  bw__cont *next = atomic_load_explicit(&task->conts, memory_order_acquire);
+  bw__cont *next =
+      untag(atomic_load_explicit(&task->conts, memory_order_acquire));
   if (next != NULL && next != CONTS_DONE) {
     prefetch_task_of_node(next);
     if (next->fire == then_fire) {
       const bw_task *t = (const bw_task *)((const char *)next -
                                            offsetof(bw_task, u.then.node));
-      bw__cont *after = atomic_load_explicit(&t->conts, memory_order_relaxed);
+      bw__cont *after =
+          untag(atomic_load_explicit(&t->conts, memory_order_relaxed));
       if (after != NULL && after != CONTS_DONE)
         prefetch_task_of_node(after);
     }
@@ -276,7 +324,7 @@ static void run_task_item(bw__item *it) {
   } else {
     bw_task *done = task->u.then.antecedent;
     result = task->u.then.fn(done, task->u.then.arg);
-    task_release(done);
+    task_release_n(done, task->u.then.antecedent_refs);
   }
   bw__tls_task = outer;
   /* Nothing else resolves a run/then task (they cannot be canceled), so
@@ -287,11 +335,11 @@ static void run_task_item(bw__item *it) {
   atomic_store_explicit(&task->state, BW_TASK_COMPLETED, memory_order_release);
   bw_task *outer_finishing = tls_finishing;
   tls_finishing = task;
-  /* Only the queue's reference left: every user has released the task, so
-   * nobody can attach to it any more (attach needs a reference). Acquire:
-   * the nodes they attached before releasing are visible. */
-  fire_conts(task,
-             atomic_load_explicit(&task->refs, memory_order_acquire) == 1);
+  /* When the queue's reference is the only one left but those its
+   * continuations took over, nobody can attach to the task any more (attach
+   * needs a reference). Acquire: the nodes attached by users that released
+   * since are visible. */
+  fire_conts(task, sole_holder(task));
   /* then_fire clears tls_finishing when a continuation that runs next on
    * this worker took over the queue's reference. */
   int handed_over = tls_finishing != task;
@@ -340,19 +388,21 @@ static void then_fire(bw__cont *c, bw_task *done) {
       bw__pool_push_run_next(t->pool, &t->item)) {
     /* Unqueued: only this thread can run it, after we return, so the
      * order of these writes does not matter. */
-    t->u.then.has_antecedent_ref = 1; /* the queue's, inherited */
-    tls_finishing = NULL; /* handed over; later continuations queue */
+    t->u.then.antecedent_refs++; /* the queue's, inherited */
+    tls_finishing = NULL;        /* handed over; later continuations queue */
     return;
   }
-  if (!t->u.then.has_antecedent_ref && done != NULL) {
+  if (t->u.then.antecedent_refs == 0 && done != NULL) {
     task_retain(done);
-    t->u.then.has_antecedent_ref = 1;
+    t->u.then.antecedent_refs = 1;
   }
   (void)bw__pool_push(t->pool, &t->item, BW__PUSH_INTERNAL); /* cannot fail */
 }
 
-bw_task *bw_then(bw_task *task, void *(*fn)(bw_task *done, void *arg),
-                 void *arg) {
+/* bw_then and bw_then_consume: `handed` says whether the caller hands its
+ * reference on `task` over to the continuation. */
+static bw_task *then_new(bw_task *task, void *(*fn)(bw_task *done, void *arg),
+                         void *arg, int handed) {
   if (!task_ok(task) || fn == NULL) {
     errno = EINVAL;
     return NULL;
@@ -366,13 +416,26 @@ bw_task *bw_then(bw_task *task, void *(*fn)(bw_task *done, void *arg),
   t->u.then.antecedent = task;
   /* A run/then task is alive until its continuations fired (its queue
    * reference); anything else may be released while pending, so the
-   * continuation keeps it alive from now on. */
-  t->u.then.has_antecedent_ref = task->kind != K_RUN && task->kind != K_THEN;
-  if (t->u.then.has_antecedent_ref)
+   * continuation keeps it alive from now on: with the caller's reference
+   * when handed over, else with one of its own. */
+  t->u.then.antecedent_refs = handed != 0;
+  if (!handed && task->kind != K_RUN && task->kind != K_THEN) {
     task_retain(task);
+    t->u.then.antecedent_refs = 1;
+  }
   t->u.then.node.fire = then_fire;
-  attach(task, &t->u.then.node);
+  attach(task, &t->u.then.node, handed);
   return t;
+}
+
+bw_task *bw_then(bw_task *task, void *(*fn)(bw_task *done, void *arg),
+                 void *arg) {
+  return then_new(task, fn, arg, 0);
+}
+
+bw_task *bw_then_consume(bw_task *task, void *(*fn)(bw_task *done, void *arg),
+                         void *arg) {
+  return then_new(task, fn, arg, 1);
 }
 
 /* ---- completion sources ------------------------------------------------- */
@@ -512,7 +575,7 @@ static bw_task *when_create(int kind, bw_task *const *tasks, size_t n) {
     nodes[i].owner = t;
     nodes[i].cont.fire = when_fire;
     task_retain(tasks[i]);
-    attach(tasks[i], &nodes[i].cont);
+    attach(tasks[i], &nodes[i].cont, 0);
   }
   return t;
 }
@@ -695,7 +758,7 @@ int bw_wait_cancelable(bw_task *task, int64_t timeout_ms,
       atomic_fetch_sub_explicit(&w->refs, 1, memory_order_relaxed);
     }
   }
-  attach(task, &w->cont);
+  attach(task, &w->cont, 0);
 
   if (self != NULL)
     bw_pool_notify_blocked();

@@ -137,6 +137,14 @@ bw_task *bw_run(bw_pool *pool, void *(*fn)(void *arg), void *arg);
 bw_task *bw_then(bw_task *task, void *(*fn)(bw_task *done, void *arg),
                  void *arg);
 
+/* As bw_then, and the caller's reference to `task` passes to the returned
+ * continuation, as if bw_task_release(task) followed - but without its
+ * cost: the idiom for building a chain, `t = bw_then_consume(t, step, a)`,
+ * saves a locked instruction per link when building and another when
+ * running. On failure (NULL, errno set) the caller keeps its reference. */
+bw_task *bw_then_consume(bw_task *task, void *(*fn)(bw_task *done, void *arg),
+                         void *arg);
+
 /* A task that completes after `ms` milliseconds, driven by the pool's timer
  * thread: it holds no worker while it waits (Task.Delay). Its result is
  * NULL. */
