@@ -246,8 +246,14 @@ static int failures(const table *t) {
   return count;
 }
 
-/* Target "fastest of the peers" for one row: blockwatch is column 0; the
- * bw-submit variant (not a peer) is skipped. */
+/* Whether a column is one of blockwatch's own variants ("bw-then",
+ * "bw-submit"), shown beside the peers but not one of them. */
+static int own_variant(const char *name) {
+  return strncmp(name, "bw-", 3) == 0;
+}
+
+/* Target "fastest of the peers" for one row: blockwatch is column 0; its
+ * own variants are skipped. */
 static void target_fastest(const table *t, size_t row) {
   double ours, best = 0;
   const char *best_name = NULL;
@@ -257,8 +263,7 @@ static void target_fastest(const table *t, size_t row) {
   }
   for (size_t c = 1; c < t->cols; c++) {
     double theirs;
-    if (strcmp(t->col_names[c], "bw-submit") == 0 ||
-        table_median(t, row, c, &theirs) != 0)
+    if (own_variant(t->col_names[c]) || table_median(t, row, c, &theirs) != 0)
       continue;
     if (best_name == NULL || theirs < best) {
       best = theirs;
@@ -381,8 +386,9 @@ int main(int argc, char **argv) {
   }
   if (strchr(only, 'd')) {
     printf("(d) chain of continuations, each link started by the end of the "
-           "previous one;\n    ns per link (blockwatch: bw_then; bw-submit: "
-           "an item that bw_submit()s the next)\n");
+           "previous one;\n    ns per link (blockwatch: bw_then_consume; "
+           "bw-then: bw_then and a release;\n    bw-submit: an item that "
+           "bw_submit()s the next)\n");
     table_print(&td, 1.0, "%.1f");
     printf("    ratio to blockwatch (>1: blockwatch is faster)\n");
     table_print_ratio(&td, 0);

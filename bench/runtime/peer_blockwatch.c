@@ -6,8 +6,11 @@
  *  - delays: bw_delay + bw_then, no worker held while the timers run.
  *  - sleepers: each item brackets its sleep with bw_pool_notify_blocked /
  *    _unblocked; only a BW_POOL_COMPENSATE pool acts on it.
- *  - chains: bw_then links (this peer) or an item that bw_submit()s the next
- *    one from the worker, i.e. to its local deque ("bw-submit" peer).
+ *  - chains: bw_then_consume links (this peer: each link takes over the
+ *    reference to the one before), bw_then links each followed by
+ *    bw_task_release of the one before ("bw-then"), or an item that
+ *    bw_submit()s the next one from the worker, i.e. to its local deque
+ *    ("bw-submit").
  * Ownership: whoever touches a task holds a reference; the item that
  * completes a round's completion source owns one and drops it afterwards.
  */
@@ -174,9 +177,10 @@ static void *chain_link(bw_task *task, void *arg) {
   return NULL;
 }
 
-/* Builds the whole chain on a pending source, then releases the source:
- * the clock covers building and running, as for the peers. */
-static int bw_chain(void *pool, size_t links, uint64_t *ns) {
+/* Builds the whole chain on a pending source, then completes and releases
+ * the source: the clock covers building and running, as for the peers.
+ * `consume`: link with bw_then_consume, else with bw_then and a release. */
+static int chain_of_tasks(void *pool, size_t links, int consume, uint64_t *ns) {
   round_ctx ctx = {0};
   uint64_t start = bench_now_ns();
   bw_task *source = bw_completion_create(pool);
@@ -184,8 +188,15 @@ static int bw_chain(void *pool, size_t links, uint64_t *ns) {
     return -errno;
   bw_task *last = bw_task_retain(source);
   for (size_t i = 0; i < links; i++) {
-    bw_task *next = bw_then(last, chain_link, &ctx);
-    bw_task_release(last);
+    bw_task *next;
+    if (consume) {
+      next = bw_then_consume(last, chain_link, &ctx);
+      if (next == NULL)
+        bw_task_release(last); /* a failed call keeps the reference */
+    } else {
+      next = bw_then(last, chain_link, &ctx);
+      bw_task_release(last);
+    }
     if (next == NULL) {
       bw_task_complete(source, NULL);
       bw_task_release(source);
@@ -201,6 +212,14 @@ static int bw_chain(void *pool, size_t links, uint64_t *ns) {
   if (rc == 0 && atomic_load(&ctx.count) != links)
     rc = -EPROTO;
   return rc;
+}
+
+static int bw_chain(void *pool, size_t links, uint64_t *ns) {
+  return chain_of_tasks(pool, links, 1, ns);
+}
+
+static int bw_then_chain(void *pool, size_t links, uint64_t *ns) {
+  return chain_of_tasks(pool, links, 0, ns);
 }
 
 static void submit_link(void *arg) {
@@ -241,8 +260,17 @@ const bench_peer bench_peer_blockwatch = {
     .chain = bw_chain,
 };
 
+/* The same pool with bw_then and a release per link: what the hand-over
+ * of bw_then_consume saves. */
+const bench_peer bench_peer_blockwatch_then = {
+    .name = "bw-then",
+    .open = bw_open,
+    .close = bw_close,
+    .chain = bw_then_chain,
+};
+
 /* The same pool with the other chain idiom (a callback submitting the next
- * item), so the bw_then cost can be told apart from the queue's. */
+ * item), so the continuation's cost can be told apart from the queue's. */
 const bench_peer bench_peer_blockwatch_submit = {
     .name = "bw-submit",
     .open = bw_open,

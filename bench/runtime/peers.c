@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 extern const bench_peer bench_peer_blockwatch;
+extern const bench_peer bench_peer_blockwatch_then;
 extern const bench_peer bench_peer_blockwatch_submit;
 extern const bench_peer bench_peer_libuv;
 extern const bench_peer bench_peer_glib;
@@ -35,6 +36,7 @@ const bench_peer *const bench_peers[] = {
     &bench_peer_tbb,
     &bench_peer_tbb_enqueue,
 #endif
+    &bench_peer_blockwatch_then,
     &bench_peer_blockwatch_submit,
     NULL,
 };

@@ -52,7 +52,7 @@ static int selected(const bench_options *o, size_t index) {
 
 /* The columns of a section: every general pool (one with tiny items; the
  * n/a cells say what it lacks) and any other peer that has the operation
- * (the bw-submit chain variant). */
+ * (blockwatch's own chain variants). */
 static size_t section_columns(const bench_options *o, table *t,
                               const bench_peer **peers, op which) {
   size_t n = 0;
