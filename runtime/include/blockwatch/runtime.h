@@ -138,10 +138,11 @@ bw_task *bw_then(bw_task *task, void *(*fn)(bw_task *done, void *arg),
                  void *arg);
 
 /* As bw_then, and the caller's reference to `task` passes to the returned
- * continuation, as if bw_task_release(task) followed - but without its
- * cost: the idiom for building a chain, `t = bw_then_consume(t, step, a)`,
- * saves a locked instruction per link when building and another when
- * running. On failure (NULL, errno set) the caller keeps its reference. */
+ * continuation, as if bw_task_release(task) followed - but without the
+ * release's locked instruction. The idiom for building a chain:
+ * `t = bw_then_consume(t, step, arg)`. To keep using `task`, hand over a
+ * reference of its own: bw_then_consume(bw_task_retain(task), ...). On
+ * failure (NULL, errno set) the caller keeps its reference. */
 bw_task *bw_then_consume(bw_task *task, void *(*fn)(bw_task *done, void *arg),
                          void *arg);
 
