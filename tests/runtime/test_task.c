@@ -13,6 +13,7 @@
 
 #include "blockwatch/runtime.h"
 #include "rt_helpers.h"
+#include "rt_task_fns.h"
 
 static int make_pool(void **state) {
   bw_pool_config cfg = {0};
@@ -27,14 +28,10 @@ static int destroy_pool(void **state) {
   return bw_pool_destroy(*state);
 }
 
-static void *return_arg(void *arg) {
-  return arg;
-}
-
 static void test_task_run_completes_with_the_result(void **state) {
   bw_pool *pool = *state;
   int x = 42;
-  bw_task *t = bw_run(pool, return_arg, &x);
+  bw_task *t = bw_run(pool, rt_return_arg, &x);
   assert_non_null(t);
   assert_int_equal(bw_wait(t, -1), 0);
   assert_int_equal(bw_task_state_get(t), BW_TASK_COMPLETED);
@@ -52,17 +49,12 @@ static void test_task_run_rejects_null_fn(void **state) {
   assert_null(bw_then(NULL, NULL, NULL));
 }
 
-static void *add_one(bw_task *done, void *arg) {
-  (void)arg;
-  return (void *)((uintptr_t)bw_task_result(done) + 1);
-}
-
 static void test_task_then_chains_results(void **state) {
   bw_pool *pool = *state;
-  bw_task *t = bw_run(pool, return_arg, (void *)(uintptr_t)1);
+  bw_task *t = bw_run(pool, rt_return_arg, (void *)(uintptr_t)1);
   assert_non_null(t);
   for (int i = 0; i < 100; i++) {
-    bw_task *next = bw_then(t, add_one, NULL);
+    bw_task *next = bw_then(t, rt_add_one, NULL);
     assert_non_null(next);
     bw_task_release(t); /* the chain keeps what it needs */
     t = next;
@@ -101,19 +93,14 @@ static void test_task_then_chain_stays_on_one_worker(void **state) {
 
 static void test_task_then_on_completed_task_runs(void **state) {
   bw_pool *pool = *state;
-  bw_task *t = bw_run(pool, return_arg, (void *)(uintptr_t)7);
+  bw_task *t = bw_run(pool, rt_return_arg, (void *)(uintptr_t)7);
   assert_int_equal(bw_wait(t, -1), 0);
-  bw_task *c = bw_then(t, add_one, NULL);
+  bw_task *c = bw_then(t, rt_add_one, NULL);
   assert_non_null(c);
   bw_task_release(t);
   assert_int_equal(bw_wait(c, -1), 0);
   assert_int_equal((uintptr_t)bw_task_result(c), 8);
   bw_task_release(c);
-}
-
-static void *note_state(bw_task *done, void *arg) {
-  (void)arg;
-  return (void *)(uintptr_t)bw_task_state_get(done);
 }
 
 static void test_task_completion_source_and_cancel(void **state) {
@@ -123,7 +110,7 @@ static void test_task_completion_source_and_cancel(void **state) {
   assert_int_equal(bw_task_state_get(src), BW_TASK_PENDING);
   assert_null(bw_task_result(src));
   assert_int_equal(bw_wait(src, 10), -ETIMEDOUT);
-  bw_task *c = bw_then(src, note_state, NULL);
+  bw_task *c = bw_then(src, rt_note_state, NULL);
   int v = 5;
   assert_int_equal(bw_task_complete(src, &v), 0);
   assert_int_equal(bw_task_complete(src, &v), -EALREADY);
@@ -136,7 +123,7 @@ static void test_task_completion_source_and_cancel(void **state) {
 
   /* A canceled source runs its continuations too and waits say so. */
   src = bw_completion_create(pool);
-  c = bw_then(src, note_state, NULL);
+  c = bw_then(src, rt_note_state, NULL);
   assert_int_equal(bw_task_cancel(src), 0);
   assert_int_equal(bw_task_state_get(src), BW_TASK_CANCELED);
   assert_int_equal(bw_wait(src, -1), -ECANCELED);
@@ -147,7 +134,7 @@ static void test_task_completion_source_and_cancel(void **state) {
   bw_task_release(src);
 
   /* Only sources (and delays) can be completed or canceled by hand. */
-  bw_task *run = bw_run(pool, return_arg, NULL);
+  bw_task *run = bw_run(pool, rt_return_arg, NULL);
   assert_int_equal(bw_task_complete(run, NULL), -EPERM);
   assert_int_equal(bw_task_cancel(run), -EPERM);
   assert_int_equal(bw_wait(run, -1), 0);
@@ -369,7 +356,7 @@ typedef struct inner_wait {
 
 static void *wait_on_inner(void *arg) {
   inner_wait *w = arg;
-  bw_task *inner = bw_run(w->pool, return_arg, NULL);
+  bw_task *inner = bw_run(w->pool, rt_return_arg, NULL);
   w->rc = bw_wait(inner, 20000);
   bw_task_release(inner);
   return NULL;
@@ -438,7 +425,7 @@ static void test_task_complete_and_cancel_race_has_one_winner(void **state) {
   for (int round = 0; round < 300; round++) {
     race r = {.task = bw_completion_create(pool), .go = 0};
     r.complete_rc = r.cancel_rc = 1;
-    bw_task *cont = bw_then(r.task, note_state, NULL);
+    bw_task *cont = bw_then(r.task, rt_note_state, NULL);
     assert_int_equal(bw_submit(pool, race_complete, &r), 0);
     pthread_t th;
     pthread_create(&th, NULL, race_cancel, &r);
@@ -459,7 +446,7 @@ static void *attach_many(void *arg) {
   bw_task **conts = arg;
   bw_task *src = conts[0];
   for (int i = 1; i < 64; i++)
-    conts[i] = bw_then(src, note_state, NULL);
+    conts[i] = bw_then(src, rt_note_state, NULL);
   return NULL;
 }
 
@@ -491,7 +478,7 @@ static void *attach_fan(void *arg) {
   bw_task **conts = arg;
   bw_task *t = conts[0]; /* a reference of this thread's own */
   for (int i = 1; i <= FAN; i++)
-    conts[i] = bw_then(t, add_one, NULL);
+    conts[i] = bw_then(t, rt_add_one, NULL);
   bw_task_release(t);
   return NULL;
 }
@@ -500,7 +487,7 @@ static void test_task_then_fan_out_of_a_finishing_run_task(void **state) {
   bw_pool *pool = *state;
   for (int round = 0; round < 200; round++) {
     bw_task *conts[FAN + 1];
-    bw_task *t = bw_run(pool, return_arg, (void *)(uintptr_t)5);
+    bw_task *t = bw_run(pool, rt_return_arg, (void *)(uintptr_t)5);
     assert_non_null(t);
     conts[0] = bw_task_retain(t);
     pthread_t th;
@@ -520,11 +507,11 @@ static void test_task_then_fan_out_of_a_finishing_run_task(void **state) {
  * to another run task (the inherited reference then belongs to a worker that
  * is not the creator's thread). */
 static void *then_from_worker(void *arg) {
-  bw_task *inner = bw_run(bw_current_pool(), return_arg, arg);
-  bw_task *c1 = bw_then(inner, add_one, NULL);
-  bw_task *c2 = bw_then(inner, add_one, NULL);
+  bw_task *inner = bw_run(bw_current_pool(), rt_return_arg, arg);
+  bw_task *c1 = bw_then(inner, rt_add_one, NULL);
+  bw_task *c2 = bw_then(inner, rt_add_one, NULL);
   bw_task_release(inner);
-  bw_task *c3 = bw_then(c1, add_one, NULL);
+  bw_task *c3 = bw_then(c1, rt_add_one, NULL);
   bw_task_release(c1);
   uintptr_t sum = 0;
   if (bw_wait(c2, -1) == 0 && bw_wait(c3, -1) == 0)
@@ -563,9 +550,9 @@ static void test_task_released_run_task_fires_every_node(void **state) {
     bw_task *t = bw_run(pool, wait_for_latch, &gate);
     assert_non_null(t);
     assert_int_equal(bw_wait(t, 1), -ETIMEDOUT); /* leaves a waiter node */
-    bw_task *c1 = bw_then(t, note_state, NULL);
-    bw_task *c2 = bw_then(t, note_state, NULL);
-    bw_task *c3 = bw_then(c1, note_state, NULL);
+    bw_task *c1 = bw_then(t, rt_note_state, NULL);
+    bw_task *c2 = bw_then(t, rt_note_state, NULL);
+    bw_task *c3 = bw_then(c1, rt_note_state, NULL);
     assert_non_null(c1);
     assert_non_null(c2);
     assert_non_null(c3);

@@ -18,6 +18,7 @@
 
 #include "blockwatch/runtime.h"
 #include "rt_helpers.h"
+#include "rt_task_fns.h"
 
 /* A lost continuation shows as a wait that times out, not as a hang. */
 #define WAIT_MS 20000
@@ -35,35 +36,30 @@ static int destroy_pool(void **state) {
   return bw_pool_destroy(*state);
 }
 
-static void *return_arg(void *arg) {
-  return arg;
-}
-
-static void *add_one(bw_task *done, void *arg) {
-  (void)arg;
-  return (void *)((uintptr_t)bw_task_result(done) + 1);
-}
-
-static void *note_state(bw_task *done, void *arg) {
-  (void)arg;
-  return (void *)(uintptr_t)bw_task_state_get(done);
-}
-
 static void *wait_for_latch(void *arg) {
   rt_latch_wait(arg);
   return (void *)(uintptr_t)5;
 }
 
-static void test_consume_chain_of_run_task(void **state) {
-  bw_pool *pool = *state;
-  bw_task *t = bw_run(pool, return_arg, (void *)(uintptr_t)1);
-  assert_non_null(t);
-  for (int i = 0; i < 1000; i++) {
-    t = bw_then_consume(t, add_one, NULL);
+enum { LINKS = 1000 };
+
+/* Extends the chain ending in t by LINKS links that each add one, every
+ * link taking over the reference to the one before; returns the last. */
+static bw_task *add_links(bw_task *t) {
+  for (int i = 0; i < LINKS; i++) {
+    t = bw_then_consume(t, rt_add_one, NULL);
     assert_non_null(t);
   }
+  return t;
+}
+
+static void test_consume_chain_of_run_task(void **state) {
+  bw_pool *pool = *state;
+  bw_task *t = bw_run(pool, rt_return_arg, (void *)(uintptr_t)1);
+  assert_non_null(t);
+  t = add_links(t);
   assert_int_equal(bw_wait(t, WAIT_MS), 0);
-  assert_int_equal((uintptr_t)bw_task_result(t), 1001);
+  assert_int_equal((uintptr_t)bw_task_result(t), 1 + LINKS);
   bw_task_release(t);
 }
 
@@ -75,22 +71,19 @@ static void test_consume_chain_on_a_source(void **state) {
   bw_task *src = bw_completion_create(pool);
   assert_non_null(src);
   bw_task *t = bw_task_retain(src);
-  for (int i = 0; i < 1000; i++) {
-    t = bw_then_consume(t, add_one, NULL);
-    assert_non_null(t);
-  }
+  t = add_links(t);
   assert_int_equal(bw_task_complete(src, (void *)(uintptr_t)10), 0);
   bw_task_release(src);
   assert_int_equal(bw_wait(t, WAIT_MS), 0);
-  assert_int_equal((uintptr_t)bw_task_result(t), 1010);
+  assert_int_equal((uintptr_t)bw_task_result(t), 10 + LINKS);
   bw_task_release(t);
 }
 
 static void test_consume_on_resolved_tasks(void **state) {
   bw_pool *pool = *state;
-  bw_task *t = bw_run(pool, return_arg, (void *)(uintptr_t)7);
+  bw_task *t = bw_run(pool, rt_return_arg, (void *)(uintptr_t)7);
   assert_int_equal(bw_wait(t, WAIT_MS), 0);
-  bw_task *c = bw_then_consume(t, add_one, NULL);
+  bw_task *c = bw_then_consume(t, rt_add_one, NULL);
   assert_non_null(c);
   assert_int_equal(bw_wait(c, WAIT_MS), 0);
   assert_int_equal((uintptr_t)bw_task_result(c), 8);
@@ -98,7 +91,7 @@ static void test_consume_on_resolved_tasks(void **state) {
 
   bw_task *src = bw_completion_create(pool);
   assert_int_equal(bw_task_cancel(src), 0);
-  c = bw_then_consume(src, note_state, NULL);
+  c = bw_then_consume(src, rt_note_state, NULL);
   assert_non_null(c);
   assert_int_equal(bw_wait(c, WAIT_MS), 0);
   assert_int_equal((uintptr_t)bw_task_result(c), BW_TASK_CANCELED);
@@ -108,7 +101,7 @@ static void test_consume_on_resolved_tasks(void **state) {
 /* On failure nothing is handed over: the caller still owns the task. */
 static void test_consume_failure_keeps_the_reference(void **state) {
   bw_pool *pool = *state;
-  bw_task *t = bw_run(pool, return_arg, (void *)(uintptr_t)3);
+  bw_task *t = bw_run(pool, rt_return_arg, (void *)(uintptr_t)3);
   errno = 0;
   assert_null(bw_then_consume(t, NULL, NULL));
   assert_int_equal(errno, EINVAL);
@@ -116,7 +109,7 @@ static void test_consume_failure_keeps_the_reference(void **state) {
   assert_int_equal((uintptr_t)bw_task_result(t), 3);
   bw_task_release(t);
   errno = 0;
-  assert_null(bw_then_consume(NULL, add_one, NULL));
+  assert_null(bw_then_consume(NULL, rt_add_one, NULL));
   assert_int_equal(errno, EINVAL);
 }
 
@@ -133,7 +126,7 @@ static void test_consume_more_than_the_tag_counts(void **state) {
     assert_non_null(t);
     bw_task *conts[MANY];
     for (int i = 0; i < MANY; i++) {
-      conts[i] = bw_then_consume(bw_task_retain(t), add_one, NULL);
+      conts[i] = bw_then_consume(bw_task_retain(t), rt_add_one, NULL);
       assert_non_null(conts[i]);
     }
     bw_task_release(t);
@@ -164,7 +157,7 @@ typedef struct mix_round {
 
 static void *consume_one(void *arg) {
   mix_round *r = arg;
-  r->conts[PLAIN] = bw_then_consume(r->handed, note_state, NULL);
+  r->conts[PLAIN] = bw_then_consume(r->handed, rt_note_state, NULL);
   return NULL;
 }
 
@@ -176,7 +169,7 @@ static void *attach_then_release(void *arg) {
   pthread_t th;
   pthread_create(&th, NULL, consume_one, r);
   for (int i = 0; i < PLAIN; i++)
-    r->conts[i] = bw_then(r->task, note_state, NULL);
+    r->conts[i] = bw_then(r->task, rt_note_state, NULL);
   pthread_join(th, NULL);
   bw_task_release(r->task);
   return NULL;
@@ -192,7 +185,7 @@ static void test_consume_racing_plain_attaches(void **state) {
     assert_non_null(t);
     /* Our own reference goes into a consuming node at once. */
     r.task = bw_task_retain(t);
-    bw_task *first = bw_then_consume(t, note_state, NULL);
+    bw_task *first = bw_then_consume(t, rt_note_state, NULL);
     assert_non_null(first);
     pthread_t th;
     pthread_create(&th, NULL, attach_then_release, &r);
@@ -216,12 +209,12 @@ static void test_consume_racing_plain_attaches(void **state) {
  * next is attached: the handed-over reference meets the queue reference a
  * continuation inherits when it runs next on the same worker. */
 static void *chain_on_worker(void *arg) {
-  bw_task *t = bw_run(bw_current_pool(), return_arg, arg);
+  bw_task *t = bw_run(bw_current_pool(), rt_return_arg, arg);
   for (int i = 0; i < 50; i++) {
     if (i % 2 == 0) {
-      t = bw_then_consume(t, add_one, NULL);
+      t = bw_then_consume(t, rt_add_one, NULL);
     } else {
-      bw_task *next = bw_then(t, add_one, NULL);
+      bw_task *next = bw_then(t, rt_add_one, NULL);
       bw_task_release(t);
       t = next;
     }
