@@ -57,7 +57,7 @@
 #define SHARED_MAX 65536  /* blocks per class on the shared stack */
 #define SPARE_MAX 64      /* empty magazines kept for reuse */
 #define CHUNK_BYTES 65536 /* a power of two: a block finds its chunk */
-#define AHEAD 8           /* how many blocks ahead bw__alloc prefetches */
+#define AHEAD 8           /* how many blocks ahead bwrt__alloc prefetches */
 #define DECAY_DROP_MAX 16 /* stale magazines released per visit */
 
 typedef struct magazine {
@@ -73,9 +73,9 @@ typedef struct chunk {
   struct chunk *prev, *next; /* registry, under chunk_mu */
 } chunk;
 
-_Static_assert(sizeof(chunk) <= BW__CACHE_LINE, "chunk header too big");
-_Static_assert(BW__ALLOC_SMALL % BW__CACHE_LINE == 0 &&
-                   BW__ALLOC_LARGE % BW__CACHE_LINE == 0,
+_Static_assert(sizeof(chunk) <= BWRT__CACHE_LINE, "chunk header too big");
+_Static_assert(BWRT__ALLOC_SMALL % BWRT__CACHE_LINE == 0 &&
+                   BWRT__ALLOC_LARGE % BWRT__CACHE_LINE == 0,
                "blocks must be whole cache lines");
 
 typedef struct local_lists {
@@ -85,14 +85,14 @@ typedef struct local_lists {
   size_t carve_left;
 } local_lists;
 
-static const size_t class_size[BW__ALLOC_CLASSES] = {BW__ALLOC_SMALL,
-                                                     BW__ALLOC_LARGE};
+static const size_t class_size[BWRT__ALLOC_CLASSES] = {BWRT__ALLOC_SMALL,
+                                                       BWRT__ALLOC_LARGE};
 
 static pthread_mutex_t shared_mu = PTHREAD_MUTEX_INITIALIZER;
 /* Under shared_mu: newest and oldest full magazine of each class. */
-static magazine *shared[BW__ALLOC_CLASSES];
-static magazine *shared_oldest[BW__ALLOC_CLASSES];
-static size_t shared_count[BW__ALLOC_CLASSES];
+static magazine *shared[BWRT__ALLOC_CLASSES];
+static magazine *shared_oldest[BWRT__ALLOC_CLASSES];
+static size_t shared_count[BWRT__ALLOC_CLASSES];
 static magazine *spares; /* empty magazines, linked through `older` */
 static size_t spare_count;
 /* How long a full magazine may sit on the shared stack unused before its
@@ -100,18 +100,18 @@ static size_t spare_count;
 static _Atomic uint64_t decay_ns = 10 * (uint64_t)1000000000;
 
 static pthread_mutex_t chunk_mu = PTHREAD_MUTEX_INITIALIZER;
-static chunk *chunks;                         /* under chunk_mu */
-static size_t chunk_count[BW__ALLOC_CLASSES]; /* under chunk_mu */
-static size_t chunks_made[BW__ALLOC_CLASSES]; /* under chunk_mu */
+static chunk *chunks;                           /* under chunk_mu */
+static size_t chunk_count[BWRT__ALLOC_CLASSES]; /* under chunk_mu */
+static size_t chunks_made[BWRT__ALLOC_CLASSES]; /* under chunk_mu */
 
-static BW__TLS local_lists local[BW__ALLOC_CLASSES];
-static BW__TLS int local_registered;
+static BWRT__TLS local_lists local[BWRT__ALLOC_CLASSES];
+static BWRT__TLS int local_registered;
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static int key_made;
 
 static size_t blocks_per_chunk(int cls) {
-  return (CHUNK_BYTES - BW__CACHE_LINE) / class_size[cls];
+  return (CHUNK_BYTES - BWRT__CACHE_LINE) / class_size[cls];
 }
 
 static chunk *chunk_of(void *block) {
@@ -213,7 +213,7 @@ typedef enum { TAKE_NOTHING, TAKE_FULL, TAKE_EMPTY } take_kind;
 static magazine *visit_shared(int cls, magazine *full, magazine *empty,
                               take_kind take) {
   magazine *drop = NULL, *got = NULL, *spare_drop = NULL;
-  uint64_t now = bw__now_ns();
+  uint64_t now = bwrt__now_ns();
   uint64_t decay = atomic_load_explicit(&decay_ns, memory_order_relaxed);
   pthread_mutex_lock(&shared_mu);
   for (int n = 0; n < DECAY_DROP_MAX && stale(shared_oldest[cls], now, decay);
@@ -274,14 +274,14 @@ static void hand_back(int cls, magazine *m) {
 
 static void on_thread_exit(void *unused) {
   (void)unused;
-  for (int cls = 0; cls < BW__ALLOC_CLASSES; cls++) {
+  for (int cls = 0; cls < BWRT__ALLOC_CLASSES; cls++) {
     local_lists *l = &local[cls];
     /* The uncarved rest of the chunk goes round like any freed block. */
     while (l->carve_left > 0) {
       void *b = l->carve;
       l->carve += class_size[cls];
       l->carve_left--;
-      bw__free(cls, b);
+      bwrt__free(cls, b);
     }
     hand_back(cls, l->fill);
     hand_back(cls, l->use);
@@ -310,7 +310,7 @@ static void register_thread(void) {
 }
 
 static inline void prefetch_block(const void *p, size_t size) {
-  for (size_t off = 0; off < size; off += BW__CACHE_LINE)
+  for (size_t off = 0; off < size; off += BWRT__CACHE_LINE)
     __builtin_prefetch((const char *)p + off, 1);
 }
 
@@ -323,7 +323,7 @@ static size_t carve(int cls, local_lists *l, magazine *m) {
       chunk *c = chunk_new(cls);
       if (c == NULL)
         break;
-      l->carve = (char *)c + BW__CACHE_LINE;
+      l->carve = (char *)c + BWRT__CACHE_LINE;
       l->carve_left = blocks_per_chunk(cls);
     }
     size_t take = l->carve_left < BATCH - n ? l->carve_left : BATCH - n;
@@ -372,9 +372,9 @@ static magazine *refill(int cls, local_lists *l) {
 #define RECYCLE 1
 #endif
 
-void *bw__alloc(int cls) {
+void *bwrt__alloc(int cls) {
   if (!RECYCLE)
-    return aligned_alloc(BW__CACHE_LINE, class_size[cls]);
+    return aligned_alloc(BWRT__CACHE_LINE, class_size[cls]);
   local_lists *l = &local[cls];
   magazine *m = l->fill;
   if (m != NULL && m->n > 0) /* our own frees: still warm in this cache */
@@ -396,7 +396,7 @@ void *bw__alloc(int cls) {
   return b;
 }
 
-/* The full or missing magazine of bw__free: the full one goes onto the
+/* The full or missing magazine of bwrt__free: the full one goes onto the
  * shared stack and an empty one takes its place; with no memory for a
  * magazine, the block is released instead of lost. */
 static void free_slow(int cls, local_lists *l, void *block) {
@@ -415,7 +415,7 @@ static void free_slow(int cls, local_lists *l, void *block) {
     release_block(cls, block); /* no memory for a magazine */
 }
 
-void bw__free(int cls, void *p) {
+void bwrt__free(int cls, void *p) {
   if (p == NULL)
     return;
   if (!RECYCLE) {
@@ -432,18 +432,18 @@ void bw__free(int cls, void *p) {
   free_slow(cls, l, p);
 }
 
-void bw__alloc_set_decay_ms(uint64_t ms) {
+void bwrt__alloc_set_decay_ms(uint64_t ms) {
   atomic_store_explicit(&decay_ns, ms * 1000000u, memory_order_relaxed);
 }
 
-size_t bw__alloc_chunks(int cls) {
+size_t bwrt__alloc_chunks(int cls) {
   pthread_mutex_lock(&chunk_mu);
   size_t n = chunk_count[cls];
   pthread_mutex_unlock(&chunk_mu);
   return n;
 }
 
-size_t bw__alloc_chunks_made(int cls) {
+size_t bwrt__alloc_chunks_made(int cls) {
   pthread_mutex_lock(&chunk_mu);
   size_t n = chunks_made[cls];
   pthread_mutex_unlock(&chunk_mu);

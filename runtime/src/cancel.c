@@ -20,7 +20,7 @@ struct bw_cancel_token {
   pthread_mutex_t mu;
   _Atomic int canceled;
   _Atomic unsigned refs;
-  bw__cancel_reg *head;
+  bwrt__cancel_reg *head;
 };
 
 bw_cancel_token *bw_cancel_token_create(void) {
@@ -35,13 +35,13 @@ bw_cancel_token *bw_cancel_token_create(void) {
   return t;
 }
 
-bw_cancel_token *bw__token_retain(bw_cancel_token *token) {
+bw_cancel_token *bwrt__token_retain(bw_cancel_token *token) {
   atomic_fetch_add_explicit(&token->refs, 1, memory_order_relaxed);
   return token;
 }
 
 bw_cancel_token *bw_cancel_token_retain(bw_cancel_token *token) {
-  return token != NULL ? bw__token_retain(token) : NULL;
+  return token != NULL ? bwrt__token_retain(token) : NULL;
 }
 
 void bw_cancel_token_release(bw_cancel_token *token) {
@@ -62,14 +62,14 @@ int bw_cancel_token_cancel(bw_cancel_token *token) {
     return 0;
   }
   atomic_store_explicit(&token->canceled, 1, memory_order_release);
-  bw__cancel_reg *list = token->head;
+  bwrt__cancel_reg *list = token->head;
   token->head = NULL;
-  for (bw__cancel_reg *r = list; r != NULL; r = r->next)
+  for (bwrt__cancel_reg *r = list; r != NULL; r = r->next)
     r->linked = 0;
   pthread_mutex_unlock(&token->mu);
   /* Each fire may free its registration: read `next` first. */
   while (list != NULL) {
-    bw__cancel_reg *next = list->next;
+    bwrt__cancel_reg *next = list->next;
     list->fire(list);
     list = next;
   }
@@ -82,7 +82,7 @@ int bw_cancel_token_is_canceled(const bw_cancel_token *token) {
   return atomic_load_explicit(&token->canceled, memory_order_acquire);
 }
 
-int bw__token_register(bw_cancel_token *token, bw__cancel_reg *reg) {
+int bwrt__token_register(bw_cancel_token *token, bwrt__cancel_reg *reg) {
   pthread_mutex_lock(&token->mu);
   if (atomic_load_explicit(&token->canceled, memory_order_relaxed)) {
     pthread_mutex_unlock(&token->mu);
@@ -99,7 +99,7 @@ int bw__token_register(bw_cancel_token *token, bw__cancel_reg *reg) {
   return 0;
 }
 
-int bw__token_unregister(bw_cancel_token *token, bw__cancel_reg *reg) {
+int bwrt__token_unregister(bw_cancel_token *token, bwrt__cancel_reg *reg) {
   pthread_mutex_lock(&token->mu);
   int was_linked = reg->linked;
   if (was_linked) {

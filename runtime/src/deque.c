@@ -18,9 +18,9 @@
 
 #define DEQUE_INITIAL_CAPACITY 256
 
-static bw__deque_buf *buf_new(int64_t capacity) {
-  bw__deque_buf *b =
-      malloc(sizeof(*b) + (size_t)capacity * sizeof(_Atomic(bw__item *)));
+static bwrt__deque_buf *buf_new(int64_t capacity) {
+  bwrt__deque_buf *b =
+      malloc(sizeof(*b) + (size_t)capacity * sizeof(_Atomic(bwrt__item *)));
   if (b == NULL)
     return NULL;
   b->mask = capacity - 1;
@@ -30,8 +30,8 @@ static bw__deque_buf *buf_new(int64_t capacity) {
   return b;
 }
 
-int bw__deque_init(bw__deque *dq) {
-  bw__deque_buf *b = buf_new(DEQUE_INITIAL_CAPACITY);
+int bwrt__deque_init(bwrt__deque *dq) {
+  bwrt__deque_buf *b = buf_new(DEQUE_INITIAL_CAPACITY);
   if (b == NULL)
     return -ENOMEM;
   atomic_init(&dq->top, 0);
@@ -40,10 +40,10 @@ int bw__deque_init(bw__deque *dq) {
   return 0;
 }
 
-void bw__deque_free(bw__deque *dq) {
-  bw__deque_buf *b = atomic_load_explicit(&dq->buf, memory_order_relaxed);
+void bwrt__deque_free(bwrt__deque *dq) {
+  bwrt__deque_buf *b = atomic_load_explicit(&dq->buf, memory_order_relaxed);
   while (b != NULL) {
-    bw__deque_buf *older = b->retired;
+    bwrt__deque_buf *older = b->retired;
     free(b);
     b = older;
   }
@@ -51,12 +51,13 @@ void bw__deque_free(bw__deque *dq) {
 }
 
 /* Copies the live range [top, bottom) into a buffer twice the size. */
-static bw__deque_buf *grow(bw__deque_buf *old, int64_t top, int64_t bottom) {
-  bw__deque_buf *b = buf_new((old->mask + 1) * 2);
+static bwrt__deque_buf *grow(bwrt__deque_buf *old, int64_t top,
+                             int64_t bottom) {
+  bwrt__deque_buf *b = buf_new((old->mask + 1) * 2);
   if (b == NULL)
     return NULL;
   for (int64_t i = top; i < bottom; i++) {
-    bw__item *it =
+    bwrt__item *it =
         atomic_load_explicit(&old->cells[i & old->mask], memory_order_relaxed);
     atomic_store_explicit(&b->cells[i & b->mask], it, memory_order_relaxed);
   }
@@ -64,12 +65,12 @@ static bw__deque_buf *grow(bw__deque_buf *old, int64_t top, int64_t bottom) {
   return b;
 }
 
-int bw__deque_push(bw__deque *dq, bw__item *it) {
+int bwrt__deque_push(bwrt__deque *dq, bwrt__item *it) {
   int64_t b = atomic_load_explicit(&dq->bottom, memory_order_relaxed);
   int64_t t = atomic_load_explicit(&dq->top, memory_order_acquire);
-  bw__deque_buf *buf = atomic_load_explicit(&dq->buf, memory_order_relaxed);
+  bwrt__deque_buf *buf = atomic_load_explicit(&dq->buf, memory_order_relaxed);
   if (b - t > buf->mask) {
-    bw__deque_buf *bigger = grow(buf, t, b);
+    bwrt__deque_buf *bigger = grow(buf, t, b);
     if (bigger == NULL)
       return -ENOMEM;
     atomic_store_explicit(&dq->buf, bigger, memory_order_release);
@@ -80,7 +81,7 @@ int bw__deque_push(bw__deque *dq, bw__item *it) {
   return 0;
 }
 
-bw__item *bw__deque_pop(bw__deque *dq) {
+bwrt__item *bwrt__deque_pop(bwrt__deque *dq) {
   /* Empty for sure (the common case of a worker looking for work): only
    * the owner adds items and `top` never decreases, so bottom <= top stays
    * true until this thread pushes. No fence then: a worker's every look
@@ -89,14 +90,14 @@ bw__item *bw__deque_pop(bw__deque *dq) {
       atomic_load_explicit(&dq->top, memory_order_relaxed))
     return NULL;
   int64_t b = atomic_load_explicit(&dq->bottom, memory_order_relaxed) - 1;
-  bw__deque_buf *buf = atomic_load_explicit(&dq->buf, memory_order_relaxed);
+  bwrt__deque_buf *buf = atomic_load_explicit(&dq->buf, memory_order_relaxed);
   atomic_store_explicit(&dq->bottom, b, memory_order_seq_cst);
   int64_t t = atomic_load_explicit(&dq->top, memory_order_seq_cst);
   if (t > b) { /* empty */
     atomic_store_explicit(&dq->bottom, b + 1, memory_order_relaxed);
     return NULL;
   }
-  bw__item *it =
+  bwrt__item *it =
       atomic_load_explicit(&buf->cells[b & buf->mask], memory_order_relaxed);
   if (t == b) { /* the last item: race stealers for it */
     if (!atomic_compare_exchange_strong_explicit(
@@ -107,13 +108,13 @@ bw__item *bw__deque_pop(bw__deque *dq) {
   return it;
 }
 
-bw__item *bw__deque_steal(bw__deque *dq, int *lost_race) {
+bwrt__item *bwrt__deque_steal(bwrt__deque *dq, int *lost_race) {
   int64_t t = atomic_load_explicit(&dq->top, memory_order_seq_cst);
   int64_t b = atomic_load_explicit(&dq->bottom, memory_order_seq_cst);
   if (t >= b)
     return NULL;
-  bw__deque_buf *buf = atomic_load_explicit(&dq->buf, memory_order_acquire);
-  bw__item *it =
+  bwrt__deque_buf *buf = atomic_load_explicit(&dq->buf, memory_order_acquire);
+  bwrt__item *it =
       atomic_load_explicit(&buf->cells[t & buf->mask], memory_order_relaxed);
   if (!atomic_compare_exchange_strong_explicit(
           &dq->top, &t, t + 1, memory_order_seq_cst, memory_order_relaxed)) {
@@ -124,7 +125,7 @@ bw__item *bw__deque_steal(bw__deque *dq, int *lost_race) {
   return it;
 }
 
-size_t bw__deque_size(bw__deque *dq) {
+size_t bwrt__deque_size(bwrt__deque *dq) {
   int64_t t = atomic_load_explicit(&dq->top, memory_order_seq_cst);
   int64_t b = atomic_load_explicit(&dq->bottom, memory_order_seq_cst);
   return b > t ? (size_t)(b - t) : 0;

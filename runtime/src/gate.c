@@ -34,7 +34,7 @@ static void heap_swap(bw_task **a, bw_task **b) {
   *b = t;
 }
 
-static int heap_push(bw__timer_heap *h, bw_task *task) {
+static int heap_push(bwrt__timer_heap *h, bw_task *task) {
   if (h->len == h->cap) {
     size_t cap = h->cap ? h->cap * 2 : 64;
     bw_task **items = realloc(h->items, cap * sizeof(*items));
@@ -47,7 +47,8 @@ static int heap_push(bw__timer_heap *h, bw_task *task) {
   h->items[i] = task;
   while (i > 0) {
     size_t parent = (i - 1) / 2;
-    if (bw__task_deadline(h->items[parent]) <= bw__task_deadline(h->items[i]))
+    if (bwrt__task_deadline(h->items[parent]) <=
+        bwrt__task_deadline(h->items[i]))
       break;
     heap_swap(&h->items[parent], &h->items[i]);
     i = parent;
@@ -55,14 +56,14 @@ static int heap_push(bw__timer_heap *h, bw_task *task) {
   return 0;
 }
 
-static void sift_down(bw__timer_heap *h, size_t i) {
+static void sift_down(bwrt__timer_heap *h, size_t i) {
   for (;;) {
     size_t l = 2 * i + 1, r = l + 1, min = i;
     if (l < h->len &&
-        bw__task_deadline(h->items[l]) < bw__task_deadline(h->items[min]))
+        bwrt__task_deadline(h->items[l]) < bwrt__task_deadline(h->items[min]))
       min = l;
     if (r < h->len &&
-        bw__task_deadline(h->items[r]) < bw__task_deadline(h->items[min]))
+        bwrt__task_deadline(h->items[r]) < bwrt__task_deadline(h->items[min]))
       min = r;
     if (min == i)
       break;
@@ -71,7 +72,7 @@ static void sift_down(bw__timer_heap *h, size_t i) {
   }
 }
 
-static bw_task *heap_pop(bw__timer_heap *h) {
+static bw_task *heap_pop(bwrt__timer_heap *h) {
   if (h->len == 0)
     return NULL;
   bw_task *top = h->items[0];
@@ -86,7 +87,7 @@ static bw_task *heap_pop(bw__timer_heap *h) {
  * O(n) cost is amortized over the cancellations). Caller holds gate_mu;
  * returns a malloc'd array of the removed tasks (each still holding the
  * heap's reference) and its length, or NULL. */
-static bw_task **heap_compact(bw__timer_heap *h, size_t *n_out) {
+static bw_task **heap_compact(bwrt__timer_heap *h, size_t *n_out) {
   *n_out = 0;
   if (h->len < 64)
     return NULL;
@@ -113,7 +114,7 @@ static bw_task **heap_compact(bw__timer_heap *h, size_t *n_out) {
   return out;
 }
 
-int bw__gate_add_timer(bw_pool *pool, bw_task *task) {
+int bwrt__gate_add_timer(bw_pool *pool, bw_task *task) {
   pthread_mutex_lock(&pool->gate_mu);
   if (pool->gate_stop) {
     pthread_mutex_unlock(&pool->gate_mu);
@@ -135,14 +136,14 @@ static void abs_time(struct timespec *ts, uint64_t ns) {
 /* One starvation check; see the invariants above. */
 static void check_starvation(bw_pool *pool, uint64_t now, uint64_t *progress,
                              uint64_t *since) {
-  uint64_t p = bw__pool_progress(pool);
+  uint64_t p = bwrt__pool_progress(pool);
   unsigned live = atomic_load_explicit(&pool->live, memory_order_relaxed);
   unsigned blocked = atomic_load_explicit(&pool->blocked, memory_order_relaxed);
   /* Stuck: nothing dequeued since the last check, or every worker says it
    * is blocked (progress by a trickle of blocking items is no progress). */
   int stuck = p == *progress || blocked >= live;
   *progress = p;
-  if (!stuck || bw__pool_queue_length(pool) == 0 ||
+  if (!stuck || bwrt__pool_queue_length(pool) == 0 ||
       atomic_load_explicit(&pool->sleepers, memory_order_relaxed) > 0) {
     *since = now;
     return;
@@ -153,7 +154,7 @@ static void check_starvation(bw_pool *pool, uint64_t now, uint64_t *progress,
   if (pool->flags & BW_POOL_NO_INJECTION)
     return;
   pthread_mutex_lock(&pool->park_mu);
-  (void)bw__pool_spawn_locked(pool, 0);
+  (void)bwrt__pool_spawn_locked(pool, 0);
   pthread_mutex_unlock(&pool->park_mu);
 }
 
@@ -168,17 +169,17 @@ static void *gate_main(void *arg) {
     tick = 2000000u;
   if (tick > 250000000u)
     tick = 250000000u;
-  uint64_t progress = 0, since = bw__now_ns(), next_check = since + tick;
+  uint64_t progress = 0, since = bwrt__now_ns(), next_check = since + tick;
   uint64_t next_reap = since + GATE_MAX_SLEEP_NS;
 
   pthread_mutex_lock(&pool->gate_mu);
   while (!pool->gate_stop) {
-    uint64_t now = bw__now_ns();
+    uint64_t now = bwrt__now_ns();
     if (pool->timers.len > 0 &&
-        bw__task_deadline(pool->timers.items[0]) <= now) {
+        bwrt__task_deadline(pool->timers.items[0]) <= now) {
       bw_task *task = heap_pop(&pool->timers);
       pthread_mutex_unlock(&pool->gate_mu);
-      bw__task_fire_delay(task, 0);
+      bwrt__task_fire_delay(task, 0);
       pthread_mutex_lock(&pool->gate_mu);
       continue;
     }
@@ -189,7 +190,7 @@ static void *gate_main(void *arg) {
       bw_task **dead = NULL;
       if (now >= next_reap) {
         pthread_mutex_lock(&pool->park_mu);
-        bw__pool_reap_locked(pool);
+        bwrt__pool_reap_locked(pool);
         pthread_mutex_unlock(&pool->park_mu);
         next_reap = now + GATE_MAX_SLEEP_NS;
         pthread_mutex_lock(&pool->gate_mu);
@@ -197,15 +198,16 @@ static void *gate_main(void *arg) {
         pthread_mutex_unlock(&pool->gate_mu);
       }
       for (size_t i = 0; i < ndead; i++)
-        bw__task_fire_delay(dead[i], 1); /* a no-op but for the references */
+        bwrt__task_fire_delay(dead[i], 1); /* a no-op but for the references */
       free(dead);
       pthread_mutex_lock(&pool->gate_mu);
       next_check = now + tick;
       continue;
     }
     uint64_t wake = next_check;
-    if (pool->timers.len > 0 && bw__task_deadline(pool->timers.items[0]) < wake)
-      wake = bw__task_deadline(pool->timers.items[0]);
+    if (pool->timers.len > 0 &&
+        bwrt__task_deadline(pool->timers.items[0]) < wake)
+      wake = bwrt__task_deadline(pool->timers.items[0]);
     struct timespec ts;
     abs_time(&ts, wake);
     pthread_cond_timedwait(&pool->gate_cv, &pool->gate_mu, &ts);
@@ -214,7 +216,7 @@ static void *gate_main(void *arg) {
   return NULL;
 }
 
-int bw__gate_start(bw_pool *pool) {
+int bwrt__gate_start(bw_pool *pool) {
   /* Like the workers, the gate runs with every signal blocked. */
   sigset_t all, old;
   sigfillset(&all);
@@ -227,7 +229,7 @@ int bw__gate_start(bw_pool *pool) {
   return 0;
 }
 
-void bw__gate_stop(bw_pool *pool) {
+void bwrt__gate_stop(bw_pool *pool) {
   pthread_mutex_lock(&pool->gate_mu);
   pool->gate_stop = 1;
   pthread_cond_signal(&pool->gate_cv);
@@ -240,5 +242,5 @@ void bw__gate_stop(bw_pool *pool) {
    * the heap is ours. */
   bw_task *task;
   while ((task = heap_pop(&pool->timers)) != NULL)
-    bw__task_fire_delay(task, 1);
+    bwrt__task_fire_delay(task, 1);
 }

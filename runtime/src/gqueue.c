@@ -18,7 +18,7 @@
  *    closing, sees it) or fails; internal pushes then go to the overflow
  *    list, which accepts them while closed.
  *  - The tail CAS and the overflow length update are seq_cst: a producer's
- *    item is visible to bw__gq_nonempty() in the single total order, which
+ *    item is visible to bwrt__gq_nonempty() in the single total order, which
  *    the park protocol in pool.c relies on. A ticket taken but not yet
  *    written makes the queue look non-empty while pop returns NULL; the
  *    worker then polls again rather than parking (a short window).
@@ -33,7 +33,7 @@
 #define RING_CAPACITY ((size_t)1 << 17)
 #define RING_CLOSED ((size_t)1 << (sizeof(size_t) * 8 - 1))
 
-int bw__gq_init(bw__gqueue *q) {
+int bwrt__gq_init(bwrt__gqueue *q) {
   /* Zeroed memory is an empty ring (see the invariants). */
   q->cells = calloc(RING_CAPACITY, sizeof(*q->cells));
   if (q->cells == NULL)
@@ -48,19 +48,19 @@ int bw__gq_init(bw__gqueue *q) {
   return 0;
 }
 
-void bw__gq_free(bw__gqueue *q) {
+void bwrt__gq_free(bwrt__gqueue *q) {
   free(q->cells);
   q->cells = NULL;
   pthread_mutex_destroy(&q->ov_mu);
 }
 
 /* 0 pushed, -1 full or closed. */
-static int ring_push(bw__gqueue *q, bw__item *it) {
+static int ring_push(bwrt__gqueue *q, bwrt__item *it) {
   size_t pos = atomic_load_explicit(&q->tail, memory_order_relaxed);
   for (;;) {
     if (pos & RING_CLOSED)
       return -1;
-    bw__gq_cell *c = &q->cells[pos & q->mask];
+    bwrt__gq_cell *c = &q->cells[pos & q->mask];
     size_t seq =
         atomic_load_explicit(&c->seq, memory_order_acquire) + (pos & q->mask);
     intptr_t diff = (intptr_t)seq - (intptr_t)pos;
@@ -81,10 +81,10 @@ static int ring_push(bw__gqueue *q, bw__item *it) {
   }
 }
 
-static bw__item *ring_pop(bw__gqueue *q) {
+static bwrt__item *ring_pop(bwrt__gqueue *q) {
   size_t pos = atomic_load_explicit(&q->head, memory_order_relaxed);
   for (;;) {
-    bw__gq_cell *c = &q->cells[pos & q->mask];
+    bwrt__gq_cell *c = &q->cells[pos & q->mask];
     size_t seq =
         atomic_load_explicit(&c->seq, memory_order_acquire) + (pos & q->mask);
     intptr_t diff = (intptr_t)seq - (intptr_t)(pos + 1);
@@ -92,7 +92,7 @@ static bw__item *ring_pop(bw__gqueue *q) {
       if (atomic_compare_exchange_weak_explicit(&q->head, &pos, pos + 1,
                                                 memory_order_relaxed,
                                                 memory_order_relaxed)) {
-        bw__item *it = c->item;
+        bwrt__item *it = c->item;
         atomic_store_explicit(&c->seq, pos + q->mask + 1 - (pos & q->mask),
                               memory_order_release);
         return it;
@@ -105,7 +105,7 @@ static bw__item *ring_pop(bw__gqueue *q) {
   }
 }
 
-int bw__gq_push(bw__gqueue *q, bw__item *it, int internal) {
+int bwrt__gq_push(bwrt__gqueue *q, bwrt__item *it, int internal) {
   if (atomic_load_explicit(&q->ov_len, memory_order_relaxed) == 0 &&
       ring_push(q, it) == 0)
     return 0;
@@ -125,7 +125,7 @@ int bw__gq_push(bw__gqueue *q, bw__item *it, int internal) {
   return 0;
 }
 
-int bw__gq_close(bw__gqueue *q) {
+int bwrt__gq_close(bwrt__gqueue *q) {
   size_t old =
       atomic_fetch_or_explicit(&q->tail, RING_CLOSED, memory_order_seq_cst);
   pthread_mutex_lock(&q->ov_mu);
@@ -134,8 +134,8 @@ int bw__gq_close(bw__gqueue *q) {
   return (old & RING_CLOSED) != 0;
 }
 
-bw__item *bw__gq_pop(bw__gqueue *q) {
-  bw__item *it = ring_pop(q);
+bwrt__item *bwrt__gq_pop(bwrt__gqueue *q) {
+  bwrt__item *it = ring_pop(q);
   if (it != NULL || atomic_load_explicit(&q->ov_len, memory_order_relaxed) == 0)
     return it;
   pthread_mutex_lock(&q->ov_mu);
@@ -150,7 +150,7 @@ bw__item *bw__gq_pop(bw__gqueue *q) {
   return it;
 }
 
-size_t bw__gq_length(bw__gqueue *q) {
+size_t bwrt__gq_length(bwrt__gqueue *q) {
   size_t head = atomic_load_explicit(&q->head, memory_order_seq_cst);
   size_t tail =
       atomic_load_explicit(&q->tail, memory_order_seq_cst) & ~RING_CLOSED;

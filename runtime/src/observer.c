@@ -2,14 +2,14 @@
  * preloaded tool finds this copy of the runtime.
  *
  * Invariants:
- *  - bw__observer points at an immutable copy of the registered observer
- *    (with what its callbacks need, see BW__WANT_*), or is NULL. Copies are
+ *  - bwrt__observer points at an immutable copy of the registered observer
+ *    (with what its callbacks need, see BWRT__WANT_*), or is NULL. Copies are
  * never freed (a callback may still be running on another thread after
  * unregister); one small struct per registration, all kept on kept_list.
  *  - registry_mu protects the pool list and serialises register/unregister
  *    with pool creation, so each pool is announced exactly once to an
  *    observer: either by register (pool already listed) or by
- *    bw__registry_add (observer already set).
+ *    bwrt__registry_add (observer already set).
  *  - Each copy of the runtime (static in the program, shared library) has its
  *    own statics, so the tool is attached once per copy.
  */
@@ -21,7 +21,7 @@
 
 #include "internal.h"
 
-_Atomic(const bw__observer_copy *) bw__observer = NULL;
+_Atomic(const bwrt__observer_copy *) bwrt__observer = NULL;
 
 static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
 static bw_pool *registry_head;
@@ -31,7 +31,7 @@ static pthread_once_t attach_once = PTHREAD_ONCE_INIT;
  * freed, because a callback may still be running after unregister; the list
  * also keeps them reachable, so leak checkers stay quiet. */
 typedef struct kept_observer {
-  bw__observer_copy copy;
+  bwrt__observer_copy copy;
   struct kept_observer *older;
 } kept_observer;
 
@@ -40,13 +40,13 @@ static unsigned wants_of(const bw_observer *o) {
   unsigned wants = 0;
   int started = o->item_started != NULL || o->item_started_ex != NULL;
   if (o->item_enqueued != NULL || started || o->item_finished != NULL)
-    wants |= BW__WANT_ID;
+    wants |= BWRT__WANT_ID;
   if (o->item_enqueued != NULL || started)
-    wants |= BW__WANT_ENQUEUE_NS;
+    wants |= BWRT__WANT_ENQUEUE_NS;
   if (started)
-    wants |= BW__WANT_START_NS;
+    wants |= BWRT__WANT_START_NS;
   if (o->item_finished != NULL)
-    wants |= BW__WANT_END_NS;
+    wants |= BWRT__WANT_END_NS;
   return wants;
 }
 static kept_observer *kept_list;
@@ -68,17 +68,17 @@ int bw_observer_register(const bw_observer *observer) {
   unsigned log2 = copy->item_time_sample_log2;
   unsigned mask = log2 >= 31 ? ~0u : (1u << log2) - 1u;
   kept->copy.sample_mask =
-      mask < BW__STATS_SAMPLE_MASK ? mask : BW__STATS_SAMPLE_MASK;
+      mask < BWRT__STATS_SAMPLE_MASK ? mask : BWRT__STATS_SAMPLE_MASK;
 
   pthread_mutex_lock(&registry_mu);
-  if (atomic_load_explicit(&bw__observer, memory_order_relaxed) != NULL) {
+  if (atomic_load_explicit(&bwrt__observer, memory_order_relaxed) != NULL) {
     pthread_mutex_unlock(&registry_mu);
     free(kept);
     return -EBUSY;
   }
   kept->older = kept_list;
   kept_list = kept;
-  atomic_store_explicit(&bw__observer, &kept->copy, memory_order_release);
+  atomic_store_explicit(&bwrt__observer, &kept->copy, memory_order_release);
   if (copy->pool_created != NULL) {
     for (bw_pool *p = registry_head; p != NULL; p = p->reg_next)
       copy->pool_created(copy->user, p->id, p->name, p->min_workers,
@@ -90,24 +90,24 @@ int bw_observer_register(const bw_observer *observer) {
 
 int bw_observer_unregister(void) {
   pthread_mutex_lock(&registry_mu);
-  const bw__observer_copy *old =
-      atomic_exchange_explicit(&bw__observer, NULL, memory_order_acq_rel);
+  const bwrt__observer_copy *old =
+      atomic_exchange_explicit(&bwrt__observer, NULL, memory_order_acq_rel);
   pthread_mutex_unlock(&registry_mu);
   return old == NULL ? -EINVAL : 0;
 }
 
-void bw__registry_add(bw_pool *pool) {
+void bwrt__registry_add(bw_pool *pool) {
   pthread_mutex_lock(&registry_mu);
   pool->reg_next = registry_head;
   registry_head = pool;
-  const bw_observer *o = bw__obs();
+  const bw_observer *o = bwrt__obs();
   if (o != NULL && o->pool_created != NULL)
     o->pool_created(o->user, pool->id, pool->name, pool->min_workers,
                     pool->max_workers);
   pthread_mutex_unlock(&registry_mu);
 }
 
-void bw__registry_remove(bw_pool *pool) {
+void bwrt__registry_remove(bw_pool *pool) {
   pthread_mutex_lock(&registry_mu);
   for (bw_pool **pp = &registry_head; *pp != NULL; pp = &(*pp)->reg_next) {
     if (*pp == pool) {
@@ -119,7 +119,7 @@ void bw__registry_remove(bw_pool *pool) {
 }
 
 static int hook_current_worker(uint64_t *pool_id, unsigned *worker_index) {
-  bw__worker *w = bw__current_worker();
+  bwrt__worker *w = bwrt__current_worker();
   if (w == NULL)
     return 0;
   if (pool_id != NULL)
@@ -130,7 +130,7 @@ static int hook_current_worker(uint64_t *pool_id, unsigned *worker_index) {
 }
 
 static int hook_current_item(void) {
-  bw__worker *w = bw__current_worker();
+  bwrt__worker *w = bwrt__current_worker();
   return w != NULL && atomic_load_explicit(&w->running, memory_order_relaxed);
 }
 
@@ -138,7 +138,7 @@ static int hook_current_item(void) {
  * pool's BW_POOL_COMPENSATE flag does not gate it (max_workers still
  * bounds it). */
 static int hook_notify_blocked(void) {
-  return bw__pool_notify_blocked(1);
+  return bwrt__pool_notify_blocked(1);
 }
 
 static const bw_runtime_hooks hooks = {
@@ -166,6 +166,6 @@ static void attach_tool(void) {
   attach(&hooks);
 }
 
-void bw__observer_attach_tool(void) {
+void bwrt__observer_attach_tool(void) {
   pthread_once(&attach_once, attach_tool);
 }

@@ -44,22 +44,22 @@
  * polls costs the submitter no wake-up system call. */
 #define PARK_SPINS 2048
 
-static BW__TLS bw__worker *tls_worker;
+static BWRT__TLS bwrt__worker *tls_worker;
 /* A helping waiter's pool, and its run_next (like a worker's). */
-static BW__TLS bw_pool *tls_help_pool;
-static BW__TLS bw__item *tls_help_next;
+static BWRT__TLS bw_pool *tls_help_pool;
+static BWRT__TLS bwrt__item *tls_help_next;
 /* Items this helper ran and has not yet added to pool->helped. */
-static BW__TLS unsigned tls_help_count;
+static BWRT__TLS unsigned tls_help_count;
 /* A helper adds its count to the pool at least this often (and when it
  * leaves): one shared RMW per batch instead of per item. */
 #define HELP_FLUSH 64u
-static BW__TLS unsigned tls_sample;
+static BWRT__TLS unsigned tls_sample;
 /* This thread's block of item ids (see new_item_id). */
 #define ID_BLOCK 256u
-static BW__TLS uint64_t tls_id_pool, tls_id_next, tls_id_end;
+static BWRT__TLS uint64_t tls_id_pool, tls_id_next, tls_id_end;
 static _Atomic uint64_t next_pool_id = 1;
 
-bw__worker *bw__current_worker(void) {
+bwrt__worker *bwrt__current_worker(void) {
   return tls_worker;
 }
 
@@ -75,7 +75,7 @@ static inline void store_inc(_Atomic uint64_t *c) {
 /* ---- queues ------------------------------------------------------------- */
 
 /* Tries every other worker's deque once, starting at a random one. */
-static bw__item *steal_any(bw__worker *self) {
+static bwrt__item *steal_any(bwrt__worker *self) {
   bw_pool *pool = self->pool;
   unsigned n = atomic_load_explicit(&pool->nslots, memory_order_acquire);
   if (n < 2)
@@ -85,10 +85,10 @@ static bw__item *steal_any(bw__worker *self) {
   for (int round = 0; round < 2; round++) {
     int lost = 0;
     for (unsigned k = 0; k < n; k++) {
-      bw__worker *victim = pool->slots[(start + k) % n];
+      bwrt__worker *victim = pool->slots[(start + k) % n];
       if (victim == self)
         continue;
-      bw__item *it = bw__deque_steal(&victim->deque, &lost);
+      bwrt__item *it = bwrt__deque_steal(&victim->deque, &lost);
       if (it != NULL)
         return it;
     }
@@ -98,35 +98,35 @@ static bw__item *steal_any(bw__worker *self) {
   return NULL;
 }
 
-static bw__item *find_work(bw__worker *w) {
-  bw__item *it = bw__deque_pop(&w->deque);
+static bwrt__item *find_work(bwrt__worker *w) {
+  bwrt__item *it = bwrt__deque_pop(&w->deque);
   if (it == NULL)
-    it = bw__gq_pop(&w->pool->queue);
+    it = bwrt__gq_pop(&w->pool->queue);
   if (it == NULL)
     it = steal_any(w);
   return it;
 }
 
-int bw__pool_has_work(bw_pool *pool) {
-  if (bw__gq_length(&pool->queue) > 0)
+int bwrt__pool_has_work(bw_pool *pool) {
+  if (bwrt__gq_length(&pool->queue) > 0)
     return 1;
   unsigned n = atomic_load_explicit(&pool->nslots, memory_order_acquire);
   for (unsigned i = 0; i < n; i++) {
-    if (bw__deque_size(&pool->slots[i]->deque) > 0)
+    if (bwrt__deque_size(&pool->slots[i]->deque) > 0)
       return 1;
   }
   return 0;
 }
 
-size_t bw__pool_queue_length(bw_pool *pool) {
-  size_t len = bw__gq_length(&pool->queue);
+size_t bwrt__pool_queue_length(bw_pool *pool) {
+  size_t len = bwrt__gq_length(&pool->queue);
   unsigned n = atomic_load_explicit(&pool->nslots, memory_order_acquire);
   for (unsigned i = 0; i < n; i++)
-    len += bw__deque_size(&pool->slots[i]->deque);
+    len += bwrt__deque_size(&pool->slots[i]->deque);
   return len;
 }
 
-uint64_t bw__pool_progress(bw_pool *pool) {
+uint64_t bwrt__pool_progress(bw_pool *pool) {
   uint64_t sum = 0;
   unsigned n = atomic_load_explicit(&pool->nslots, memory_order_acquire);
   for (unsigned i = 0; i < n; i++)
@@ -181,30 +181,31 @@ static inline uint64_t item_gate_of(const bw_observer *o) {
 
 /* Sets the item's observer id and, for sampled items (or when an observer
  * wants every one), its enqueue time. Returns the observer copy. */
-static inline const bw__observer_copy *stamp_item(bw_pool *pool, bw__item *it) {
-  const bw__observer_copy *oc = bw__obs_copy();
+static inline const bwrt__observer_copy *stamp_item(bw_pool *pool,
+                                                    bwrt__item *it) {
+  const bwrt__observer_copy *oc = bwrt__obs_copy();
   unsigned wants = oc != NULL ? oc->wants : 0;
   uint64_t enqueue_ns = 0;
   unsigned timed = 0, sample = tls_sample++;
-  it->id = (wants & BW__WANT_ID) ? new_item_id(pool) : 0;
-  if (wants & BW__WANT_ENQUEUE_NS) {
+  it->id = (wants & BWRT__WANT_ID) ? new_item_id(pool) : 0;
+  if (wants & BWRT__WANT_ENQUEUE_NS) {
     /* The observer's gate (observer.h): while it holds a time T, only
      * sampled items read the clock and the others carry T. */
     uint64_t gate = item_gate_of(&oc->obs);
     timed = gate == 0 || (sample & oc->sample_mask) == 0;
-    enqueue_ns = timed ? bw__now_ns() : gate;
-  } else if ((sample & BW__STATS_SAMPLE_MASK) == 0) {
+    enqueue_ns = timed ? bwrt__now_ns() : gate;
+  } else if ((sample & BWRT__STATS_SAMPLE_MASK) == 0) {
     timed = 1;
-    enqueue_ns = bw__now_ns();
+    enqueue_ns = bwrt__now_ns();
   }
   it->enqueue_ns = enqueue_ns;
   it->timed = timed;
   return oc;
 }
 
-int bw__pool_push_run_next(bw_pool *pool, bw__item *it) {
-  bw__worker *w = tls_worker;
-  bw__item **slot;
+int bwrt__pool_push_run_next(bw_pool *pool, bwrt__item *it) {
+  bwrt__worker *w = tls_worker;
+  bwrt__item **slot;
   if (w != NULL) {
     if (w->pool != pool || w->run_next != NULL)
       return 0;
@@ -214,25 +215,25 @@ int bw__pool_push_run_next(bw_pool *pool, bw__item *it) {
       return 0;
     slot = &tls_help_next;
   }
-  const bw__observer_copy *oc = stamp_item(pool, it);
+  const bwrt__observer_copy *oc = stamp_item(pool, it);
   /* Not visible to other threads, so nobody needs waking: this thread
    * runs it next. */
   *slot = it;
   if (oc != NULL && oc->obs.item_enqueued != NULL)
     oc->obs.item_enqueued(oc->obs.user, pool->id, it->id, it->enqueue_ns,
-                          bw__pool_queue_length(pool));
+                          bwrt__pool_queue_length(pool));
   return 1;
 }
 
-int bw__pool_push(bw_pool *pool, bw__item *it, int flags) {
-  const bw__observer_copy *oc = stamp_item(pool, it);
+int bwrt__pool_push(bw_pool *pool, bwrt__item *it, int flags) {
+  const bwrt__observer_copy *oc = stamp_item(pool, it);
   uint64_t id = it->id, enqueue_ns = it->enqueue_ns;
-  bw__worker *w = tls_worker;
-  if (w == NULL || w->pool != pool || bw__deque_push(&w->deque, it) != 0) {
+  bwrt__worker *w = tls_worker;
+  if (w == NULL || w->pool != pool || bwrt__deque_push(&w->deque, it) != 0) {
     /* The pool's own workers may queue work while it drains. */
-    int rc = bw__gq_push(&pool->queue, it,
-                         (flags & BW__PUSH_INTERNAL) ||
-                             (w != NULL && w->pool == pool));
+    int rc = bwrt__gq_push(&pool->queue, it,
+                           (flags & BWRT__PUSH_INTERNAL) ||
+                               (w != NULL && w->pool == pool));
     if (rc != 0)
       return rc;
   }
@@ -240,7 +241,7 @@ int bw__pool_push(bw_pool *pool, bw__item *it, int flags) {
   notify_work(pool);
   if (oc != NULL && oc->obs.item_enqueued != NULL)
     oc->obs.item_enqueued(oc->obs.user, pool->id, id, enqueue_ns,
-                          bw__pool_queue_length(pool));
+                          bwrt__pool_queue_length(pool));
   return 0;
 }
 
@@ -248,30 +249,30 @@ int bw__pool_push(bw_pool *pool, bw__item *it, int flags) {
 
 /* Runs one item with its observer events; `hist` takes the sampled queue
  * wait (NULL on a helping waiter, which has no histogram of its own). */
-static void run_observed(bw_pool *pool, bw__hist *hist, bw__item *it) {
-  const bw__observer_copy *oc = bw__obs_copy();
-  if (oc == NULL || !(oc->wants & BW__WANT_ID)) {
+static void run_observed(bw_pool *pool, bwrt__hist *hist, bwrt__item *it) {
+  const bwrt__observer_copy *oc = bwrt__obs_copy();
+  if (oc == NULL || !(oc->wants & BWRT__WANT_ID)) {
     /* No item callbacks: the queue wait of sampled items only. */
     if (it->timed && hist != NULL)
-      bw__hist_add(hist, bw__now_ns() - it->enqueue_ns);
+      bwrt__hist_add(hist, bwrt__now_ns() - it->enqueue_ns);
     it->run(it);
     return;
   }
   const bw_observer *o = &oc->obs;
   uint64_t enqueue_ns = it->enqueue_ns, start_ns = 0;
   unsigned flags = it->timed ? BW_ITEM_ENQUEUE_TIMED : 0;
-  if (it->timed || (oc->wants & BW__WANT_START_NS)) {
+  if (it->timed || (oc->wants & BWRT__WANT_START_NS)) {
     /* An item timed at enqueue is timed at start; others ask the gate. */
     uint64_t gate = it->timed ? 0 : item_gate_of(o);
     if (gate == 0) {
-      start_ns = bw__now_ns();
+      start_ns = bwrt__now_ns();
       flags |= BW_ITEM_START_TIMED;
     } else {
       start_ns = gate;
     }
   }
   if (it->timed && hist != NULL)
-    bw__hist_add(hist, start_ns - enqueue_ns);
+    bwrt__hist_add(hist, start_ns - enqueue_ns);
   else if (enqueue_ns == 0) /* queued before the observer registered */
     enqueue_ns = start_ns;
   if (it->id == 0) /* likewise */
@@ -283,10 +284,10 @@ static void run_observed(bw_pool *pool, bw__hist *hist, bw__item *it) {
     o->item_started(o->user, pool->id, id, enqueue_ns, start_ns);
   it->run(it);
   if (o->item_finished != NULL)
-    o->item_finished(o->user, pool->id, id, bw__now_ns());
+    o->item_finished(o->user, pool->id, id, bwrt__now_ns());
 }
 
-static void run_item(bw__worker *w, bw__item *it) {
+static void run_item(bwrt__worker *w, bwrt__item *it) {
   store_inc(&w->started);
   atomic_store_explicit(&w->running, 1, memory_order_relaxed);
   run_observed(w->pool, &w->hist, it);
@@ -302,7 +303,7 @@ static void run_item(bw__worker *w, bw__item *it) {
  * sets `help_closed` and then waits for `helpers` to drop to zero (both
  * seq_cst), so either the helper sees the pool closing or destroy sees the
  * helper and waits for it before it looks for quiescence. */
-int bw__help_enter(bw_pool *pool) {
+int bwrt__help_enter(bw_pool *pool) {
   if (pool->flags & BW_POOL_NO_HELPING)
     return 0;
   atomic_fetch_add_explicit(&pool->helpers, 1, memory_order_seq_cst);
@@ -314,14 +315,14 @@ int bw__help_enter(bw_pool *pool) {
   return 1;
 }
 
-void bw__help_leave(bw_pool *pool) {
+void bwrt__help_leave(bw_pool *pool) {
   /* A continuation this thread was about to run next goes to the workers:
    * the waiter returns once its own task is done, not at the chain's end. */
-  bw__item *next = tls_help_next;
+  bwrt__item *next = tls_help_next;
   tls_help_next = NULL;
   tls_help_pool = NULL;
   if (next != NULL) {
-    (void)bw__gq_push(&pool->queue, next, 1); /* internal: cannot fail */
+    (void)bwrt__gq_push(&pool->queue, next, 1); /* internal: cannot fail */
     notify_work(pool);
   }
   if (tls_help_count != 0) {
@@ -332,8 +333,8 @@ void bw__help_leave(bw_pool *pool) {
   atomic_fetch_sub_explicit(&pool->helpers, 1, memory_order_seq_cst);
 }
 
-int bw__help_run_one(bw_pool *pool) {
-  bw__item *it = tls_help_next;
+int bwrt__help_run_one(bw_pool *pool) {
+  bwrt__item *it = tls_help_next;
   if (it != NULL) {
     tls_help_next = NULL;
   } else {
@@ -351,12 +352,12 @@ int bw__help_run_one(bw_pool *pool) {
     if ((int)awake >= (int)pool->cpus ||
         atomic_load_explicit(&pool->blocked, memory_order_relaxed) != 0)
       return 0;
-    it = bw__gq_pop(&pool->queue);
+    it = bwrt__gq_pop(&pool->queue);
     if (it == NULL)
       return 0;
   }
   run_observed(pool, NULL, it);
-  /* Counted as progress for the gate (bw__pool_progress) and as completed
+  /* Counted as progress for the gate (bwrt__pool_progress) and as completed
    * in the stats, in batches (see HELP_FLUSH). */
   if (++tls_help_count == HELP_FLUSH) {
     atomic_fetch_add_explicit(&pool->helped, tls_help_count,
@@ -382,7 +383,7 @@ enum { PARK_AGAIN = 0, PARK_WOKEN, PARK_EXIT, PARK_RETIRE };
  * top). Returns PARK_AGAIN (work seen before waiting), PARK_WOKEN (took a
  * wake token: the caller is a searcher now), or PARK_EXIT / PARK_RETIRE
  * when the worker must leave. */
-static int park(bw__worker *w) {
+static int park(bwrt__worker *w) {
   bw_pool *pool = w->pool;
   int result = PARK_AGAIN;
   struct timespec deadline;
@@ -390,7 +391,7 @@ static int park(bw__worker *w) {
   pthread_mutex_lock(&pool->park_mu);
   atomic_fetch_add_explicit(&pool->sleepers, 1, memory_order_seq_cst);
   for (;;) {
-    if (bw__pool_has_work(pool))
+    if (bwrt__pool_has_work(pool))
       break;
     unsigned live = atomic_load_explicit(&pool->live, memory_order_relaxed);
     unsigned sleepers =
@@ -417,7 +418,7 @@ static int park(bw__worker *w) {
       result = PARK_WOKEN;
       break;
     }
-    if (rc == ETIMEDOUT && !bw__pool_has_work(pool) &&
+    if (rc == ETIMEDOUT && !bwrt__pool_has_work(pool) &&
         atomic_load_explicit(&pool->live, memory_order_relaxed) >
             pool->min_workers) {
       result = PARK_RETIRE;
@@ -428,10 +429,10 @@ static int park(bw__worker *w) {
   if (result == PARK_RETIRE) {
     atomic_fetch_sub_explicit(&pool->live, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&pool->retired, 1, memory_order_relaxed);
-    w->state = BW__SLOT_ZOMBIE; /* joined and reused by a later spawn */
+    w->state = BWRT__SLOT_ZOMBIE; /* joined and reused by a later spawn */
     if (pool->draining)
       pthread_cond_signal(&pool->quiesce_cv);
-    const bw_observer *o = bw__obs();
+    const bw_observer *o = bwrt__obs();
     if (o != NULL && o->worker_added_or_retired != NULL)
       o->worker_added_or_retired(o->user, pool->id, 2);
   }
@@ -441,7 +442,7 @@ static int park(bw__worker *w) {
 
 /* "<pool name>-<n>" in the 15 characters Linux allows, cutting the pool
  * name rather than the number. */
-char *bw__thread_name(char out[16], const char *pool_name, unsigned index) {
+char *bwrt__thread_name(char out[16], const char *pool_name, unsigned index) {
   char suffix[12];
   int slen = snprintf(suffix, sizeof(suffix), "-%u", index);
   size_t keep = strlen(pool_name);
@@ -453,21 +454,22 @@ char *bw__thread_name(char out[16], const char *pool_name, unsigned index) {
 }
 
 static void *worker_main(void *arg) {
-  bw__worker *w = arg;
+  bwrt__worker *w = arg;
   bw_pool *pool = w->pool;
   uint64_t pool_id = pool->id;
   unsigned index = w->index;
   char name[16];
-  pthread_setname_np(pthread_self(), bw__thread_name(name, pool->name, index));
+  pthread_setname_np(pthread_self(),
+                     bwrt__thread_name(name, pool->name, index));
   tls_worker = w;
   w->rng = (uint32_t)(index * 2654435761u) | 1u;
 
-  const bw_observer *o = bw__obs();
+  const bw_observer *o = bwrt__obs();
   if (o != NULL && o->worker_started != NULL)
     o->worker_started(o->user, pool_id, index);
   int searching = 0; /* counted in pool->searching */
   for (;;) {
-    bw__item *it = w->run_next;
+    bwrt__item *it = w->run_next;
     if (it != NULL)
       w->run_next = NULL;
     else
@@ -479,7 +481,7 @@ static void *worker_main(void *arg) {
         searching = 0;
         if (atomic_fetch_sub_explicit(&pool->searching, 1,
                                       memory_order_seq_cst) == 1 &&
-            bw__pool_has_work(pool))
+            bwrt__pool_has_work(pool))
           notify_work(pool);
       }
       run_item(w, it);
@@ -490,8 +492,8 @@ static void *worker_main(void *arg) {
       atomic_fetch_add_explicit(&pool->searching, 1, memory_order_seq_cst);
     }
     int spins = 0;
-    while (spins < PARK_SPINS && !bw__pool_has_work(pool)) {
-      bw__cpu_relax();
+    while (spins < PARK_SPINS && !bwrt__pool_has_work(pool)) {
+      bwrt__cpu_relax();
       if ((++spins & 63) == 0)
         sched_yield(); /* let a preempted submitter finish its push */
     }
@@ -508,57 +510,57 @@ static void *worker_main(void *arg) {
   /* After park() returned EXIT/RETIRE only the joiner may reuse `w`, and it
    * joins this thread first; the pool outlives the join. */
   tls_worker = NULL;
-  o = bw__obs();
+  o = bwrt__obs();
   if (o != NULL && o->worker_stopped != NULL)
     o->worker_stopped(o->user, pool_id, index);
   return NULL;
 }
 
-static bw__worker *worker_new(bw_pool *pool, unsigned slot) {
-  bw__worker *w =
-      aligned_alloc(BW__CACHE_LINE, (sizeof(bw__worker) + BW__CACHE_LINE - 1) /
-                                        BW__CACHE_LINE * BW__CACHE_LINE);
+static bwrt__worker *worker_new(bw_pool *pool, unsigned slot) {
+  bwrt__worker *w = aligned_alloc(
+      BWRT__CACHE_LINE, (sizeof(bwrt__worker) + BWRT__CACHE_LINE - 1) /
+                            BWRT__CACHE_LINE * BWRT__CACHE_LINE);
   if (w == NULL)
     return NULL;
   memset(w, 0, sizeof(*w));
-  if (bw__deque_init(&w->deque) != 0) {
+  if (bwrt__deque_init(&w->deque) != 0) {
     free(w);
     return NULL;
   }
   w->pool = pool;
   w->slot = slot;
-  w->state = BW__SLOT_FREE;
+  w->state = BWRT__SLOT_FREE;
   atomic_init(&w->started, 0);
   atomic_init(&w->completed, 0);
   atomic_init(&w->running, 0);
-  bw__hist_init(&w->hist);
+  bwrt__hist_init(&w->hist);
   return w;
 }
 
-void bw__pool_reap_locked(bw_pool *pool) {
+void bwrt__pool_reap_locked(bw_pool *pool) {
   unsigned n = atomic_load_explicit(&pool->nslots, memory_order_relaxed);
   for (unsigned i = 0; i < n; i++) {
-    bw__worker *w = pool->slots[i];
-    if (w->state == BW__SLOT_ZOMBIE) {
+    bwrt__worker *w = pool->slots[i];
+    if (w->state == BWRT__SLOT_ZOMBIE) {
       /* The zombie released park_mu before we took it and takes no lock
        * again, so this join is short and cannot deadlock. */
       pthread_join(w->thread, NULL);
-      w->state = BW__SLOT_FREE;
+      w->state = BWRT__SLOT_FREE;
     }
   }
 }
 
-int bw__pool_spawn_locked(bw_pool *pool, int reason) {
+int bwrt__pool_spawn_locked(bw_pool *pool, int reason) {
   if (pool->stop)
     return -ESHUTDOWN;
   if (atomic_load_explicit(&pool->live, memory_order_relaxed) >=
       pool->max_workers)
     return -EAGAIN;
-  bw__pool_reap_locked(pool);
+  bwrt__pool_reap_locked(pool);
   unsigned n = atomic_load_explicit(&pool->nslots, memory_order_relaxed);
-  bw__worker *w = NULL;
+  bwrt__worker *w = NULL;
   for (unsigned i = 0; i < n && w == NULL; i++) {
-    if (pool->slots[i]->state == BW__SLOT_FREE)
+    if (pool->slots[i]->state == BWRT__SLOT_FREE)
       w = pool->slots[i];
   }
   if (w == NULL) {
@@ -571,7 +573,7 @@ int bw__pool_spawn_locked(bw_pool *pool, int reason) {
     atomic_store_explicit(&pool->nslots, n + 1, memory_order_release);
   }
   w->index = pool->next_index++;
-  w->state = BW__SLOT_LIVE;
+  w->state = BWRT__SLOT_LIVE;
   atomic_fetch_add_explicit(&pool->live, 1, memory_order_relaxed);
 
   /* Workers start with every signal blocked, so the program's handlers run
@@ -582,7 +584,7 @@ int bw__pool_spawn_locked(bw_pool *pool, int reason) {
   int rc = pthread_create(&w->thread, NULL, worker_main, w);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc != 0) {
-    w->state = BW__SLOT_FREE;
+    w->state = BWRT__SLOT_FREE;
     atomic_fetch_sub_explicit(&pool->live, 1, memory_order_relaxed);
     return -EAGAIN;
   }
@@ -590,7 +592,7 @@ int bw__pool_spawn_locked(bw_pool *pool, int reason) {
     atomic_fetch_add_explicit(&pool->injected, 1, memory_order_relaxed);
   else if (reason == 1)
     atomic_fetch_add_explicit(&pool->compensated, 1, memory_order_relaxed);
-  const bw_observer *o = bw__obs();
+  const bw_observer *o = bwrt__obs();
   if (reason >= 0 && o != NULL && o->worker_added_or_retired != NULL)
     o->worker_added_or_retired(o->user, pool->id, reason);
   return 0;
@@ -619,17 +621,17 @@ static void pool_free(bw_pool *pool) {
   /* Join them all before freeing any deque: a live worker may be stealing
    * from any slot. */
   for (unsigned i = 0; i < n; i++) {
-    if (pool->slots[i]->state != BW__SLOT_FREE)
+    if (pool->slots[i]->state != BWRT__SLOT_FREE)
       pthread_join(pool->slots[i]->thread, NULL);
   }
   for (unsigned i = 0; i < n; i++) {
-    bw__worker *w = pool->slots[i];
-    bw__deque_free(&w->deque);
+    bwrt__worker *w = pool->slots[i];
+    bwrt__deque_free(&w->deque);
     free(w);
   }
   free(pool->slots);
   free(pool->timers.items);
-  bw__gq_free(&pool->queue);
+  bwrt__gq_free(&pool->queue);
   pthread_mutex_destroy(&pool->park_mu);
   pthread_cond_destroy(&pool->park_cv);
   pthread_cond_destroy(&pool->quiesce_cv);
@@ -637,7 +639,7 @@ static void pool_free(bw_pool *pool) {
   pthread_cond_destroy(&pool->gate_cv);
   /* volatile: a plain store right before free() is a dead store the
    * compiler may drop, and this one must land. */
-  *(volatile uint32_t *)&pool->magic = BW__POOL_DEAD;
+  *(volatile uint32_t *)&pool->magic = BWRT__POOL_DEAD;
   free(pool);
 }
 
@@ -673,16 +675,16 @@ static bw_pool *pool_create(const bw_pool_config *cfg, int is_default) {
     c.idle_timeout_ms = 10000;
 
   /* The struct has cache-line aligned members: calloc is not enough. */
-  size_t size =
-      (sizeof(bw_pool) + BW__CACHE_LINE - 1) / BW__CACHE_LINE * BW__CACHE_LINE;
-  bw_pool *pool = aligned_alloc(BW__CACHE_LINE, size);
+  size_t size = (sizeof(bw_pool) + BWRT__CACHE_LINE - 1) / BWRT__CACHE_LINE *
+                BWRT__CACHE_LINE;
+  bw_pool *pool = aligned_alloc(BWRT__CACHE_LINE, size);
   if (pool == NULL) {
     errno = ENOMEM;
     return NULL;
   }
   memset(pool, 0, sizeof(*pool));
   pool->slots = calloc(c.max_workers, sizeof(*pool->slots));
-  if (pool->slots == NULL || bw__gq_init(&pool->queue) != 0) {
+  if (pool->slots == NULL || bwrt__gq_init(&pool->queue) != 0) {
     free(pool->slots);
     free(pool);
     errno = ENOMEM;
@@ -697,7 +699,7 @@ static bw_pool *pool_create(const bw_pool_config *cfg, int is_default) {
   pool->flags = c.flags;
   pool->cpus = cpu_count();
   pool->is_default = is_default;
-  pool->magic = BW__POOL_LIVE;
+  pool->magic = BWRT__POOL_LIVE;
   atomic_init(&pool->searching, 0);
   atomic_init(&pool->sleepers, 0);
   atomic_init(&pool->nslots, 0);
@@ -718,23 +720,23 @@ static bw_pool *pool_create(const bw_pool_config *cfg, int is_default) {
 
   /* The tool (if any) attaches before the pool is announced, so it sees
    * pool_created for this very pool. */
-  bw__observer_attach_tool();
-  bw__registry_add(pool);
+  bwrt__observer_attach_tool();
+  bwrt__registry_add(pool);
 
   int rc = 0;
   pthread_mutex_lock(&pool->park_mu);
   for (unsigned i = 0; i < c.min_workers && rc == 0; i++)
-    rc = bw__pool_spawn_locked(pool, -1);
+    rc = bwrt__pool_spawn_locked(pool, -1);
   pthread_mutex_unlock(&pool->park_mu);
   if (rc == 0)
-    rc = bw__gate_start(pool);
+    rc = bwrt__gate_start(pool);
   if (rc != 0) {
-    bw__registry_remove(pool);
+    bwrt__registry_remove(pool);
     stop_workers(pool);
     uint64_t id = pool->id;
     pool_free(pool);
     /* An observer that saw pool_created sees the matching end. */
-    const bw_observer *o = bw__obs();
+    const bw_observer *o = bwrt__obs();
     if (o != NULL && o->pool_destroyed != NULL)
       o->pool_destroyed(o->user, id);
     errno = -rc;
@@ -782,10 +784,10 @@ bw_pool *bw_pool_default(void) {
   return default_pool;
 }
 
-bw_pool *bw__pool_resolve(bw_pool *pool) {
+bw_pool *bwrt__pool_resolve(bw_pool *pool) {
   if (pool == NULL)
     return bw_pool_default();
-  if (pool->magic != BW__POOL_LIVE) {
+  if (pool->magic != BWRT__POOL_LIVE) {
     errno = ESHUTDOWN;
     return NULL;
   }
@@ -793,36 +795,36 @@ bw_pool *bw__pool_resolve(bw_pool *pool) {
 }
 
 int bw_pool_destroy(bw_pool *pool) {
-  if (pool == NULL || pool->magic != BW__POOL_LIVE || pool->is_default)
+  if (pool == NULL || pool->magic != BWRT__POOL_LIVE || pool->is_default)
     return -EINVAL;
   if (tls_worker != NULL && tls_worker->pool == pool)
     return -EDEADLK;
-  if (bw__gq_close(&pool->queue))
+  if (bwrt__gq_close(&pool->queue))
     return -EINVAL; /* a second destroy racing the first */
 
   /* Helping waiters leave before destroy looks for quiescence: an item
-   * one of them runs could still queue work (see bw__help_enter). */
+   * one of them runs could still queue work (see bwrt__help_enter). */
   atomic_store_explicit(&pool->help_closed, 1, memory_order_seq_cst);
   while (atomic_load_explicit(&pool->helpers, memory_order_seq_cst) != 0)
     sched_yield();
 
   /* Pending delays are canceled; their continuations are queued here. */
-  bw__gate_stop(pool);
+  bwrt__gate_stop(pool);
 
   pthread_mutex_lock(&pool->park_mu);
   pool->draining = 1;
   while (atomic_load_explicit(&pool->sleepers, memory_order_relaxed) !=
              atomic_load_explicit(&pool->live, memory_order_relaxed) ||
-         bw__pool_has_work(pool))
+         bwrt__pool_has_work(pool))
     pthread_cond_wait(&pool->quiesce_cv, &pool->park_mu);
   pool->stop = 1;
   pthread_cond_broadcast(&pool->park_cv);
   pthread_mutex_unlock(&pool->park_mu);
 
-  bw__registry_remove(pool);
+  bwrt__registry_remove(pool);
   uint64_t id = pool->id;
   pool_free(pool); /* joins the workers */
-  const bw_observer *o = bw__obs();
+  const bw_observer *o = bwrt__obs();
   if (o != NULL && o->pool_destroyed != NULL)
     o->pool_destroyed(o->user, id);
   return 0;
@@ -831,29 +833,29 @@ int bw_pool_destroy(bw_pool *pool) {
 int bw_pool_stats_get(bw_pool *pool, bw_pool_stats *out) {
   if (out == NULL)
     return -EINVAL;
-  pool = bw__pool_resolve(pool);
+  pool = bwrt__pool_resolve(pool);
   if (pool == NULL)
     return -errno;
   memset(out, 0, sizeof(*out));
-  uint64_t *buckets = calloc(BW__HIST_BUCKETS, sizeof(uint64_t));
+  uint64_t *buckets = calloc(BWRT__HIST_BUCKETS, sizeof(uint64_t));
   if (buckets == NULL)
     return -ENOMEM;
   uint64_t min_ns = UINT64_MAX, max_ns = 0, samples = 0;
   unsigned n = atomic_load_explicit(&pool->nslots, memory_order_acquire);
   for (unsigned i = 0; i < n; i++) {
-    bw__worker *w = pool->slots[i];
+    bwrt__worker *w = pool->slots[i];
     out->busy +=
         (unsigned)atomic_load_explicit(&w->running, memory_order_relaxed);
     out->items_completed +=
         atomic_load_explicit(&w->completed, memory_order_relaxed);
-    bw__hist_merge(&w->hist, buckets, &min_ns, &max_ns, &samples);
+    bwrt__hist_merge(&w->hist, buckets, &min_ns, &max_ns, &samples);
   }
   out->items_completed +=
       atomic_load_explicit(&pool->helped, memory_order_relaxed);
   out->workers = atomic_load_explicit(&pool->live, memory_order_relaxed);
   out->idle = atomic_load_explicit(&pool->sleepers, memory_order_relaxed);
   out->blocked = atomic_load_explicit(&pool->blocked, memory_order_relaxed);
-  out->queue_length = bw__pool_queue_length(pool);
+  out->queue_length = bwrt__pool_queue_length(pool);
   out->threads_injected =
       atomic_load_explicit(&pool->injected, memory_order_relaxed);
   out->threads_compensated =
@@ -864,8 +866,8 @@ int bw_pool_stats_get(bw_pool *pool, bw_pool_stats *out) {
     out->queue_wait_min_ns = min_ns;
     out->queue_wait_max_ns = max_ns;
     /* A quantile is a bucket's lower bound: keep it within [min, max]. */
-    uint64_t med = bw__hist_quantile(buckets, samples, 0.5);
-    uint64_t p99 = bw__hist_quantile(buckets, samples, 0.99);
+    uint64_t med = bwrt__hist_quantile(buckets, samples, 0.5);
+    uint64_t p99 = bwrt__hist_quantile(buckets, samples, 0.99);
     out->queue_wait_median_ns = med < min_ns ? min_ns : med;
     out->queue_wait_p99_ns =
         p99 < out->queue_wait_median_ns ? out->queue_wait_median_ns : p99;
@@ -878,8 +880,8 @@ int bw_pool_stats_get(bw_pool *pool, bw_pool_stats *out) {
  * first call in the span that asks for compensation (outermost or nested,
  * e.g. the tool's hook inside a user bracket on a plain pool) does the
  * compensation check, once per span. */
-int bw__pool_notify_blocked(int compensate) {
-  bw__worker *w = tls_worker;
+int bwrt__pool_notify_blocked(int compensate) {
+  bwrt__worker *w = tls_worker;
   if (w == NULL)
     return -EPERM;
   bw_pool *pool = w->pool;
@@ -888,7 +890,7 @@ int bw__pool_notify_blocked(int compensate) {
     atomic_fetch_add_explicit(&pool->blocked, 1, memory_order_relaxed);
     /* Items this worker queued locally would wait out the block: let a
      * parked worker come and steal them. */
-    if (bw__deque_size(&w->deque) > 0)
+    if (bwrt__deque_size(&w->deque) > 0)
       notify_work(pool);
   }
   if (!compensate || w->compensation_checked)
@@ -899,19 +901,19 @@ int bw__pool_notify_blocked(int compensate) {
   unsigned blocked = atomic_load_explicit(&pool->blocked, memory_order_relaxed);
   /* Keep min_workers workers that are not blocked. */
   if (live < blocked + pool->min_workers)
-    (void)bw__pool_spawn_locked(pool, 1);
+    (void)bwrt__pool_spawn_locked(pool, 1);
   pthread_mutex_unlock(&pool->park_mu);
   return 0;
 }
 
 int bw_pool_notify_blocked(void) {
-  bw__worker *w = tls_worker;
-  return bw__pool_notify_blocked(w != NULL &&
-                                 (w->pool->flags & BW_POOL_COMPENSATE));
+  bwrt__worker *w = tls_worker;
+  return bwrt__pool_notify_blocked(w != NULL &&
+                                   (w->pool->flags & BW_POOL_COMPENSATE));
 }
 
 int bw_pool_notify_unblocked(void) {
-  bw__worker *w = tls_worker;
+  bwrt__worker *w = tls_worker;
   if (w == NULL)
     return -EPERM;
   if (w->blocked_depth == 0)
@@ -924,35 +926,35 @@ int bw_pool_notify_unblocked(void) {
 /* ---- work items --------------------------------------------------------- */
 
 typedef struct work_item {
-  bw__item base;
+  bwrt__item base;
   void (*fn)(void *arg);
   void *arg;
 } work_item;
 
-_Static_assert(sizeof(work_item) <= BW__ALLOC_SMALL, "work_item too big");
+_Static_assert(sizeof(work_item) <= BWRT__ALLOC_SMALL, "work_item too big");
 
-static void run_work_item(bw__item *it) {
+static void run_work_item(bwrt__item *it) {
   work_item *wi = (work_item *)it;
   void (*fn)(void *) = wi->fn;
   void *arg = wi->arg;
-  bw__free(BW__ALLOC_SMALL_CLASS, wi);
+  bwrt__free(BWRT__ALLOC_SMALL_CLASS, wi);
   fn(arg);
 }
 
 int bw_submit(bw_pool *pool, void (*fn)(void *arg), void *arg) {
   if (fn == NULL)
     return -EINVAL;
-  pool = bw__pool_resolve(pool);
+  pool = bwrt__pool_resolve(pool);
   if (pool == NULL)
     return -errno;
-  work_item *wi = bw__alloc(BW__ALLOC_SMALL_CLASS);
+  work_item *wi = bwrt__alloc(BWRT__ALLOC_SMALL_CLASS);
   if (wi == NULL)
     return -ENOMEM;
   wi->base.run = run_work_item;
   wi->fn = fn;
   wi->arg = arg;
-  int rc = bw__pool_push(pool, &wi->base, 0);
+  int rc = bwrt__pool_push(pool, &wi->base, 0);
   if (rc != 0)
-    bw__free(BW__ALLOC_SMALL_CLASS, wi);
+    bwrt__free(BWRT__ALLOC_SMALL_CLASS, wi);
   return rc;
 }

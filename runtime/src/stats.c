@@ -27,8 +27,8 @@ static uint64_t bucket_low(unsigned idx) {
   return (UINT64_C(1) << msb) | (sub << (msb - 3));
 }
 
-void bw__hist_init(bw__hist *h) {
-  for (unsigned i = 0; i < BW__HIST_BUCKETS; i++)
+void bwrt__hist_init(bwrt__hist *h) {
+  for (unsigned i = 0; i < BWRT__HIST_BUCKETS; i++)
     atomic_init(&h->count[i], 0);
   atomic_init(&h->min_ns, UINT64_MAX);
   atomic_init(&h->max_ns, 0);
@@ -40,7 +40,7 @@ static inline void bump(_Atomic uint64_t *c) {
   atomic_store_explicit(c, v + 1, memory_order_relaxed);
 }
 
-void bw__hist_add(bw__hist *h, uint64_t ns) {
+void bwrt__hist_add(bwrt__hist *h, uint64_t ns) {
   bump(&h->count[bucket_of(ns)]);
   bump(&h->samples);
   if (ns < atomic_load_explicit(&h->min_ns, memory_order_relaxed))
@@ -49,9 +49,9 @@ void bw__hist_add(bw__hist *h, uint64_t ns) {
     atomic_store_explicit(&h->max_ns, ns, memory_order_relaxed);
 }
 
-void bw__hist_merge(const bw__hist *src, uint64_t *buckets, uint64_t *min_ns,
-                    uint64_t *max_ns, uint64_t *samples) {
-  for (unsigned i = 0; i < BW__HIST_BUCKETS; i++)
+void bwrt__hist_merge(const bwrt__hist *src, uint64_t *buckets,
+                      uint64_t *min_ns, uint64_t *max_ns, uint64_t *samples) {
+  for (unsigned i = 0; i < BWRT__HIST_BUCKETS; i++)
     buckets[i] += atomic_load_explicit(&src->count[i], memory_order_relaxed);
   uint64_t lo = atomic_load_explicit(&src->min_ns, memory_order_relaxed);
   uint64_t hi = atomic_load_explicit(&src->max_ns, memory_order_relaxed);
@@ -62,16 +62,16 @@ void bw__hist_merge(const bw__hist *src, uint64_t *buckets, uint64_t *min_ns,
   *samples += atomic_load_explicit(&src->samples, memory_order_relaxed);
 }
 
-uint64_t bw__hist_quantile(const uint64_t *buckets, uint64_t samples,
-                           double q) {
+uint64_t bwrt__hist_quantile(const uint64_t *buckets, uint64_t samples,
+                             double q) {
   if (samples == 0)
     return 0;
   uint64_t rank = (uint64_t)(q * (double)(samples - 1)) + 1;
   uint64_t seen = 0;
-  for (unsigned i = 0; i < BW__HIST_BUCKETS; i++) {
+  for (unsigned i = 0; i < BWRT__HIST_BUCKETS; i++) {
     seen += buckets[i];
     if (seen >= rank)
       return bucket_low(i);
   }
-  return bucket_low(BW__HIST_BUCKETS - 1);
+  return bucket_low(BWRT__HIST_BUCKETS - 1);
 }

@@ -42,14 +42,14 @@ enum task_kind { K_RUN, K_THEN, K_DELAY, K_SOURCE, K_WHEN_ALL, K_WHEN_ANY };
 /* Beyond the public states: a resolution in progress. */
 enum { S_RESOLVING = 3 };
 
-typedef struct bw__cont bw__cont;
-struct bw__cont {
-  bw__cont *next;
+typedef struct bwrt__cont bwrt__cont;
+struct bwrt__cont {
+  bwrt__cont *next;
   /* done is the resolved task, or NULL when it is freed unresolved. */
-  void (*fire)(bw__cont *c, bw_task *done);
+  void (*fire)(bwrt__cont *c, bw_task *done);
 };
 
-static bw__cont conts_done_marker;
+static bwrt__cont conts_done_marker;
 #define CONTS_DONE (&conts_done_marker)
 
 /* The head pointer in `conts` carries in its low bits how many nodes on the
@@ -59,30 +59,30 @@ static bw__cont conts_done_marker;
  * nodes hold every reference but its own (see sole_holder) without a
  * locked instruction. CONTS_DONE is never tagged. */
 #define HANDED_MAX ((uintptr_t)7)
-_Static_assert(_Alignof(bw__cont) > HANDED_MAX, "no room for the tag");
+_Static_assert(_Alignof(bwrt__cont) > HANDED_MAX, "no room for the tag");
 
-static inline bw__cont *untag(bw__cont *head) {
-  return (bw__cont *)((uintptr_t)head & ~HANDED_MAX);
+static inline bwrt__cont *untag(bwrt__cont *head) {
+  return (bwrt__cont *)((uintptr_t)head & ~HANDED_MAX);
 }
 
-static inline unsigned handed_count(bw__cont *head) {
+static inline unsigned handed_count(bwrt__cont *head) {
   return (unsigned)((uintptr_t)head & HANDED_MAX);
 }
 
 typedef struct when_node {
-  bw__cont cont;
+  bwrt__cont cont;
   bw_task *owner;
 } when_node;
 
 struct bw_task {
-  bw__item item; /* first: queued as an item (run/then) */
+  bwrt__item item; /* first: queued as an item (run/then) */
   uint32_t magic;
   int kind;
   _Atomic int state;
   _Atomic unsigned refs;
   void *result;
   bw_pool *pool;
-  _Atomic(bw__cont *) conts;
+  _Atomic(bwrt__cont *) conts;
   union {
     struct {
       void *(*fn)(void *arg);
@@ -98,12 +98,12 @@ struct bw_task {
        * continuations have fired, one taken or inherited only when this
        * node fires (see then_fire); for any other, one taken at once. */
       unsigned antecedent_refs;
-      bw__cont node;
+      bwrt__cont node;
     } then;
     struct {
       uint64_t deadline_ns;
       bw_cancel_token *token;
-      bw__cancel_reg reg;
+      bwrt__cancel_reg reg;
     } delay;
     struct {
       _Atomic size_t left; /* nodes not yet fired */
@@ -113,15 +113,15 @@ struct bw_task {
   } u;
 };
 
-_Static_assert(sizeof(bw_task) <= BW__ALLOC_LARGE, "bw_task too big");
+_Static_assert(sizeof(bw_task) <= BWRT__ALLOC_LARGE, "bw_task too big");
 
-BW__TLS bw_task *bw__tls_task;
+BWRT__TLS bw_task *bwrt__tls_task;
 /* The run/then task whose continuations this worker is firing right after
  * running it. */
-static BW__TLS bw_task *tls_finishing;
+static BWRT__TLS bw_task *tls_finishing;
 
 static bw_task *task_new(int kind, bw_pool *pool, unsigned refs) {
-  bw_task *t = bw__alloc(BW__ALLOC_LARGE_CLASS);
+  bw_task *t = bwrt__alloc(BWRT__ALLOC_LARGE_CLASS);
   if (t == NULL) {
     errno = ENOMEM;
     return NULL;
@@ -140,7 +140,7 @@ static int task_ok(const bw_task *t) {
   return t != NULL && t->magic == TASK_LIVE;
 }
 
-uint64_t bw__task_deadline(const bw_task *task) {
+uint64_t bwrt__task_deadline(const bw_task *task) {
   return task->u.delay.deadline_ns;
 }
 
@@ -159,16 +159,17 @@ static void task_release_n(bw_task *task, unsigned n) {
       atomic_fetch_sub_explicit(&task->refs, n, memory_order_acq_rel) != n)
     return;
   /* Only abandoned waiter nodes can remain on an unresolved task. */
-  bw__cont *c = untag(atomic_load_explicit(&task->conts, memory_order_acquire));
+  bwrt__cont *c =
+      untag(atomic_load_explicit(&task->conts, memory_order_acquire));
   while (c != NULL && c != CONTS_DONE) {
-    bw__cont *next = c->next;
+    bwrt__cont *next = c->next;
     c->fire(c, NULL);
     c = next;
   }
   if (task->kind == K_DELAY && task->u.delay.token != NULL)
     bw_cancel_token_release(task->u.delay.token);
   task->magic = TASK_DEAD;
-  bw__free(BW__ALLOC_LARGE_CLASS, task);
+  bwrt__free(BWRT__ALLOC_LARGE_CLASS, task);
 }
 
 static void task_release(bw_task *task) {
@@ -205,7 +206,7 @@ static int sole_holder(bw_task *task) {
  * without an atomic exchange (a chain whose links the user released or
  * handed over saves one locked instruction per link this way). */
 static void fire_conts(bw_task *task, int sole) {
-  bw__cont *list;
+  bwrt__cont *list;
   if (sole) {
     list = atomic_load_explicit(&task->conts, memory_order_relaxed);
     atomic_store_explicit(&task->conts, CONTS_DONE, memory_order_relaxed);
@@ -214,15 +215,15 @@ static void fire_conts(bw_task *task, int sole) {
                                     memory_order_acq_rel);
   }
   list = untag(list);
-  bw__cont *fifo = NULL;
+  bwrt__cont *fifo = NULL;
   while (list != NULL) { /* the stack is newest first: reverse it */
-    bw__cont *next = list->next;
+    bwrt__cont *next = list->next;
     list->next = fifo;
     fifo = list;
     list = next;
   }
   while (fifo != NULL) {
-    bw__cont *next = fifo->next;
+    bwrt__cont *next = fifo->next;
     fifo->fire(fifo, task);
     fifo = next;
   }
@@ -250,8 +251,8 @@ static int try_resolve(bw_task *task, int final_state, void *result) {
 /* Pushes c on the task's list, or fires it at once if the task resolved.
  * `handed`: c holds a reference its creator handed over (counted in the
  * head's tag, see HANDED_MAX). */
-static void attach(bw_task *task, bw__cont *c, int handed) {
-  bw__cont *head = atomic_load_explicit(&task->conts, memory_order_acquire);
+static void attach(bw_task *task, bwrt__cont *c, int handed) {
+  bwrt__cont *head = atomic_load_explicit(&task->conts, memory_order_acquire);
   for (;;) {
     if (head == CONTS_DONE) {
       c->fire(c, task);
@@ -262,7 +263,7 @@ static void attach(bw_task *task, bw__cont *c, int handed) {
       count++;
     c->next = untag(head);
     if (atomic_compare_exchange_weak_explicit(
-            &task->conts, &head, (bw__cont *)((uintptr_t)c | count),
+            &task->conts, &head, (bwrt__cont *)((uintptr_t)c | count),
             memory_order_acq_rel, memory_order_acquire))
       return;
   }
@@ -285,14 +286,14 @@ void *bw_task_result(const bw_task *task) {
 
 /* ---- run and then ------------------------------------------------------- */
 
-static void then_fire(bw__cont *c, bw_task *done);
+static void then_fire(bwrt__cont *c, bw_task *done);
 
-static void prefetch_task_of_node(const bw__cont *c) {
+static void prefetch_task_of_node(const bwrt__cont *c) {
   __builtin_prefetch(c, 1);
   __builtin_prefetch((const char *)c - offsetof(bw_task, u.then.node), 1);
 }
 
-static void run_task_item(bw__item *it) {
+static void run_task_item(bwrt__item *it) {
   bw_task *task = (bw_task *)it;
   /* A chain runs link after link on this worker, every link written last
    * by the thread that built it, on another CPU; and when recycled blocks
@@ -303,21 +304,21 @@ static void run_task_item(bw__item *it) {
    * fn runs. Safe to read: nodes on a task that has not resolved are alive
    * (each holds a reference or is its task's), and a then-node's task is
    * alive until it runs, after this one. */
-  bw__cont *next =
+  bwrt__cont *next =
       untag(atomic_load_explicit(&task->conts, memory_order_acquire));
   if (next != NULL && next != CONTS_DONE) {
     prefetch_task_of_node(next);
     if (next->fire == then_fire) {
       const bw_task *t = (const bw_task *)((const char *)next -
                                            offsetof(bw_task, u.then.node));
-      bw__cont *after =
+      bwrt__cont *after =
           untag(atomic_load_explicit(&t->conts, memory_order_relaxed));
       if (after != NULL && after != CONTS_DONE)
         prefetch_task_of_node(after);
     }
   }
-  bw_task *outer = bw__tls_task;
-  bw__tls_task = task;
+  bw_task *outer = bwrt__tls_task;
+  bwrt__tls_task = task;
   void *result;
   if (task->kind == K_RUN) {
     result = task->u.run.fn(task->u.run.arg);
@@ -326,7 +327,7 @@ static void run_task_item(bw__item *it) {
     result = task->u.then.fn(done, task->u.then.arg);
     task_release_n(done, task->u.then.antecedent_refs);
   }
-  bw__tls_task = outer;
+  bwrt__tls_task = outer;
   /* Nothing else resolves a run/then task (they cannot be canceled), so
    * no CAS is needed to claim it. */
   task->result = result;
@@ -353,7 +354,7 @@ bw_task *bw_run(bw_pool *pool, void *(*fn)(void *arg), void *arg) {
     errno = EINVAL;
     return NULL;
   }
-  pool = bw__pool_resolve(pool);
+  pool = bwrt__pool_resolve(pool);
   if (pool == NULL)
     return NULL;
   bw_task *t = task_new(K_RUN, pool, 2);
@@ -362,10 +363,10 @@ bw_task *bw_run(bw_pool *pool, void *(*fn)(void *arg), void *arg) {
   t->item.run = run_task_item;
   t->u.run.fn = fn;
   t->u.run.arg = arg;
-  int rc = bw__pool_push(pool, &t->item, 0);
+  int rc = bwrt__pool_push(pool, &t->item, 0);
   if (rc != 0) {
     t->magic = TASK_DEAD;
-    bw__free(BW__ALLOC_LARGE_CLASS, t);
+    bwrt__free(BWRT__ALLOC_LARGE_CLASS, t);
     errno = -rc;
     return NULL;
   }
@@ -375,17 +376,17 @@ bw_task *bw_run(bw_pool *pool, void *(*fn)(void *arg), void *arg) {
 /* The antecedent resolved: queue the continuation on the pool.
  *
  * When the antecedent is the task this worker is just finishing, the first
- * continuation becomes the worker's run_next (see bw__pool_push): a chain of
+ * continuation becomes the worker's run_next (see bwrt__pool_push): a chain of
  * continuations stays on one warm worker, with no queue traffic. It also
  * inherits the antecedent's queue reference (run_task_item then does not
  * drop it), so no reference count changes hands at all. Any other
  * continuation of a run/then antecedent takes its reference here, while the
  * firing thread's reference keeps the antecedent alive. Either way before
  * the push: once queued, the continuation may run (and release) at once. */
-static void then_fire(bw__cont *c, bw_task *done) {
+static void then_fire(bwrt__cont *c, bw_task *done) {
   bw_task *t = (bw_task *)((char *)c - offsetof(bw_task, u.then.node));
   if (done != NULL && done == tls_finishing &&
-      bw__pool_push_run_next(t->pool, &t->item)) {
+      bwrt__pool_push_run_next(t->pool, &t->item)) {
     /* Unqueued: only this thread can run it, after we return, so the
      * order of these writes does not matter. */
     t->u.then.antecedent_refs++; /* the queue's, inherited */
@@ -396,7 +397,8 @@ static void then_fire(bw__cont *c, bw_task *done) {
     task_retain(done);
     t->u.then.antecedent_refs = 1;
   }
-  (void)bw__pool_push(t->pool, &t->item, BW__PUSH_INTERNAL); /* cannot fail */
+  (void)bwrt__pool_push(t->pool, &t->item,
+                        BWRT__PUSH_INTERNAL); /* cannot fail */
 }
 
 /* bw_then and bw_then_consume: `handed` says whether the caller hands its
@@ -441,7 +443,7 @@ bw_task *bw_then_consume(bw_task *task, void *(*fn)(bw_task *done, void *arg),
 /* ---- completion sources ------------------------------------------------- */
 
 bw_task *bw_completion_create(bw_pool *pool) {
-  pool = bw__pool_resolve(pool);
+  pool = bwrt__pool_resolve(pool);
   if (pool == NULL)
     return NULL;
   return task_new(K_SOURCE, pool, 1);
@@ -466,23 +468,23 @@ int bw_task_cancel(bw_task *task) {
 /* ---- delays ------------------------------------------------------------- */
 
 /* The token was canceled: cancel the delay; drop the registration's ref. */
-static void delay_token_fire(bw__cancel_reg *reg) {
+static void delay_token_fire(bwrt__cancel_reg *reg) {
   bw_task *t = (bw_task *)((char *)reg - offsetof(bw_task, u.delay.reg));
   try_resolve(t, BW_TASK_CANCELED, NULL);
   task_release(t);
 }
 
-void bw__task_fire_delay(bw_task *task, int canceled) {
+void bwrt__task_fire_delay(bw_task *task, int canceled) {
   try_resolve(task, canceled ? BW_TASK_CANCELED : BW_TASK_COMPLETED, NULL);
   if (task->u.delay.token != NULL &&
-      bw__token_unregister(task->u.delay.token, &task->u.delay.reg))
+      bwrt__token_unregister(task->u.delay.token, &task->u.delay.reg))
     task_release(task); /* the registration's reference */
   task_release(task);   /* the heap's reference */
 }
 
 bw_task *bw_delay_cancelable(bw_pool *pool, uint64_t ms,
                              bw_cancel_token *token) {
-  pool = bw__pool_resolve(pool);
+  pool = bwrt__pool_resolve(pool);
   if (pool == NULL)
     return NULL;
   if (ms > UINT64_MAX / 2000000u) /* keep the deadline from overflowing */
@@ -491,19 +493,19 @@ bw_task *bw_delay_cancelable(bw_pool *pool, uint64_t ms,
   bw_task *t = task_new(K_DELAY, pool, token != NULL ? 3 : 2);
   if (t == NULL)
     return NULL;
-  t->u.delay.deadline_ns = bw__now_ns() + ms * 1000000u;
-  t->u.delay.token = token != NULL ? bw__token_retain(token) : NULL;
+  t->u.delay.deadline_ns = bwrt__now_ns() + ms * 1000000u;
+  t->u.delay.token = token != NULL ? bwrt__token_retain(token) : NULL;
   t->u.delay.reg.fire = delay_token_fire;
-  if (token != NULL && bw__token_register(token, &t->u.delay.reg)) {
+  if (token != NULL && bwrt__token_register(token, &t->u.delay.reg)) {
     try_resolve(t, BW_TASK_CANCELED, NULL); /* already canceled */
     atomic_fetch_sub_explicit(&t->refs, 2, memory_order_relaxed);
     return t;
   }
-  int rc = bw__gate_add_timer(pool, t);
+  int rc = bwrt__gate_add_timer(pool, t);
   if (rc != 0) {
     /* Never in the heap: cancel it and drop the heap's and the
      * registration's references the way a firing timer does. */
-    bw__task_fire_delay(t, 1);
+    bwrt__task_fire_delay(t, 1);
     task_release(t);
     errno = -rc;
     return NULL;
@@ -517,7 +519,7 @@ bw_task *bw_delay(bw_pool *pool, uint64_t ms) {
 
 /* ---- when_all / when_any ------------------------------------------------ */
 
-static void when_fire(bw__cont *c, bw_task *done) {
+static void when_fire(bwrt__cont *c, bw_task *done) {
   when_node *node = (when_node *)c;
   bw_task *t = node->owner;
   if (t->kind == K_WHEN_ALL) {
@@ -562,7 +564,7 @@ static bw_task *when_create(int kind, bw_task *const *tasks, size_t n) {
   t->u.when.nodes = calloc(n, sizeof(when_node));
   if (t->u.when.nodes == NULL) {
     t->magic = TASK_DEAD;
-    bw__free(BW__ALLOC_LARGE_CLASS, t);
+    bwrt__free(BWRT__ALLOC_LARGE_CLASS, t);
     errno = ENOMEM;
     return NULL;
   }
@@ -597,8 +599,8 @@ bw_task *bw_when_any(bw_task *const *tasks, size_t n) {
 /* A blocked waiter. References: the waiting thread's, the task node's, and
  * the token registration's while linked. */
 typedef struct waiter {
-  bw__cont cont;
-  bw__cancel_reg reg;
+  bwrt__cont cont;
+  bwrt__cancel_reg reg;
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int done, canceled; /* under mu */
@@ -613,7 +615,7 @@ static void waiter_release(waiter *w) {
   free(w);
 }
 
-static void waiter_task_fire(bw__cont *c, bw_task *done) {
+static void waiter_task_fire(bwrt__cont *c, bw_task *done) {
   waiter *w = (waiter *)c;
   (void)done;
   pthread_mutex_lock(&w->mu);
@@ -623,7 +625,7 @@ static void waiter_task_fire(bw__cont *c, bw_task *done) {
   waiter_release(w);
 }
 
-static void waiter_token_fire(bw__cancel_reg *reg) {
+static void waiter_token_fire(bwrt__cancel_reg *reg) {
   waiter *w = (waiter *)((char *)reg - offsetof(waiter, reg));
   pthread_mutex_lock(&w->mu);
   w->canceled = 1;
@@ -644,7 +646,7 @@ static int final_code(const bw_task *task) {
 /* Waiting on a task that needs a worker of this pool, from a worker of this
  * pool, when every other worker already waits and the pool cannot grow:
  * nothing could ever run the task. */
-static int would_deadlock(const bw_task *task, bw__worker *self) {
+static int would_deadlock(const bw_task *task, bwrt__worker *self) {
   if (self == NULL || self->pool != task->pool)
     return 0;
   if (task->kind != K_RUN && task->kind != K_THEN)
@@ -670,7 +672,7 @@ static void deadline_in(struct timespec *ts, int64_t ms) {
 
 /* Whether this thread is running items as a helping waiter: a wait inside
  * such an item does not help again (no unbounded nesting on one stack). */
-static BW__TLS int tls_helping;
+static BWRT__TLS int tls_helping;
 
 /* The first phase of a wait off the pool: polls the task, and when the wait
  * has no timeout (and the pool allows it) runs the pool's queued items on
@@ -684,7 +686,7 @@ static BW__TLS int tls_helping;
 static int spin_or_help(bw_task *task, int64_t timeout_ms,
                         bw_cancel_token *token) {
   bw_pool *pool = task->pool;
-  int helping = timeout_ms < 0 && !tls_helping && bw__help_enter(pool);
+  int helping = timeout_ms < 0 && !tls_helping && bwrt__help_enter(pool);
   int rc = 1;
   if (helping)
     tls_helping = 1;
@@ -696,18 +698,18 @@ static int spin_or_help(bw_task *task, int64_t timeout_ms,
       rc = -ECANCELED;
       break;
     }
-    if (helping && bw__help_run_one(pool)) {
+    if (helping && bwrt__help_run_one(pool)) {
       i = 0;
       continue;
     }
     if ((i & 15u) == 15u)
       sched_yield();
     else
-      bw__cpu_relax();
+      bwrt__cpu_relax();
   }
   if (helping) {
     tls_helping = 0;
-    bw__help_leave(pool);
+    bwrt__help_leave(pool);
   }
   return rc;
 }
@@ -719,13 +721,13 @@ int bw_wait_cancelable(bw_task *task, int64_t timeout_ms,
   int rc = final_code(task);
   if (rc <= 0)
     return rc;
-  if (bw__tls_task == task)
+  if (bwrt__tls_task == task)
     return -EDEADLK;
   if (bw_cancel_token_is_canceled(token))
     return -ECANCELED;
   if (timeout_ms == 0)
     return -ETIMEDOUT;
-  bw__worker *self = bw__current_worker();
+  bwrt__worker *self = bwrt__current_worker();
   if (would_deadlock(task, self))
     return -EDEADLK;
   /* Spin, then block (like .NET's SpinThenBlockingWait): a task that is
@@ -752,8 +754,8 @@ int bw_wait_cancelable(bw_task *task, int64_t timeout_ms,
   w->reg.fire = waiter_token_fire;
   atomic_init(&w->refs, token != NULL ? 3 : 2);
   if (token != NULL) {
-    bw__token_retain(token);
-    if (bw__token_register(token, &w->reg)) {
+    bwrt__token_retain(token);
+    if (bwrt__token_register(token, &w->reg)) {
       w->canceled = 1; /* canceled meanwhile: nothing registered */
       atomic_fetch_sub_explicit(&w->refs, 1, memory_order_relaxed);
     }
@@ -779,7 +781,7 @@ int bw_wait_cancelable(bw_task *task, int64_t timeout_ms,
     bw_pool_notify_unblocked();
 
   if (token != NULL) {
-    if (bw__token_unregister(token, &w->reg))
+    if (bwrt__token_unregister(token, &w->reg))
       waiter_release(w); /* the registration's reference */
     bw_cancel_token_release(token);
   }

@@ -31,7 +31,7 @@ typedef struct hand_over {
 static void *free_all(void *arg) {
   hand_over *h = arg;
   for (size_t i = 0; i < h->n; i++)
-    bw__free(h->cls, h->blocks[i]);
+    bwrt__free(h->cls, h->blocks[i]);
   return NULL;
 }
 
@@ -46,7 +46,7 @@ static void reuse_across_threads(int cls, size_t size) {
   assert_non_null(blocks);
   for (int round = 0; round < 4; round++) {
     for (size_t i = 0; i < N; i++) {
-      blocks[i] = bw__alloc(cls);
+      blocks[i] = bwrt__alloc(cls);
       assert_non_null(blocks[i]);
       assert_int_equal((uintptr_t)blocks[i] % 16u, 0);
       memset(blocks[i], 0xA5, size); /* the caller owns every byte */
@@ -66,12 +66,12 @@ static void reuse_across_threads(int cls, size_t size) {
 
 static void test_alloc_small_blocks_reused_across_threads(void **state) {
   (void)state;
-  reuse_across_threads(BW__ALLOC_SMALL_CLASS, BW__ALLOC_SMALL);
+  reuse_across_threads(BWRT__ALLOC_SMALL_CLASS, BWRT__ALLOC_SMALL);
 }
 
 static void test_alloc_large_blocks_reused_across_threads(void **state) {
   (void)state;
-  reuse_across_threads(BW__ALLOC_LARGE_CLASS, BW__ALLOC_LARGE);
+  reuse_across_threads(BWRT__ALLOC_LARGE_CLASS, BWRT__ALLOC_LARGE);
 }
 
 /* Interleaved: a few blocks out, a few back, on one thread, while batches
@@ -82,8 +82,8 @@ static void test_alloc_interleaved_with_own_frees(void **state) {
   void **blocks = calloc(N, sizeof(void *));
   assert_non_null(blocks);
   for (size_t i = 0; i < N; i++)
-    blocks[i] = bw__alloc(BW__ALLOC_SMALL_CLASS);
-  hand_over h = {.blocks = blocks, .n = N, .cls = BW__ALLOC_SMALL_CLASS};
+    blocks[i] = bwrt__alloc(BWRT__ALLOC_SMALL_CLASS);
+  hand_over h = {.blocks = blocks, .n = N, .cls = BWRT__ALLOC_SMALL_CLASS};
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, free_all, &h), 0);
   pthread_join(th, NULL);
@@ -91,13 +91,13 @@ static void test_alloc_interleaved_with_own_frees(void **state) {
   for (int i = 0; i < 3 * N; i++) {
     int k = i % 7;
     if (i >= 7)
-      bw__free(BW__ALLOC_SMALL_CLASS, held[k]);
-    held[k] = bw__alloc(BW__ALLOC_SMALL_CLASS);
+      bwrt__free(BWRT__ALLOC_SMALL_CLASS, held[k]);
+    held[k] = bwrt__alloc(BWRT__ALLOC_SMALL_CLASS);
     assert_non_null(held[k]);
-    memset(held[k], 0x5A, BW__ALLOC_SMALL);
+    memset(held[k], 0x5A, BWRT__ALLOC_SMALL);
   }
   for (int k = 0; k < 7; k++)
-    bw__free(BW__ALLOC_SMALL_CLASS, held[k]);
+    bwrt__free(BWRT__ALLOC_SMALL_CLASS, held[k]);
   free(blocks);
 }
 
@@ -120,14 +120,14 @@ static void *free_set_a_b(void *arg) {
   lifo_case *lc = arg;
   for (int s = 0; s < 2; s++)
     for (int i = 0; i < BATCH_BLOCKS; i++)
-      bw__free(BW__ALLOC_LARGE_CLASS, lc->sets[s][i]);
+      bwrt__free(BWRT__ALLOC_LARGE_CLASS, lc->sets[s][i]);
   return NULL;
 }
 
 static void *free_set_c(void *arg) {
   lifo_case *lc = arg;
   for (int i = 0; i < BATCH_BLOCKS; i++)
-    bw__free(BW__ALLOC_LARGE_CLASS, lc->sets[2][i]);
+    bwrt__free(BWRT__ALLOC_LARGE_CLASS, lc->sets[2][i]);
   return NULL;
 }
 
@@ -143,13 +143,13 @@ static void *use_b_then_one(void *arg) {
   lifo_case *lc = arg;
   void *got[BATCH_BLOCKS];
   for (int i = 0; i < BATCH_BLOCKS; i++)
-    got[i] = bw__alloc(BW__ALLOC_LARGE_CLASS);
+    got[i] = bwrt__alloc(BWRT__ALLOC_LARGE_CLASS);
   int all_b = 1;
   for (int i = 0; i < BATCH_BLOCKS; i++)
     all_b &= set_of(lc, got[i]) == 1;
   rt_latch_open(&lc->b_used);
   rt_latch_wait(&lc->c_freed);
-  void *next = bw__alloc(BW__ALLOC_LARGE_CLASS);
+  void *next = bwrt__alloc(BWRT__ALLOC_LARGE_CLASS);
   lc->next_from = all_b ? set_of(lc, next) : -2;
   return NULL;
 }
@@ -167,7 +167,7 @@ static void test_alloc_newest_batch_first(void **state) {
   rt_latch_init(&lc.c_freed);
   for (int s = 0; s < 3; s++)
     for (int i = 0; i < BATCH_BLOCKS; i++)
-      lc.sets[s][i] = bw__alloc(BW__ALLOC_LARGE_CLASS);
+      lc.sets[s][i] = bwrt__alloc(BWRT__ALLOC_LARGE_CLASS);
   pthread_t freer, user;
   assert_int_equal(pthread_create(&freer, NULL, free_set_a_b, &lc), 0);
   pthread_join(freer, NULL); /* A then B are batches on the shared stack */
@@ -193,8 +193,8 @@ enum { SHARED_BLOCKS = 65536, OVERFLOW_BATCHES = SHARED_BLOCKS / 256 + 1 };
 /* A fresh thread's first block, stored at *arg (and freed again). */
 static void *take_first(void *arg) {
   void **first = arg;
-  *first = bw__alloc(BW__ALLOC_LARGE_CLASS);
-  bw__free(BW__ALLOC_LARGE_CLASS, *first);
+  *first = bwrt__alloc(BWRT__ALLOC_LARGE_CLASS);
+  bwrt__free(BWRT__ALLOC_LARGE_CLASS, *first);
   return NULL;
 }
 #endif
@@ -208,11 +208,11 @@ static void test_alloc_full_stack_keeps_the_newest_batch(void **state) {
   void **blocks = calloc(n, sizeof(void *));
   assert_non_null(blocks);
   for (size_t i = 0; i < n; i++) {
-    blocks[i] = bw__alloc(BW__ALLOC_LARGE_CLASS);
+    blocks[i] = bwrt__alloc(BWRT__ALLOC_LARGE_CLASS);
     assert_non_null(blocks[i]);
   }
   /* Freed in this order on another thread. */
-  hand_over h = {.blocks = blocks, .n = n, .cls = BW__ALLOC_LARGE_CLASS};
+  hand_over h = {.blocks = blocks, .n = n, .cls = BWRT__ALLOC_LARGE_CLASS};
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, free_all, &h), 0);
   pthread_join(th, NULL);
@@ -235,19 +235,19 @@ static void *alloc_and_check_aligned(void *arg) {
   void *held[600];
   for (int round = 0; round < 3; round++) {
     for (int i = 0; i < 600; i++) {
-      held[i] = bw__alloc(cls);
+      held[i] = bwrt__alloc(cls);
       assert_non_null(held[i]);
-      assert_int_equal((uintptr_t)held[i] % BW__CACHE_LINE, 0);
+      assert_int_equal((uintptr_t)held[i] % BWRT__CACHE_LINE, 0);
     }
     for (int i = 0; i < 600; i++)
-      bw__free(cls, held[i]);
+      bwrt__free(cls, held[i]);
   }
   return NULL;
 }
 
 static void test_alloc_blocks_are_cache_line_aligned(void **state) {
   (void)state;
-  for (int cls = 0; cls < BW__ALLOC_CLASSES; cls++) {
+  for (int cls = 0; cls < BWRT__ALLOC_CLASSES; cls++) {
     pthread_t th;
     for (int t = 0; t < 2; t++) { /* the second reuses the first's frees */
       assert_int_equal(pthread_create(&th, NULL, alloc_and_check_aligned, &cls),
@@ -270,7 +270,7 @@ enum { CACHED_SURELY = SHARED_BLOCKS - 2 * 256 };
 
 /* Blocks of the large class a 64 KiB chunk holds after its header line. */
 static size_t large_per_chunk(void) {
-  return (65536 - BW__CACHE_LINE) / BW__ALLOC_LARGE;
+  return (65536 - BWRT__CACHE_LINE) / BWRT__ALLOC_LARGE;
 }
 
 static void *alloc_then_free(void *arg) {
@@ -278,9 +278,9 @@ static void *alloc_then_free(void *arg) {
   void **blocks = calloc(n, sizeof(void *));
   assert_non_null(blocks);
   for (size_t i = 0; i < n; i++)
-    assert_non_null(blocks[i] = bw__alloc(BW__ALLOC_LARGE_CLASS));
+    assert_non_null(blocks[i] = bwrt__alloc(BWRT__ALLOC_LARGE_CLASS));
   for (size_t i = 0; i < n; i++)
-    bw__free(BW__ALLOC_LARGE_CLASS, blocks[i]);
+    bwrt__free(BWRT__ALLOC_LARGE_CLASS, blocks[i]);
   free(blocks);
   return NULL; /* exiting hands this thread's blocks to the shared stack */
 }
@@ -302,19 +302,19 @@ static void test_alloc_chunks_go_back_after_a_burst(void **state) {
   void **blocks = calloc(BURST, sizeof(void *));
   assert_non_null(blocks);
   for (size_t i = 0; i < BURST; i++)
-    assert_non_null(blocks[i] = bw__alloc(BW__ALLOC_LARGE_CLASS));
-  assert_true(bw__alloc_chunks(BW__ALLOC_LARGE_CLASS) >= BURST / per_chunk);
+    assert_non_null(blocks[i] = bwrt__alloc(BWRT__ALLOC_LARGE_CLASS));
+  assert_true(bwrt__alloc_chunks(BWRT__ALLOC_LARGE_CLASS) >= BURST / per_chunk);
   pthread_t th;
-  hand_over h = {.blocks = blocks, .n = BURST, .cls = BW__ALLOC_LARGE_CLASS};
+  hand_over h = {.blocks = blocks, .n = BURST, .cls = BWRT__ALLOC_LARGE_CLASS};
   assert_int_equal(pthread_create(&th, NULL, free_all, &h), 0);
   pthread_join(th, NULL);
   free(blocks);
   /* The bound's worth of cached blocks, plus a few chunks that hold this
    * thread's uncarved blocks or straddle the cut. */
-  size_t after = bw__alloc_chunks(BW__ALLOC_LARGE_CLASS);
+  size_t after = bwrt__alloc_chunks(BWRT__ALLOC_LARGE_CLASS);
   assert_in_range(after, bound, bound + 4);
   on_fresh_thread(CACHED_SURELY);
-  assert_int_equal(bw__alloc_chunks(BW__ALLOC_LARGE_CLASS), after);
+  assert_int_equal(bwrt__alloc_chunks(BWRT__ALLOC_LARGE_CLASS), after);
 #endif
 }
 
@@ -331,29 +331,29 @@ static void test_alloc_cached_blocks_decay(void **state) {
   skip(); /* no chunks under ASan */
 #else
   size_t per_chunk = large_per_chunk();
-  bw__alloc_set_decay_ms(0); /* visits release what earlier tests left */
+  bwrt__alloc_set_decay_ms(0); /* visits release what earlier tests left */
   for (int i = 0; i < 40; i++)
     on_fresh_thread(1);
-  size_t base = bw__alloc_chunks(BW__ALLOC_LARGE_CLASS);
-  bw__alloc_set_decay_ms(60000);
+  size_t base = bwrt__alloc_chunks(BWRT__ALLOC_LARGE_CLASS);
+  bwrt__alloc_set_decay_ms(60000);
   on_fresh_thread(DECAY_BURST);
-  size_t grown = bw__alloc_chunks(BW__ALLOC_LARGE_CLASS);
+  size_t grown = bwrt__alloc_chunks(BWRT__ALLOC_LARGE_CLASS);
   assert_true(grown >= base + DECAY_BURST / per_chunk);
   on_fresh_thread(DECAY_BURST); /* young: reused, no chunk added */
-  assert_int_equal(bw__alloc_chunks(BW__ALLOC_LARGE_CLASS), grown);
-  bw__alloc_set_decay_ms(20);
+  assert_int_equal(bwrt__alloc_chunks(BWRT__ALLOC_LARGE_CLASS), grown);
+  bwrt__alloc_set_decay_ms(20);
   struct timespec pause = {0, 60 * 1000000};
   nanosleep(&pause, NULL);
   /* Its first visit releases 16 stale magazines and must not take the
    * newest (stale too): it carves its block from a new chunk. Its later
    * visits (handing its blocks back as it exits) release the rest. */
-  size_t made = bw__alloc_chunks_made(BW__ALLOC_LARGE_CLASS);
+  size_t made = bwrt__alloc_chunks_made(BWRT__ALLOC_LARGE_CLASS);
   on_fresh_thread(1);
-  assert_int_equal(bw__alloc_chunks_made(BW__ALLOC_LARGE_CLASS), made + 1);
+  assert_int_equal(bwrt__alloc_chunks_made(BWRT__ALLOC_LARGE_CLASS), made + 1);
   /* Left: what this thread holds, plus the one chunk the fresh thread
    * carved (its blocks went back to the stack only as it exited). */
-  assert_in_range(bw__alloc_chunks(BW__ALLOC_LARGE_CLASS), 0, base + 1);
-  bw__alloc_set_decay_ms(10000);
+  assert_in_range(bwrt__alloc_chunks(BWRT__ALLOC_LARGE_CLASS), 0, base + 1);
+  bwrt__alloc_set_decay_ms(10000);
 #endif
 }
 

@@ -572,7 +572,7 @@ static void test_observer_second_copy_attaches_once_more(void **state) {
   assert_non_null(create);
   assert_true((void *)create != (void *)bw_pool_create);
   /* Internal names are not exported. */
-  assert_null(dlsym(lib, "bw__pool_push"));
+  assert_null(dlsym(lib, "bwrt__pool_push"));
   bw_pool_config cfg = {0};
   cfg.name = "copy2";
   cfg.min_workers = 1;
