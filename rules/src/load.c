@@ -63,8 +63,8 @@ static int record(bw_rules *rs, const bw_rules_error *err) {
   return 0;
 }
 
-void bw__vreport(bw__load *ld, const char *file, unsigned line, unsigned column,
-                 const char *fmt, va_list ap) {
+void bwrl__vreport(bwrl__load *ld, const char *file, unsigned line,
+                   unsigned column, const char *fmt, va_list ap) {
   char message[1024];
   char formatted[1400];
   vsnprintf(message, sizeof(message), fmt, ap);
@@ -81,29 +81,30 @@ void bw__vreport(bw__load *ld, const char *file, unsigned line, unsigned column,
     ld->rs->error_fn(ld->rs->error_ctx, &err);
 }
 
-void bw__report(bw__load *ld, const char *file, unsigned line, unsigned column,
-                const char *fmt, ...) {
+void bwrl__report(bwrl__load *ld, const char *file, unsigned line,
+                  unsigned column, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  bw__vreport(ld, file, line, column, fmt, ap);
+  bwrl__vreport(ld, file, line, column, fmt, ap);
   va_end(ap);
 }
 
 /* ---- lookups during a load ---- */
 
-bw_blocking_rule *bw__load_find_blocking(const bw__load *ld, const char *name) {
-  bw_blocking_rule *rule = bw__index_get(&ld->rs->blocking_index, name);
-  return rule ? rule : bw__index_get(&ld->new_blocking, name);
+bw_blocking_rule *bwrl__load_find_blocking(const bwrl__load *ld,
+                                           const char *name) {
+  bw_blocking_rule *rule = bwrl__index_get(&ld->rs->blocking_index, name);
+  return rule ? rule : bwrl__index_get(&ld->new_blocking, name);
 }
 
-bw_entry_rule *bw__load_find_entry(const bw__load *ld, const char *name) {
-  bw_entry_rule *rule = bw__index_get(&ld->rs->entry_index, name);
-  return rule ? rule : bw__index_get(&ld->new_entries, name);
+bw_entry_rule *bwrl__load_find_entry(const bwrl__load *ld, const char *name) {
+  bw_entry_rule *rule = bwrl__index_get(&ld->rs->entry_index, name);
+  return rule ? rule : bwrl__index_get(&ld->new_entries, name);
 }
 
 /* ---- begin / commit / rollback ---- */
 
-static int load_begin(bw__load *ld, bw_rules *rs) {
+static int load_begin(bwrl__load *ld, bw_rules *rs) {
   memset(ld, 0, sizeof(*ld));
   ld->rs = rs;
   ld->old_blocking = rs->blocking.n;
@@ -121,13 +122,13 @@ static int load_begin(bw__load *ld, bw_rules *rs) {
   return 0;
 }
 
-static void truncate_vec(bw__vec *vec, size_t n) {
+static void truncate_vec(bwrl__vec *vec, size_t n) {
   for (size_t i = n; i < vec->n; i++)
     free(vec->items[i]);
   vec->n = n;
 }
 
-static void rollback(bw__load *ld) {
+static void rollback(bwrl__load *ld) {
   bw_rules *rs = ld->rs;
   truncate_vec(&rs->blocking, ld->old_blocking);
   truncate_vec(&rs->entries, ld->old_entries);
@@ -138,7 +139,7 @@ static void rollback(bw__load *ld) {
 }
 
 /* Commits or rolls back; returns the load's result. */
-static int load_end(bw__load *ld) {
+static int load_end(bwrl__load *ld) {
   int result = 0;
   if (ld->oom)
     result = -ENOMEM;
@@ -146,12 +147,12 @@ static int load_end(bw__load *ld) {
     result = ld->io_err;
   else if (ld->n_errors > 0)
     result = -EINVAL;
-  if (result == 0 && bw__rules_reindex(ld->rs) != 0)
+  if (result == 0 && bwrl__rules_reindex(ld->rs) != 0)
     result = -ENOMEM;
   if (result != 0)
     rollback(ld);
-  bw__index_clear(&ld->new_blocking);
-  bw__index_clear(&ld->new_entries);
+  bwrl__index_clear(&ld->new_blocking);
+  bwrl__index_clear(&ld->new_entries);
   free(ld->old_callbacks);
   ld->old_callbacks = NULL;
   return result;
@@ -160,23 +161,23 @@ static int load_end(bw__load *ld) {
 /* ---- names and paths ---- */
 
 /* "dir/libc.rules" -> "libc": the default api of the rules in a file. */
-static char *api_from_name(bw__load *ld, const char *name) {
+static char *api_from_name(bwrl__load *ld, const char *name) {
   const char *base = strrchr(name, '/');
   base = base ? base + 1 : name;
   size_t n = strlen(base);
   if (n > 6 && strcmp(base + n - 6, ".rules") == 0)
     n -= 6;
-  char *api = bw__arena_strndup(&ld->rs->arena, base, n);
+  char *api = bwrl__arena_strndup(&ld->rs->arena, base, n);
   if (api == NULL)
     ld->oom = 1;
   return api;
 }
 
 /* "dir/x.rules" -> "dir"; "x.rules" -> "" (the current directory). */
-static char *dir_from_path(bw__load *ld, const char *path) {
+static char *dir_from_path(bwrl__load *ld, const char *path) {
   const char *slash = strrchr(path, '/');
   size_t n = slash == NULL ? 0 : (slash == path ? 1 : (size_t)(slash - path));
-  char *dir = bw__arena_strndup(&ld->rs->arena, path, n);
+  char *dir = bwrl__arena_strndup(&ld->rs->arena, path, n);
   if (dir == NULL)
     ld->oom = 1;
   return dir;
@@ -184,21 +185,21 @@ static char *dir_from_path(bw__load *ld, const char *path) {
 
 /* Pushes identity on the include stack; reports a cycle or excess depth at
  * the including line (or, at top level, against the file itself). */
-static int push_identity(bw__load *ld, const char *identity, const char *shown,
-                         const char *from_file, unsigned from_line,
-                         unsigned from_column) {
+static int push_identity(bwrl__load *ld, const char *identity,
+                         const char *shown, const char *from_file,
+                         unsigned from_line, unsigned from_column) {
   const char *where = from_file ? from_file : shown;
   for (size_t i = 0; i < ld->depth; i++) {
     if (strcmp(ld->stack[i], identity) == 0) {
-      bw__report(ld, where, from_line, from_column,
-                 "include cycle: '%s' is already being loaded", shown);
+      bwrl__report(ld, where, from_line, from_column,
+                   "include cycle: '%s' is already being loaded", shown);
       return -EINVAL;
     }
   }
-  if (ld->depth == BW__MAX_INCLUDE_DEPTH) {
-    bw__report(ld, where, from_line, from_column,
-               "includes nested too deeply at '%s' (at most %d levels)", shown,
-               BW__MAX_INCLUDE_DEPTH);
+  if (ld->depth == BWRL__MAX_INCLUDE_DEPTH) {
+    bwrl__report(ld, where, from_line, from_column,
+                 "includes nested too deeply at '%s' (at most %d levels)",
+                 shown, BWRL__MAX_INCLUDE_DEPTH);
     return -EINVAL;
   }
   ld->stack[ld->depth++] = identity;
@@ -272,26 +273,26 @@ static const char *errno_text(int err, char *buf, size_t size) {
   return buf;
 }
 
-void bw__load_path(bw__load *ld, const char *path, const char *from_file,
-                   unsigned from_line, unsigned from_column) {
+void bwrl__load_path(bwrl__load *ld, const char *path, const char *from_file,
+                     unsigned from_line, unsigned from_column) {
   char reason[128];
   const char *where = from_file ? from_file : path;
   char *canonical = realpath(path, NULL);
   if (canonical == NULL) {
     int err = errno == ENOMEM ? -ENOMEM : -errno;
     if (from_file)
-      bw__report(ld, where, from_line, from_column,
-                 "cannot open include '%s': %s", path,
-                 errno_text(err, reason, sizeof(reason)));
+      bwrl__report(ld, where, from_line, from_column,
+                   "cannot open include '%s': %s", path,
+                   errno_text(err, reason, sizeof(reason)));
     else
-      bw__report(ld, where, 0, 0, "cannot open '%s': %s", path,
-                 errno_text(err, reason, sizeof(reason)));
+      bwrl__report(ld, where, 0, 0, "cannot open '%s': %s", path,
+                   errno_text(err, reason, sizeof(reason)));
     if (!from_file && !ld->io_err)
       ld->io_err = err;
     return;
   }
   char *identity =
-      bw__arena_strndup(&ld->rs->arena, canonical, strlen(canonical));
+      bwrl__arena_strndup(&ld->rs->arena, canonical, strlen(canonical));
   free(canonical);
   if (identity == NULL) {
     ld->oom = 1;
@@ -304,20 +305,20 @@ void bw__load_path(bw__load *ld, const char *path, const char *from_file,
   int err = read_file(path, &text, &len);
   if (err) {
     if (from_file)
-      bw__report(ld, where, from_line, from_column,
-                 "cannot read include '%s': %s", path,
-                 errno_text(err, reason, sizeof(reason)));
+      bwrl__report(ld, where, from_line, from_column,
+                   "cannot read include '%s': %s", path,
+                   errno_text(err, reason, sizeof(reason)));
     else
-      bw__report(ld, where, 0, 0, "cannot read '%s': %s", path,
-                 errno_text(err, reason, sizeof(reason)));
+      bwrl__report(ld, where, 0, 0, "cannot read '%s': %s", path,
+                   errno_text(err, reason, sizeof(reason)));
     if (!from_file && !ld->io_err)
       ld->io_err = err == -ENOTREG ? -EINVAL : err;
   } else {
     char *dir = dir_from_path(ld, path);
     char *api = api_from_name(ld, path);
-    char *shown = bw__arena_strndup(&ld->rs->arena, path, strlen(path));
+    char *shown = bwrl__arena_strndup(&ld->rs->arena, path, strlen(path));
     if (dir && api && shown)
-      bw__parse(ld, shown, dir, api, text, len);
+      bwrl__parse(ld, shown, dir, api, text, len);
     else
       ld->oom = 1;
     free(text);
@@ -330,19 +331,19 @@ void bw__load_path(bw__load *ld, const char *path, const char *from_file,
 int bw_rules_load_file(bw_rules *rs, const char *path) {
   if (rs == NULL || path == NULL)
     return -EINVAL;
-  bw__load ld;
+  bwrl__load ld;
   if (load_begin(&ld, rs))
     return -ENOMEM;
-  bw__load_path(&ld, path, NULL, 0, 0);
+  bwrl__load_path(&ld, path, NULL, 0, 0);
   return load_end(&ld);
 }
 
 /* Loads one text under `name`, for strings and embedded packs. */
-static void load_text(bw__load *ld, const char *name, const char *identity,
+static void load_text(bwrl__load *ld, const char *name, const char *identity,
                       const char *text, size_t len) {
-  char *shown = bw__arena_strndup(&ld->rs->arena, name, strlen(name));
+  char *shown = bwrl__arena_strndup(&ld->rs->arena, name, strlen(name));
   char *dir = strchr(name, '/') ? dir_from_path(ld, name)
-                                : bw__arena_strndup(&ld->rs->arena, "", 0);
+                                : bwrl__arena_strndup(&ld->rs->arena, "", 0);
   char *api = api_from_name(ld, name);
   if (!shown || !dir || !api) {
     ld->oom = 1;
@@ -350,7 +351,7 @@ static void load_text(bw__load *ld, const char *name, const char *identity,
   }
   if (push_identity(ld, identity, shown, NULL, 0, 0))
     return;
-  bw__parse(ld, shown, dir, api, text, len);
+  bwrl__parse(ld, shown, dir, api, text, len);
   ld->depth--;
 }
 
@@ -360,7 +361,7 @@ int bw_rules_load_string(bw_rules *rs, const char *name, const char *text,
     return -EINVAL;
   if (name == NULL)
     name = "<string>";
-  bw__load ld;
+  bwrl__load ld;
   if (load_begin(&ld, rs))
     return -ENOMEM;
   /* A string named after a real file must be caught including that file. */
@@ -368,7 +369,7 @@ int bw_rules_load_string(bw_rules *rs, const char *name, const char *text,
   const char *identity = name;
   char *copy = NULL;
   if (canonical != NULL) {
-    copy = bw__arena_strndup(&rs->arena, canonical, strlen(canonical));
+    copy = bwrl__arena_strndup(&rs->arena, canonical, strlen(canonical));
     free(canonical);
     if (copy == NULL)
       ld.oom = 1;
@@ -381,17 +382,17 @@ int bw_rules_load_string(bw_rules *rs, const char *name, const char *text,
 
 size_t bw_rules_pack_count(void) {
   size_t n = 0;
-  while (bw__packs[n].name != NULL)
+  while (bwrl__packs[n].name != NULL)
     n++;
   return n;
 }
 
 const char *bw_rules_pack_name(size_t i) {
-  return i < bw_rules_pack_count() ? bw__packs[i].name : NULL;
+  return i < bw_rules_pack_count() ? bwrl__packs[i].name : NULL;
 }
 
-static const bw__pack *find_pack(const char *name) {
-  for (const bw__pack *pack = bw__packs; pack->name != NULL; pack++) {
+static const bwrl__pack *find_pack(const char *name) {
+  for (const bwrl__pack *pack = bwrl__packs; pack->name != NULL; pack++) {
     if (strcmp(pack->name, name) == 0)
       return pack;
   }
@@ -399,17 +400,17 @@ static const bw__pack *find_pack(const char *name) {
 }
 
 const char *bw_rules_pack_text(const char *name) {
-  const bw__pack *pack = name ? find_pack(name) : NULL;
+  const bwrl__pack *pack = name ? find_pack(name) : NULL;
   return pack ? pack->text : NULL;
 }
 
 /* Packs are named "<name>.rules" in messages, so their api is <name>. */
-static void load_pack(bw__load *ld, const bw__pack *pack) {
+static void load_pack(bwrl__load *ld, const bwrl__pack *pack) {
   char shown[256];
   snprintf(shown, sizeof(shown), "%s.rules", pack->name);
   char identity[300];
   snprintf(identity, sizeof(identity), "<pack>/%s", shown);
-  char *id = bw__arena_strndup(&ld->rs->arena, identity, strlen(identity));
+  char *id = bwrl__arena_strndup(&ld->rs->arena, identity, strlen(identity));
   if (id == NULL) {
     ld->oom = 1;
     return;
@@ -420,16 +421,16 @@ static void load_pack(bw__load *ld, const bw__pack *pack) {
 int bw_rules_load_default(bw_rules *rs, const char *pack) {
   if (rs == NULL)
     return -EINVAL;
-  const bw__pack *one = NULL;
+  const bwrl__pack *one = NULL;
   if (pack != NULL && (one = find_pack(pack)) == NULL)
     return -ENOENT;
-  bw__load ld;
+  bwrl__load ld;
   if (load_begin(&ld, rs))
     return -ENOMEM;
   if (one != NULL) {
     load_pack(&ld, one);
   } else {
-    for (const bw__pack *p = bw__packs; p->name != NULL && !ld.oom; p++)
+    for (const bwrl__pack *p = bwrl__packs; p->name != NULL && !ld.oom; p++)
       load_pack(&ld, p);
   }
   return load_end(&ld);

@@ -35,7 +35,7 @@ typedef struct field {
 } field;
 
 typedef struct line_ctx {
-  bw__load *ld;
+  bwrl__load *ld;
   const char *file;
   const char *dir;
   const char *api;
@@ -74,7 +74,7 @@ fail(line_ctx *lc, unsigned col, const char *fmt, ...) {
   lc->failed = 1;
   va_list ap;
   va_start(ap, fmt);
-  bw__vreport(lc->ld, lc->file, lc->lineno, col, fmt, ap);
+  bwrl__vreport(lc->ld, lc->file, lc->lineno, col, fmt, ap);
   va_end(ap);
 }
 
@@ -286,7 +286,8 @@ static int parse_constant(line_ctx *lc, const char *tok, unsigned col,
   }
   cond->name = NULL;
   if (eq != NULL) {
-    cond->name = bw__arena_strndup(&lc->ld->rs->arena, tok, (size_t)(eq - tok));
+    cond->name =
+        bwrl__arena_strndup(&lc->ld->rs->arena, tok, (size_t)(eq - tok));
     if (cond->name == NULL) {
       lc->ld->oom = 1;
       return -ENOMEM;
@@ -432,7 +433,7 @@ static const field *get_field(const line_ctx *lc, const char *key) {
 }
 
 static const char *keep(line_ctx *lc, const char *s, size_t n) {
-  char *out = bw__arena_strndup(&lc->ld->rs->arena, s, n);
+  char *out = bwrl__arena_strndup(&lc->ld->rs->arena, s, n);
   if (out == NULL)
     lc->ld->oom = 1;
   return out;
@@ -494,7 +495,7 @@ static void add_blocking(line_ctx *lc, const subject *subj, unsigned kcol) {
       return;
     tmp.n_unless++;
   }
-  const bw_blocking_rule *old = bw__load_find_blocking(lc->ld, subj->text);
+  const bw_blocking_rule *old = bwrl__load_find_blocking(lc->ld, subj->text);
   if (old != NULL) {
     fail(lc, subj->column,
          "duplicate blocking rule for '%s' (first defined at %s:%u)",
@@ -516,7 +517,7 @@ static void add_blocking(line_ctx *lc, const subject *subj, unsigned kcol) {
     tmp.message = keep(lc, msg, n < 0 ? 0 : (size_t)n);
   }
   f = get_field(lc, "hint");
-  tmp.hint = f ? keep(lc, f->value, f->len) : bw__category_hint(tmp.category);
+  tmp.hint = f ? keep(lc, f->value, f->len) : bwrl__category_hint(tmp.category);
   tmp.origin.file = lc->file;
   tmp.origin.line = lc->lineno;
   if (!tmp.function || !tmp.api || !tmp.message || !tmp.hint)
@@ -527,12 +528,12 @@ static void add_blocking(line_ctx *lc, const subject *subj, unsigned kcol) {
     return;
   }
   *rule = tmp;
-  if (bw__vec_push(&lc->ld->rs->blocking, rule)) {
+  if (bwrl__vec_push(&lc->ld->rs->blocking, rule)) {
     free(rule);
     lc->ld->oom = 1;
     return;
   }
-  if (bw__index_put(&lc->ld->new_blocking, rule->function, rule))
+  if (bwrl__index_put(&lc->ld->new_blocking, rule->function, rule))
     lc->ld->oom = 1;
 }
 
@@ -631,7 +632,7 @@ static void add_entry(line_ctx *lc, const subject *subj, unsigned kcol) {
   /* Compare with the scratch copies first: nothing is kept on error. */
   cb.field = fld ? fld->value : NULL;
   cb.setter = setter ? setter->value : NULL;
-  bw_entry_rule *rule = bw__load_find_entry(lc->ld, subj->text);
+  bw_entry_rule *rule = bwrl__load_find_entry(lc->ld, subj->text);
   if (rule != NULL) {
     if (strcmp(rule->api, api_name) != 0) {
       fail(lc, api ? api->column : kcol,
@@ -677,12 +678,12 @@ static void add_entry(line_ctx *lc, const subject *subj, unsigned kcol) {
   rule->n_callbacks = 1;
   rule->callbacks[0] = cb;
   if (!rule->function || !rule->api ||
-      bw__vec_push(&lc->ld->rs->entries, rule)) {
+      bwrl__vec_push(&lc->ld->rs->entries, rule)) {
     free(rule);
     lc->ld->oom = 1;
     return;
   }
-  if (bw__index_put(&lc->ld->new_entries, rule->function, rule))
+  if (bwrl__index_put(&lc->ld->new_entries, rule->function, rule))
     lc->ld->oom = 1;
 }
 
@@ -695,7 +696,7 @@ static void add_allow(line_ctx *lc, const subject *subj) {
   }
   if (read_fields(lc, allow_keys, "allow"))
     return;
-  bw__vec *allows = &lc->ld->rs->allows;
+  bwrl__vec *allows = &lc->ld->rs->allows;
   for (size_t i = 0; i < allows->n; i++) {
     const bw_allow_rule *old = allows->items[i];
     if (strcmp(old->pattern, subj->text) == 0) {
@@ -715,7 +716,7 @@ static void add_allow(line_ctx *lc, const subject *subj) {
   rule->reason = reason ? keep(lc, reason->value, reason->len) : "";
   rule->origin.file = lc->file;
   rule->origin.line = lc->lineno;
-  if (!rule->pattern || !rule->reason || bw__vec_push(allows, rule)) {
+  if (!rule->pattern || !rule->reason || bwrl__vec_push(allows, rule)) {
     free(rule);
     lc->ld->oom = 1;
   }
@@ -758,7 +759,7 @@ static void do_include(line_ctx *lc, const subject *subj) {
   if (path == NULL)
     return;
   size_t before = lc->ld->n_errors;
-  bw__load_path(lc->ld, path, lc->file, lc->lineno, subj->column);
+  bwrl__load_path(lc->ld, path, lc->file, lc->lineno, subj->column);
   /* Errors inside the included file were already reported there. */
   if (lc->ld->n_errors != before)
     lc->failed = 1;
@@ -857,8 +858,8 @@ static void parse_line(line_ctx *lc) {
   }
 }
 
-void bw__parse(bw__load *ld, const char *file, const char *dir, const char *api,
-               const char *text, size_t len) {
+void bwrl__parse(bwrl__load *ld, const char *file, const char *dir,
+                 const char *api, const char *text, size_t len) {
   char *scratch = malloc(2 * len + 64);
   if (scratch == NULL) {
     ld->oom = 1;

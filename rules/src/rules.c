@@ -73,7 +73,7 @@ const char *bw_rule_category_description(bw_rule_category cat) {
   return category_valid(cat) ? category_descriptions[cat] : NULL;
 }
 
-const char *bw__category_hint(bw_rule_category cat) {
+const char *bwrl__category_hint(bw_rule_category cat) {
   return category_valid(cat) ? category_hints[cat] : NULL;
 }
 
@@ -128,10 +128,10 @@ bw_rules *bw_rules_create(void) {
   return rs;
 }
 
-static void free_vec_items(bw__vec *vec) {
+static void free_vec_items(bwrl__vec *vec) {
   for (size_t i = 0; i < vec->n; i++)
     free(vec->items[i]);
-  bw__vec_free(vec);
+  bwrl__vec_free(vec);
 }
 
 void bw_rules_free(bw_rules *rs) {
@@ -140,16 +140,16 @@ void bw_rules_free(bw_rules *rs) {
   free_vec_items(&rs->blocking);
   free_vec_items(&rs->entries);
   free_vec_items(&rs->allows);
-  bw__index_clear(&rs->blocking_index);
-  bw__index_clear(&rs->entry_index);
-  bw__index_clear(&rs->allow_index);
+  bwrl__index_clear(&rs->blocking_index);
+  bwrl__index_clear(&rs->entry_index);
+  bwrl__index_clear(&rs->allow_index);
   for (size_t i = 0; i < rs->n_errors; i++) {
     free((char *)rs->errors[i].file);
     free((char *)rs->errors[i].message);
     free((char *)rs->errors[i].formatted);
   }
   free(rs->errors);
-  bw__arena_free(&rs->arena);
+  bwrl__arena_free(&rs->arena);
   free(rs);
 }
 
@@ -176,49 +176,49 @@ static int has_glob(const char *pattern) {
 }
 
 typedef struct indexes {
-  bw__index blocking, entries, allows;
+  bwrl__index blocking, entries, allows;
   size_t n_glob_allows;
 } indexes;
 
 static void indexes_clear(indexes *ix) {
-  bw__index_clear(&ix->blocking);
-  bw__index_clear(&ix->entries);
-  bw__index_clear(&ix->allows);
+  bwrl__index_clear(&ix->blocking);
+  bwrl__index_clear(&ix->entries);
+  bwrl__index_clear(&ix->allows);
 }
 
 static int build_indexes(const bw_rules *rs, indexes *ix) {
   for (size_t i = 0; i < rs->blocking.n; i++) {
     bw_blocking_rule *rule = rs->blocking.items[i];
-    if (bw__index_put(&ix->blocking, rule->function, rule))
+    if (bwrl__index_put(&ix->blocking, rule->function, rule))
       return -ENOMEM;
   }
   for (size_t i = 0; i < rs->entries.n; i++) {
     bw_entry_rule *rule = rs->entries.items[i];
-    if (bw__index_put(&ix->entries, rule->function, rule))
+    if (bwrl__index_put(&ix->entries, rule->function, rule))
       return -ENOMEM;
   }
   for (size_t i = 0; i < rs->allows.n; i++) {
     bw_allow_rule *rule = rs->allows.items[i];
     if (has_glob(rule->pattern)) {
       ix->n_glob_allows++;
-    } else if (bw__index_get(&ix->allows, rule->pattern) == NULL) {
+    } else if (bwrl__index_get(&ix->allows, rule->pattern) == NULL) {
       /* The first rule for a name wins, as in the glob scan. */
-      if (bw__index_put(&ix->allows, rule->pattern, rule))
+      if (bwrl__index_put(&ix->allows, rule->pattern, rule))
         return -ENOMEM;
     }
   }
   return 0;
 }
 
-int bw__rules_reindex(bw_rules *rs) {
+int bwrl__rules_reindex(bw_rules *rs) {
   indexes ix = {0};
   if (build_indexes(rs, &ix)) {
     indexes_clear(&ix);
     return -ENOMEM;
   }
-  bw__index_clear(&rs->blocking_index);
-  bw__index_clear(&rs->entry_index);
-  bw__index_clear(&rs->allow_index);
+  bwrl__index_clear(&rs->blocking_index);
+  bwrl__index_clear(&rs->entry_index);
+  bwrl__index_clear(&rs->allow_index);
   rs->blocking_index = ix.blocking;
   rs->entry_index = ix.entries;
   rs->allow_index = ix.allows;
@@ -232,7 +232,7 @@ const bw_blocking_rule *bw_rules_lookup_blocking(const bw_rules *rs,
                                                  const char *function) {
   if (rs == NULL || function == NULL)
     return NULL;
-  return bw__index_get(&rs->blocking_index, function);
+  return bwrl__index_get(&rs->blocking_index, function);
 }
 
 const bw_blocking_rule *bw_rules_find_blocking(const bw_rules *rs,
@@ -245,14 +245,14 @@ const bw_entry_rule *bw_rules_find_entry(const bw_rules *rs,
                                          const char *function) {
   if (rs == NULL || function == NULL)
     return NULL;
-  return bw__index_get(&rs->entry_index, function);
+  return bwrl__index_get(&rs->entry_index, function);
 }
 
 const bw_allow_rule *bw_rules_find_allow(const bw_rules *rs,
                                          const char *function) {
   if (rs == NULL || function == NULL)
     return NULL;
-  const bw_allow_rule *exact = bw__index_get(&rs->allow_index, function);
+  const bw_allow_rule *exact = bwrl__index_get(&rs->allow_index, function);
   if (exact != NULL || rs->n_glob_allows == 0)
     return exact;
   for (size_t i = 0; i < rs->allows.n; i++) {

@@ -17,57 +17,57 @@
 #include <stddef.h>
 
 /* Nesting limit for include: (a cycle is reported before this is hit). */
-#define BW__MAX_INCLUDE_DEPTH 16
+#define BWRL__MAX_INCLUDE_DEPTH 16
 
 /* ---- arena: bump allocator for strings, freed all at once ---- */
-typedef struct bw__arena_chunk bw__arena_chunk;
-typedef struct bw__arena {
-  bw__arena_chunk *head;
-} bw__arena;
+typedef struct bwrl__arena_chunk bwrl__arena_chunk;
+typedef struct bwrl__arena {
+  bwrl__arena_chunk *head;
+} bwrl__arena;
 
 /* Copies len bytes of s and a NUL into the arena; NULL when out of memory. */
-char *bw__arena_strndup(bw__arena *arena, const char *s, size_t len);
-void bw__arena_free(bw__arena *arena);
+char *bwrl__arena_strndup(bwrl__arena *arena, const char *s, size_t len);
+void bwrl__arena_free(bwrl__arena *arena);
 
 /* ---- growable vector of pointers ---- */
-typedef struct bw__vec {
+typedef struct bwrl__vec {
   void **items;
   size_t n, cap;
-} bw__vec;
+} bwrl__vec;
 
 /* Appends item; 0 or -ENOMEM. */
-int bw__vec_push(bw__vec *vec, void *item);
-void bw__vec_free(bw__vec *vec);
+int bwrl__vec_push(bwrl__vec *vec, void *item);
+void bwrl__vec_free(bwrl__vec *vec);
 
 /* ---- open-addressing hash index: name -> value, no allocation on get ---- */
-typedef struct bw__index_slot {
+typedef struct bwrl__index_slot {
   const char *key; /* NULL = empty */
   void *value;
-} bw__index_slot;
+} bwrl__index_slot;
 
-typedef struct bw__index {
-  bw__index_slot *slots;
+typedef struct bwrl__index {
+  bwrl__index_slot *slots;
   size_t cap; /* 0 or a power of two */
   size_t n;
-} bw__index;
+} bwrl__index;
 
 /* Adds key (which must outlive the index) -> value; replaces an equal key.
  * 0 or -ENOMEM. */
-int bw__index_put(bw__index *index, const char *key, void *value);
+int bwrl__index_put(bwrl__index *index, const char *key, void *value);
 /* The value stored for key, or NULL. Never allocates. */
-void *bw__index_get(const bw__index *index, const char *key);
-void bw__index_clear(bw__index *index);
+void *bwrl__index_get(const bwrl__index *index, const char *key);
+void bwrl__index_clear(bwrl__index *index);
 
 /* ---- the set ---- */
 struct bw_rules {
-  bw__arena arena;
-  bw__vec blocking; /* bw_blocking_rule * */
-  bw__vec entries;  /* bw_entry_rule * */
-  bw__vec allows;   /* bw_allow_rule * */
-  bw__index blocking_index;
-  bw__index entry_index;
-  bw__index allow_index; /* allow rules without glob characters */
-  size_t n_glob_allows;  /* allow rules with glob characters */
+  bwrl__arena arena;
+  bwrl__vec blocking; /* bw_blocking_rule * */
+  bwrl__vec entries;  /* bw_entry_rule * */
+  bwrl__vec allows;   /* bw_allow_rule * */
+  bwrl__index blocking_index;
+  bwrl__index entry_index;
+  bwrl__index allow_index; /* allow rules without glob characters */
+  size_t n_glob_allows;    /* allow rules with glob characters */
   unsigned char enabled[BW_CATEGORY_COUNT];
   bw_rules_error *errors;
   size_t n_errors, cap_errors;
@@ -76,60 +76,62 @@ struct bw_rules {
 };
 
 /* The default hint of a category (never NULL for a valid category). */
-const char *bw__category_hint(bw_rule_category cat);
+const char *bwrl__category_hint(bw_rule_category cat);
 
 /* Rebuilds all indexes from the vectors. The new indexes replace the old
  * ones only on success; on -ENOMEM the old ones are kept. */
-int bw__rules_reindex(bw_rules *rs);
+int bwrl__rules_reindex(bw_rules *rs);
 
 /* ---- one load call (possibly many files through include:) ---- */
-typedef struct bw__load {
+typedef struct bwrl__load {
   bw_rules *rs;
   size_t n_errors; /* errors reported during this load */
   int oom;         /* an allocation failed */
   int io_err;      /* negative errno of the first unreadable file, or 0 */
-  const char *stack[BW__MAX_INCLUDE_DEPTH]; /* identities being loaded */
+  const char *stack[BWRL__MAX_INCLUDE_DEPTH]; /* identities being loaded */
   size_t depth;
   /* Rules added by this load, for duplicate checks before they are
    * committed into the set's own indexes. */
-  bw__index new_blocking;
-  bw__index new_entries;
+  bwrl__index new_blocking;
+  bwrl__index new_entries;
   /* What to restore when the load fails. */
   size_t old_blocking, old_entries, old_allows;
   size_t *old_callbacks; /* n_callbacks of each old entry */
   unsigned char old_enabled[BW_CATEGORY_COUNT];
-} bw__load;
+} bwrl__load;
 
 /* Blocking / entry rule for name, committed or added by this load. */
-bw_blocking_rule *bw__load_find_blocking(const bw__load *ld, const char *name);
-bw_entry_rule *bw__load_find_entry(const bw__load *ld, const char *name);
+bw_blocking_rule *bwrl__load_find_blocking(const bwrl__load *ld,
+                                           const char *name);
+bw_entry_rule *bwrl__load_find_entry(const bwrl__load *ld, const char *name);
 
 /* Reports "file:line:column: error: <fmt>" (or "file: error: <fmt>" when
  * line is 0) to the set's callback and records it in its error list. */
-void bw__vreport(bw__load *ld, const char *file, unsigned line, unsigned column,
-                 const char *fmt, va_list ap)
+void bwrl__vreport(bwrl__load *ld, const char *file, unsigned line,
+                   unsigned column, const char *fmt, va_list ap)
     __attribute__((format(printf, 5, 0)));
-void bw__report(bw__load *ld, const char *file, unsigned line, unsigned column,
-                const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void bwrl__report(bwrl__load *ld, const char *file, unsigned line,
+                  unsigned column, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* Parses one text. `file` names it in messages, `dir` is where include:
  * paths are resolved ("" for the current directory), `api` is the default
- * api name of its rules. Errors go through bw__report(). */
-void bw__parse(bw__load *ld, const char *file, const char *dir, const char *api,
-               const char *text, size_t len);
+ * api name of its rules. Errors go through bwrl__report(). */
+void bwrl__parse(bwrl__load *ld, const char *file, const char *dir,
+                 const char *api, const char *text, size_t len);
 
 /* Loads the file at path for an include: line of from_file (NULL for a
  * top-level load); errors about opening it are reported at from_file's
  * line and column. */
-void bw__load_path(bw__load *ld, const char *path, const char *from_file,
-                   unsigned from_line, unsigned from_column);
+void bwrl__load_path(bwrl__load *ld, const char *path, const char *from_file,
+                     unsigned from_line, unsigned from_column);
 
 /* Embedded packs, generated at build time; ends with a {NULL} sentinel. */
-typedef struct bw__pack {
+typedef struct bwrl__pack {
   const char *name; /* "libc" */
   const char *text; /* NUL-terminated */
   size_t len;
-} bw__pack;
-extern const bw__pack bw__packs[];
+} bwrl__pack;
+extern const bwrl__pack bwrl__packs[];
 
 #endif /* BW_RULES_INTERNAL_H */

@@ -1,7 +1,7 @@
 /* Storage helpers of the rules loader: string arena, pointer vector, hash
  * index and glob matcher.
  *
- * Invariants: bw__index_get() and bw_rules_glob_match() never allocate and
+ * Invariants: bwrl__index_get() and bw_rules_glob_match() never allocate and
  * never write (the shim calls them from wrapped functions); an index's capacity
  * is a power of two and it is at most half full, so probing always ends.
  */
@@ -12,16 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct bw__arena_chunk {
-  bw__arena_chunk *next;
+struct bwrl__arena_chunk {
+  bwrl__arena_chunk *next;
   size_t used, cap;
   char data[];
 };
 
 enum { ARENA_CHUNK = 8192 };
 
-char *bw__arena_strndup(bw__arena *arena, const char *s, size_t len) {
-  bw__arena_chunk *chunk = arena->head;
+char *bwrl__arena_strndup(bwrl__arena *arena, const char *s, size_t len) {
+  bwrl__arena_chunk *chunk = arena->head;
   if (chunk == NULL || chunk->cap - chunk->used < len + 1) {
     /* Oversized strings get a chunk of their own. */
     size_t cap = len + 1 > ARENA_CHUNK ? len + 1 : ARENA_CHUNK;
@@ -41,17 +41,17 @@ char *bw__arena_strndup(bw__arena *arena, const char *s, size_t len) {
   return out;
 }
 
-void bw__arena_free(bw__arena *arena) {
-  bw__arena_chunk *chunk = arena->head;
+void bwrl__arena_free(bwrl__arena *arena) {
+  bwrl__arena_chunk *chunk = arena->head;
   while (chunk != NULL) {
-    bw__arena_chunk *next = chunk->next;
+    bwrl__arena_chunk *next = chunk->next;
     free(chunk);
     chunk = next;
   }
   arena->head = NULL;
 }
 
-int bw__vec_push(bw__vec *vec, void *item) {
+int bwrl__vec_push(bwrl__vec *vec, void *item) {
   if (vec->n == vec->cap) {
     size_t cap = vec->cap ? vec->cap * 2 : 32;
     void **items = realloc(vec->items, cap * sizeof(*items));
@@ -64,7 +64,7 @@ int bw__vec_push(bw__vec *vec, void *item) {
   return 0;
 }
 
-void bw__vec_free(bw__vec *vec) {
+void bwrl__vec_free(bwrl__vec *vec) {
   free(vec->items);
   vec->items = NULL;
   vec->n = vec->cap = 0;
@@ -80,8 +80,8 @@ static uint64_t hash_name(const char *key) {
   return h;
 }
 
-static bw__index_slot *probe(bw__index_slot *slots, size_t cap,
-                             const char *key) {
+static bwrl__index_slot *probe(bwrl__index_slot *slots, size_t cap,
+                               const char *key) {
   size_t mask = cap - 1;
   size_t i = (size_t)hash_name(key) & mask;
   while (slots[i].key != NULL && strcmp(slots[i].key, key) != 0)
@@ -89,9 +89,9 @@ static bw__index_slot *probe(bw__index_slot *slots, size_t cap,
   return &slots[i];
 }
 
-static int grow(bw__index *index) {
+static int grow(bwrl__index *index) {
   size_t cap = index->cap ? index->cap * 2 : 64;
-  bw__index_slot *slots = calloc(cap, sizeof(*slots));
+  bwrl__index_slot *slots = calloc(cap, sizeof(*slots));
   if (slots == NULL)
     return -ENOMEM;
   for (size_t i = 0; i < index->cap; i++) {
@@ -104,13 +104,13 @@ static int grow(bw__index *index) {
   return 0;
 }
 
-int bw__index_put(bw__index *index, const char *key, void *value) {
+int bwrl__index_put(bwrl__index *index, const char *key, void *value) {
   if ((index->n + 1) * 2 > index->cap) {
     int err = grow(index);
     if (err)
       return err;
   }
-  bw__index_slot *slot = probe(index->slots, index->cap, key);
+  bwrl__index_slot *slot = probe(index->slots, index->cap, key);
   if (slot->key == NULL)
     index->n++;
   slot->key = key;
@@ -118,13 +118,13 @@ int bw__index_put(bw__index *index, const char *key, void *value) {
   return 0;
 }
 
-void *bw__index_get(const bw__index *index, const char *key) {
+void *bwrl__index_get(const bwrl__index *index, const char *key) {
   if (index->cap == 0 || key == NULL)
     return NULL;
   return probe(index->slots, index->cap, key)->value;
 }
 
-void bw__index_clear(bw__index *index) {
+void bwrl__index_clear(bwrl__index *index) {
   free(index->slots);
   index->slots = NULL;
   index->cap = index->n = 0;

@@ -46,9 +46,9 @@ extern "C" {
   X(YIELD, "yield", "spins with sched_yield instead of waiting for work")
 
 typedef enum bw_rule_category {
-#define BW__CAT_ENUM(e, name, desc) BW_CATEGORY_##e,
-  BW_RULE_CATEGORIES(BW__CAT_ENUM)
-#undef BW__CAT_ENUM
+#define BWRL__CAT_ENUM(e, name, desc) BW_CATEGORY_##e,
+  BW_RULE_CATEGORIES(BWRL__CAT_ENUM)
+#undef BWRL__CAT_ENUM
       BW_CATEGORY_COUNT
 } bw_rule_category;
 
@@ -98,9 +98,9 @@ const char *bw_rule_severity_name(bw_rule_severity sev);
     "the argument points to a struct timeval/timespec that is all zero")
 
 typedef enum bw_cond_kind {
-#define BW__COND_ENUM(e, spelling, desc) BW_COND_##e,
-  BW_COND_KINDS(BW__COND_ENUM)
-#undef BW__COND_ENUM
+#define BWRL__COND_ENUM(e, spelling, desc) BW_COND_##e,
+  BW_COND_KINDS(BWRL__COND_ENUM)
+#undef BWRL__COND_ENUM
       BW_COND_COUNT
 } bw_cond_kind;
 
