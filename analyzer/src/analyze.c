@@ -44,21 +44,21 @@ static int wraps_param(const wrapping *w, int param) {
 
 typedef struct root {
   int set;
-  bw__loc loc;       /* the submit site */
+  bwsc__loc loc;     /* the submit site */
   const char *entry; /* what it was handed to */
   bw_runs_on runs_on;
 } root;
 
 typedef struct analysis {
-  bw__program *prog;
+  bwsc__program *prog;
   const bw_rules *rules;
   wrapping *wraps; /* per node: the parameters it forwards to an entry */
   root *roots;     /* per node */
-  bw__findings *out;
+  bwsc__findings *out;
 } analysis;
 
-void bw__stable_name(const bw__node *node, char *buf, size_t size) {
-  const bw__func_fact *fact = node->def ? node->def : node->decl;
+void bwsc__stable_name(const bwsc__node *node, char *buf, size_t size) {
+  const bwsc__func_fact *fact = node->def ? node->def : node->decl;
   if (fact && fact->is_static && fact->loc.file) {
     const char *base = strrchr(fact->loc.file, '/');
     base = base ? base + 1 : fact->loc.file;
@@ -68,13 +68,13 @@ void bw__stable_name(const bw__node *node, char *buf, size_t size) {
   }
 }
 
-static size_t node_index(const analysis *an, const bw__node *node) {
+static size_t node_index(const analysis *an, const bwsc__node *node) {
   return (size_t)(node - an->prog->nodes);
 }
 
 /* The ways a call to `callee` hands callbacks over (rules first, then the
  * program's own wrappers); returns how many were written to out. */
-static size_t handoffs_of(const analysis *an, const bw__node *callee,
+static size_t handoffs_of(const analysis *an, const bwsc__node *callee,
                           handoff *out, size_t max) {
   size_t count = 0;
   const bw_entry_rule *entry = bw_rules_find_entry(an->rules, callee->name);
@@ -116,23 +116,23 @@ static size_t handoffs_of(const analysis *an, const bw__node *callee,
 /* A pool or loop API named by the rules: its body (when the program has
  * it, e.g. the bundled runtime) queues work rather than running it. The
  * program's own wrappers are walked: they may block besides forwarding. */
-static int is_rules_entry(const analysis *an, const bw__node *node) {
+static int is_rules_entry(const analysis *an, const bwsc__node *node) {
   return bw_rules_find_entry(an->rules, node->name) != NULL;
 }
 
 /* A function whose parameter reaches an entry's callback argument becomes
  * an entry itself; repeat until nothing changes (wrappers of wrappers). */
 static void find_wrappers(analysis *an) {
-  bw__program *prog = an->prog;
+  bwsc__program *prog = an->prog;
   for (int changed = 1; changed;) {
     changed = 0;
     for (size_t n = 0; n < prog->nnodes; n++) {
-      const bw__node *node = &prog->nodes[n];
+      const bwsc__node *node = &prog->nodes[n];
       wrapping *wrap = &an->wraps[n];
       for (size_t c = 0; c < node->ncalls && wrap->count < MAX_WRAPPED; c++) {
-        const bw__call_fact *call = prog->calls[node->calls[c]];
-        const bw__node *callee = bw__program_node(prog, call->callee.ref);
-        if (call->callee.kind != BW__VAL_FUNC || !callee)
+        const bwsc__call_fact *call = prog->calls[node->calls[c]];
+        const bwsc__node *callee = bwsc__program_node(prog, call->callee.ref);
+        if (call->callee.kind != BWSC__VAL_FUNC || !callee)
           continue;
         handoff ways[BW_ENTRY_MAX_CALLBACKS + MAX_WRAPPED];
         size_t nways =
@@ -142,8 +142,8 @@ static void find_wrappers(analysis *an) {
           if (ways[w].field || ways[w].arg < 0 ||
               (size_t)ways[w].arg >= call->nargs)
             continue;
-          if (bw__program_param_of(prog, &call->args[ways[w].arg], node->usr,
-                                   &param) &&
+          if (bwsc__program_param_of(prog, &call->args[ways[w].arg], node->usr,
+                                     &param) &&
               !wraps_param(wrap, param)) {
             wrap->param[wrap->count] = param;
             wrap->runs_on[wrap->count] = ways[w].runs_on;
@@ -156,7 +156,7 @@ static void find_wrappers(analysis *an) {
   }
 }
 
-static int loc_before(const bw__loc *a, const bw__loc *b) {
+static int loc_before(const bwsc__loc *a, const bwsc__loc *b) {
   int c = strcmp(a->file ? a->file : "", b->file ? b->file : "");
   if (c)
     return c < 0;
@@ -165,7 +165,7 @@ static int loc_before(const bw__loc *a, const bw__loc *b) {
   return a->col < b->col;
 }
 
-static void add_root(analysis *an, size_t node, const bw__loc *loc,
+static void add_root(analysis *an, size_t node, const bwsc__loc *loc,
                      const char *entry, bw_runs_on runs_on) {
   root *r = &an->roots[node];
   if (r->set && !loc_before(loc, &r->loc))
@@ -179,9 +179,9 @@ static void add_root(analysis *an, size_t node, const bw__loc *loc,
 /* Every slot that is a member named `field` of some struct: the callback of
  * a BW_CALLBACK_FIELD entry (field-insensitive about which struct). */
 static void roots_from_field(analysis *an, const char *field,
-                             const bw__call_fact *call, const char *entry,
+                             const bwsc__call_fact *call, const char *entry,
                              bw_runs_on runs_on) {
-  bw__program *prog = an->prog;
+  bwsc__program *prog = an->prog;
   char suffix[256];
   snprintf(suffix, sizeof(suffix), "@FI@%s", field);
   size_t slen = strlen(suffix);
@@ -190,26 +190,26 @@ static void roots_from_field(analysis *an, const char *field,
     size_t klen = strlen(key);
     if (klen < slen || strcmp(key + klen - slen, suffix) != 0)
       continue;
-    bw__value value = {BW__VAL_SLOT, (char *)key, NULL, 0};
+    bwsc__value value = {BWSC__VAL_SLOT, (char *)key, NULL, 0};
     const size_t *targets = NULL;
-    size_t count = bw__program_targets(prog, &value, &targets);
+    size_t count = bwsc__program_targets(prog, &value, &targets);
     for (size_t t = 0; t < count; t++)
       add_root(an, targets[t], &call->loc, entry, runs_on);
   }
 }
 
 static void find_roots(analysis *an) {
-  bw__program *prog = an->prog;
+  bwsc__program *prog = an->prog;
   for (size_t n = 0; n < prog->nnodes; n++) {
-    const bw__node *node = &prog->nodes[n];
+    const bwsc__node *node = &prog->nodes[n];
     if (node->annotated) {
-      const bw__func_fact *fact = node->def ? node->def : node->decl;
+      const bwsc__func_fact *fact = node->def ? node->def : node->decl;
       add_root(an, n, &fact->loc, "annotate", BW_RUNS_ON_POOL);
     }
     for (size_t c = 0; c < node->ncalls; c++) {
-      const bw__call_fact *call = prog->calls[node->calls[c]];
-      const bw__node *callee = bw__program_node(prog, call->callee.ref);
-      if (call->callee.kind != BW__VAL_FUNC || !callee)
+      const bwsc__call_fact *call = prog->calls[node->calls[c]];
+      const bwsc__node *callee = bwsc__program_node(prog, call->callee.ref);
+      if (call->callee.kind != BWSC__VAL_FUNC || !callee)
         continue;
       handoff ways[BW_ENTRY_MAX_CALLBACKS + MAX_WRAPPED];
       size_t nways =
@@ -222,14 +222,14 @@ static void find_roots(analysis *an) {
         }
         if (ways[w].arg < 0 || (size_t)ways[w].arg >= call->nargs)
           continue;
-        const bw__value *arg = &call->args[ways[w].arg];
+        const bwsc__value *arg = &call->args[ways[w].arg];
         int param;
         if (an->wraps[n].count &&
-            bw__program_param_of(prog, arg, node->usr, &param) &&
+            bwsc__program_param_of(prog, arg, node->usr, &param) &&
             wraps_param(&an->wraps[n], param))
           continue; /* forwarded: the wrapper's callers are the roots */
         const size_t *targets = NULL;
-        size_t count = bw__program_targets(prog, arg, &targets);
+        size_t count = bwsc__program_targets(prog, arg, &targets);
         for (size_t t = 0; t < count; t++)
           add_root(an, targets[t], &call->loc, callee->name, ways[w].runs_on);
       }
@@ -240,29 +240,29 @@ static void find_roots(analysis *an) {
 /* ---- non-blocking argument conditions ---------------------------------- */
 
 static int cond_holds(const analysis *an, const bw_rule_cond *cond,
-                      const bw__call_fact *call) {
+                      const bwsc__call_fact *call) {
   if (cond->arg < 0 || (size_t)cond->arg >= call->nargs)
     return 0;
-  const bw__value *arg = &call->args[cond->arg];
+  const bwsc__value *arg = &call->args[cond->arg];
   const size_t *targets = NULL;
   size_t count;
   switch (cond->kind) {
   case BW_COND_EQUALS:
-    return arg->kind == BW__VAL_INT && arg->ival == cond->value;
+    return arg->kind == BWSC__VAL_INT && arg->ival == cond->value;
   case BW_COND_HAS_FLAG:
-    return arg->kind == BW__VAL_INT && cond->value &&
+    return arg->kind == BWSC__VAL_INT && cond->value &&
            (arg->ival & cond->value) == cond->value;
   case BW_COND_IS_NULL:
-    return arg->kind == BW__VAL_INT && arg->ival == 0;
+    return arg->kind == BWSC__VAL_INT && arg->ival == 0;
   case BW_COND_NOT_NULL:
-    if (arg->kind == BW__VAL_FUNC)
+    if (arg->kind == BWSC__VAL_FUNC)
       return 1;
-    if (arg->kind == BW__VAL_INT)
+    if (arg->kind == BWSC__VAL_INT)
       return arg->ival != 0;
-    if (arg->kind != BW__VAL_SLOT)
+    if (arg->kind != BWSC__VAL_SLOT)
       return 0;
     /* A callback variable counts when something is known to flow in. */
-    count = bw__program_targets(an->prog, arg, &targets);
+    count = bwsc__program_targets(an->prog, arg, &targets);
     return count > 0;
   default:
     /* Descriptor flags and timeout contents are unknown statically:
@@ -272,7 +272,7 @@ static int cond_holds(const analysis *an, const bw_rule_cond *cond,
 }
 
 static int nonblocking(const analysis *an, const bw_blocking_rule *rule,
-                       const bw__call_fact *call) {
+                       const bwsc__call_fact *call) {
   for (size_t i = 0; i < rule->n_unless; i++)
     if (cond_holds(an, &rule->unless[i], call))
       return 1;
@@ -288,19 +288,19 @@ typedef struct link {
 } link;
 
 static void add_finding(analysis *an, size_t root_node, const link *links,
-                        size_t node, const bw__call_fact *site,
-                        const bw__loc *loc, const char *callee,
+                        size_t node, const bwsc__call_fact *site,
+                        const bwsc__loc *loc, const char *callee,
                         const bw_blocking_rule *rule) {
-  bw__program *prog = an->prog;
-  const bw__node *cb = &prog->nodes[root_node];
+  bwsc__program *prog = an->prog;
+  const bwsc__node *cb = &prog->nodes[root_node];
   const root *r = &an->roots[root_node];
-  bw__finding *f = BW__PUSH(an->out->items, an->out->count, an->out->cap);
+  bwsc__finding *f = BWSC__PUSH(an->out->items, an->out->count, an->out->cap);
   f->rule = rule;
   f->callee = callee;
   f->loc = *loc;
   f->callback = cb->name;
   f->callback_usr = cb->usr;
-  const bw__func_fact *cb_fact = cb->def ? cb->def : cb->decl;
+  const bwsc__func_fact *cb_fact = cb->def ? cb->def : cb->decl;
   if (cb_fact)
     f->callback_loc = cb_fact->loc;
   else
@@ -309,15 +309,15 @@ static void add_finding(analysis *an, size_t root_node, const link *links,
   f->submit_loc = r->loc;
   f->runs_on = r->runs_on;
 
-  uint64_t hash = bw__fnv1a(BW__FNV_INIT, rule->id);
-  hash = bw__fnv1a(hash, callee);
+  uint64_t hash = bwsc__fnv1a(BWSC__FNV_INIT, rule->id);
+  hash = bwsc__fnv1a(hash, callee);
   char stable[512];
   if (site) {
     size_t depth = 1;
     for (size_t n = node; links[n].parent != SIZE_MAX; n = links[n].parent)
       depth++;
     f->nchain = depth;
-    f->chain = bw__xcalloc(depth, sizeof(bw__step));
+    f->chain = bwsc__xcalloc(depth, sizeof(bwsc__step));
     size_t at = depth - 1;
     f->chain[at].loc = site->loc;
     for (size_t n = node;; n = links[n].parent) {
@@ -330,19 +330,19 @@ static void add_finding(analysis *an, size_t root_node, const link *links,
     }
     f->function = prog->nodes[node].name;
     for (size_t i = 0; i < f->nchain; i++) {
-      bw__stable_name(bw__program_node(prog, f->chain[i].usr), stable,
-                      sizeof(stable));
-      hash = bw__fnv1a(hash, stable);
+      bwsc__stable_name(bwsc__program_node(prog, f->chain[i].usr), stable,
+                        sizeof(stable));
+      hash = bwsc__fnv1a(hash, stable);
     }
   } else {
     /* A blocking function handed over directly: `(GFunc) g_usleep`. */
     f->function = cb->name;
-    bw__stable_name(cb, stable, sizeof(stable));
-    hash = bw__fnv1a(hash, stable);
+    bwsc__stable_name(cb, stable, sizeof(stable));
+    hash = bwsc__fnv1a(hash, stable);
   }
   snprintf(f->fingerprint, sizeof(f->fingerprint), "%016llx",
            (unsigned long long)hash);
-  f->message = bw__xasprintf(
+  f->message = bwsc__xasprintf(
       "'%s' blocks %s: reached from callback '%s'", callee,
       r->runs_on == BW_RUNS_ON_LOOP ? "the event loop" : "a pool worker",
       cb->name);
@@ -360,8 +360,8 @@ static void visit(link *links, size_t *queue, size_t *tail, size_t node,
 
 static void walk_root(analysis *an, size_t root_node, link *links,
                       size_t *queue, unsigned stamp) {
-  bw__program *prog = an->prog;
-  const bw__node *cb = &prog->nodes[root_node];
+  bwsc__program *prog = an->prog;
+  const bwsc__node *cb = &prog->nodes[root_node];
   if (bw_rules_is_allowed(an->rules, cb->name))
     return;
   if (!cb->def) {
@@ -375,14 +375,14 @@ static void walk_root(analysis *an, size_t root_node, link *links,
   visit(links, queue, &tail, root_node, SIZE_MAX, 0, stamp);
   while (head < tail) {
     size_t n = queue[head++];
-    const bw__node *node = &prog->nodes[n];
+    const bwsc__node *node = &prog->nodes[n];
     for (size_t c = 0; c < node->ncalls; c++) {
       size_t call_index = node->calls[c];
-      const bw__call_fact *call = prog->calls[call_index];
+      const bwsc__call_fact *call = prog->calls[call_index];
       const size_t *targets = NULL;
-      size_t count = bw__program_targets(prog, &call->callee, &targets);
+      size_t count = bwsc__program_targets(prog, &call->callee, &targets);
       for (size_t t = 0; t < count; t++) {
-        const bw__node *callee = &prog->nodes[targets[t]];
+        const bwsc__node *callee = &prog->nodes[targets[t]];
         const bw_blocking_rule *rule =
             bw_rules_find_blocking(an->rules, callee->name);
         if (rule) {
@@ -400,16 +400,17 @@ static void walk_root(analysis *an, size_t root_node, link *links,
   }
 }
 
-void bw__analyze(bw__program *prog, const bw_rules *rules, bw__findings *out) {
+void bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
+                   bwsc__findings *out) {
   analysis an = {prog, rules, NULL, NULL, out};
   size_t n = prog->nnodes;
-  an.wraps = bw__xcalloc(n + 1, sizeof(wrapping));
-  an.roots = bw__xcalloc(n + 1, sizeof(root));
+  an.wraps = bwsc__xcalloc(n + 1, sizeof(wrapping));
+  an.roots = bwsc__xcalloc(n + 1, sizeof(root));
   find_wrappers(&an);
   find_roots(&an);
 
-  link *links = bw__xcalloc(n + 1, sizeof(link));
-  size_t *queue = bw__xcalloc(n + 1, sizeof(size_t));
+  link *links = bwsc__xcalloc(n + 1, sizeof(link));
+  size_t *queue = bwsc__xcalloc(n + 1, sizeof(size_t));
   unsigned stamp = 0;
   for (size_t i = 0; i < n; i++)
     if (an.roots[i].set)

@@ -14,11 +14,12 @@
 /* Appends every blocking call reachable from a pool or loop callback to
  * *out, unsorted and unfiltered except for allow rules and the rules'
  * non-blocking argument conditions. */
-void bw__analyze(bw__program *prog, const bw_rules *rules, bw__findings *out);
+void bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
+                   bwsc__findings *out);
 
 /* The fingerprint key of a function: its name, prefixed with its file's
  * base name when it is static (so it survives code moving and checkouts in
  * other directories, yet keeps same-name statics apart). Writes into buf. */
-void bw__stable_name(const bw__node *node, char *buf, size_t size);
+void bwsc__stable_name(const bwsc__node *node, char *buf, size_t size);
 
 #endif /* BLOCKSCAN_ANALYZE_H */

@@ -11,30 +11,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-void bw__value_free(bw__value *value) {
+void bwsc__value_free(bwsc__value *value) {
   free(value->ref);
   free(value->name);
   value->ref = value->name = NULL;
 }
 
-void bw__facts_free(bw__tu_facts *facts) {
+void bwsc__facts_free(bwsc__tu_facts *facts) {
   for (size_t i = 0; i < facts->nfuncs; i++) {
     free(facts->funcs[i].usr);
     free(facts->funcs[i].name);
     free(facts->funcs[i].loc.file);
   }
   for (size_t i = 0; i < facts->ncalls; i++) {
-    bw__call_fact *call = &facts->calls[i];
+    bwsc__call_fact *call = &facts->calls[i];
     free(call->caller);
-    bw__value_free(&call->callee);
+    bwsc__value_free(&call->callee);
     free(call->loc.file);
     for (size_t a = 0; a < call->nargs; a++)
-      bw__value_free(&call->args[a]);
+      bwsc__value_free(&call->args[a]);
     free(call->args);
   }
   for (size_t i = 0; i < facts->nflows; i++) {
     free(facts->flows[i].slot);
-    bw__value_free(&facts->flows[i].value);
+    bwsc__value_free(&facts->flows[i].value);
   }
   for (size_t i = 0; i < facts->nsuppress; i++) {
     free(facts->suppress[i].file);
@@ -54,14 +54,14 @@ void bw__facts_free(bw__tu_facts *facts) {
 }
 
 /* Adds one suppression; `rule` is the text inside (...), may be NULL. */
-static void add_suppression(bw__tu_facts *facts, const char *file,
+static void add_suppression(bwsc__tu_facts *facts, const char *file,
                             unsigned line, const char *rule, size_t rule_len) {
-  bw__suppress_fact *fact =
-      BW__PUSH(facts->suppress, facts->nsuppress, facts->capsuppress);
-  fact->file = bw__xstrdup(file);
+  bwsc__suppress_fact *fact =
+      BWSC__PUSH(facts->suppress, facts->nsuppress, facts->capsuppress);
+  fact->file = bwsc__xstrdup(file);
   fact->line = line;
   if (rule && rule_len) {
-    fact->rule = bw__xmalloc(rule_len + 1);
+    fact->rule = bwsc__xmalloc(rule_len + 1);
     memcpy(fact->rule, rule, rule_len);
     fact->rule[rule_len] = '\0';
   }
@@ -82,7 +82,7 @@ static size_t paren_rule(const char *p, const char *end, const char **rule) {
 /* Parses the rule list of a NOLINT-style comment at `after` (just past
  * "...(blockscan"); returns the closing parenthesis, or NULL if the comment
  * is not one of ours. */
-static const char *nolint_rule(bw__tu_facts *facts, const char *file,
+static const char *nolint_rule(bwsc__tu_facts *facts, const char *file,
                                unsigned line, const char *after,
                                const char *end) {
   const char *close = memchr(after, ')', (size_t)(end - after));
@@ -102,8 +102,8 @@ static const char *nolint_rule(bw__tu_facts *facts, const char *file,
  * `NOLINT(blockscan-rule)`, `NOLINT(blockscan)` and the same with
  * NOLINTNEXTLINE. The NOLINT forms name rules the clang-tidy way,
  * "blockscan-" + rule id (or category). */
-void bw__facts_scan_suppressions(bw__tu_facts *facts, const char *file,
-                                 const char *text, size_t len) {
+void bwsc__facts_scan_suppressions(bwsc__tu_facts *facts, const char *file,
+                                   const char *text, size_t len) {
   static const char ignore[] = "blockscan-ignore";
   static const char *const nolints[] = {"NOLINT(blockscan",
                                         "NOLINTNEXTLINE(blockscan", NULL};

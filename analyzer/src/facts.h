@@ -2,7 +2,7 @@
  *
  * A plain value with no libclang types in it, so that parsing can run on any
  * thread (or, later, on another machine) and the analysis only ever sees
- * these. Every string is owned by the bw__tu_facts that holds it.
+ * these. Every string is owned by the bwsc__tu_facts that holds it.
  *
  * Keys: functions are named by USR. A "slot" is anything that can hold a
  * function pointer: a variable or field (keyed by its USR) or a function's
@@ -19,90 +19,90 @@
 
 #include <stddef.h>
 
-typedef struct bw__loc {
+typedef struct bwsc__loc {
   char *file; /* absolute or as given; NULL when unknown */
   unsigned line, col;
-} bw__loc;
+} bwsc__loc;
 
 /* A function declared or defined in a file that is not a system header. */
-typedef struct bw__func_fact {
+typedef struct bwsc__func_fact {
   char *usr;
   char *name;
-  bw__loc loc;   /* the definition when is_def, else a declaration */
+  bwsc__loc loc; /* the definition when is_def, else a declaration */
   int is_def;    /* this TU holds its body */
   int is_static; /* internal linkage */
   int annotated; /* carries annotate("blockwatch::pool_callback") */
   int nparams;
-} bw__func_fact;
+} bwsc__func_fact;
 
 /* What an expression denotes once casts, parentheses and & are peeled. */
-typedef enum bw__value_kind {
-  BW__VAL_OTHER = 0, /* anything else */
-  BW__VAL_FUNC,      /* a function: ref = USR, name = its name */
-  BW__VAL_SLOT,      /* a variable, field or parameter: ref = slot key */
-  BW__VAL_INT,       /* an integer constant expression: ival */
-} bw__value_kind;
+typedef enum bwsc__value_kind {
+  BWSC__VAL_OTHER = 0, /* anything else */
+  BWSC__VAL_FUNC,      /* a function: ref = USR, name = its name */
+  BWSC__VAL_SLOT,      /* a variable, field or parameter: ref = slot key */
+  BWSC__VAL_INT,       /* an integer constant expression: ival */
+} bwsc__value_kind;
 
-typedef struct bw__value {
-  bw__value_kind kind;
+typedef struct bwsc__value {
+  bwsc__value_kind kind;
   char *ref;  /* FUNC, SLOT */
   char *name; /* FUNC, SLOT: the spelling, for messages */
   long long ival;
-} bw__value;
+} bwsc__value;
 
 /* One call expression inside a function body. */
-typedef struct bw__call_fact {
-  char *caller;     /* USR of the enclosing function */
-  bw__value callee; /* FUNC for a direct call, SLOT through a pointer */
-  bw__loc loc;
+typedef struct bwsc__call_fact {
+  char *caller;       /* USR of the enclosing function */
+  bwsc__value callee; /* FUNC for a direct call, SLOT through a pointer */
+  bwsc__loc loc;
   size_t nargs;
-  bw__value *args;
-} bw__call_fact;
+  bwsc__value *args;
+} bwsc__call_fact;
 
 /* `slot` may hold `value` (a FUNC or another SLOT): an initialiser, an
  * assignment or an initialiser-list element. */
-typedef struct bw__flow_fact {
+typedef struct bwsc__flow_fact {
   char *slot;
-  bw__value value;
-} bw__flow_fact;
+  bwsc__value value;
+} bwsc__flow_fact;
 
 /* A `blockscan-ignore` or `NOLINT(blockscan...)` comment. It covers its own
  * line and the next one. rule NULL means every rule. */
-typedef struct bw__suppress_fact {
+typedef struct bwsc__suppress_fact {
   char *file;
   unsigned line;
   char *rule;
-} bw__suppress_fact;
+} bwsc__suppress_fact;
 
 /* A parse error (severity error or fatal). */
-typedef struct bw__diag_fact {
-  bw__loc loc;
+typedef struct bwsc__diag_fact {
+  bwsc__loc loc;
   char *message;
-} bw__diag_fact;
+} bwsc__diag_fact;
 
-typedef struct bw__tu_facts {
+typedef struct bwsc__tu_facts {
   char *file; /* the main file, as named in the input */
   int failed; /* the TU did not parse: diags say why */
-  bw__func_fact *funcs;
+  bwsc__func_fact *funcs;
   size_t nfuncs, capfuncs;
-  bw__call_fact *calls;
+  bwsc__call_fact *calls;
   size_t ncalls, capcalls;
-  bw__flow_fact *flows;
+  bwsc__flow_fact *flows;
   size_t nflows, capflows;
-  bw__suppress_fact *suppress;
+  bwsc__suppress_fact *suppress;
   size_t nsuppress, capsuppress;
-  bw__diag_fact *diags;
+  bwsc__diag_fact *diags;
   size_t ndiags, capdiags;
-} bw__tu_facts;
+} bwsc__tu_facts;
 
 /* Frees everything the facts own (not the struct itself). */
-void bw__facts_free(bw__tu_facts *facts);
+void bwsc__facts_free(bwsc__tu_facts *facts);
 
 /* Frees a value's strings. */
-void bw__value_free(bw__value *value);
+void bwsc__value_free(bwsc__value *value);
 
 /* Scans a source buffer for suppression comments and appends them. */
-void bw__facts_scan_suppressions(bw__tu_facts *facts, const char *file,
-                                 const char *text, size_t len);
+void bwsc__facts_scan_suppressions(bwsc__tu_facts *facts, const char *file,
+                                   const char *text, size_t len);
 
 #endif /* BLOCKSCAN_FACTS_H */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int covers(const bw__suppress_fact *s, const bw__finding *f) {
+static int covers(const bwsc__suppress_fact *s, const bwsc__finding *f) {
   if (!s->rule || strcmp(s->rule, "*") == 0)
     return 1;
   if (strcmp(s->rule, f->rule->id) == 0)
@@ -20,24 +20,24 @@ static int covers(const bw__suppress_fact *s, const bw__finding *f) {
 }
 
 typedef struct supp_index {
-  bw__strmap first; /* "file\nline" -> first fact in `facts` */
-  const bw__suppress_fact **facts;
+  bwsc__strmap first; /* "file\nline" -> first fact in `facts` */
+  const bwsc__suppress_fact **facts;
   size_t *next; /* chain of facts with the same key, SIZE_MAX ends */
   char **keys;
   size_t count, cap, capnext, capkeys;
 } supp_index;
 
 static char *key_of(const char *file, unsigned line) {
-  return bw__xasprintf("%s\n%u", file ? file : "", line);
+  return bwsc__xasprintf("%s\n%u", file ? file : "", line);
 }
 
-static int suppressed(const supp_index *idx, const bw__finding *f) {
+static int suppressed(const supp_index *idx, const bwsc__finding *f) {
   for (unsigned delta = 0; delta < 2; delta++) {
     if (f->loc.line < delta + 1)
       break;
     char *key = key_of(f->loc.file, f->loc.line - delta);
     size_t at;
-    int found = bw__strmap_get(&idx->first, key, &at);
+    int found = bwsc__strmap_get(&idx->first, key, &at);
     free(key);
     for (; found && at != SIZE_MAX; at = idx->next[at])
       if (covers(idx->facts[at], f))
@@ -46,34 +46,34 @@ static int suppressed(const supp_index *idx, const bw__finding *f) {
   return 0;
 }
 
-void bw__suppress_apply(bw__findings *findings, const bw__tu_facts *tus,
-                        size_t ntus) {
+void bwsc__suppress_apply(bwsc__findings *findings, const bwsc__tu_facts *tus,
+                          size_t ntus) {
   supp_index idx;
   memset(&idx, 0, sizeof(idx));
   size_t nkeys = 0;
   for (size_t t = 0; t < ntus; t++) {
     for (size_t i = 0; i < tus[t].nsuppress; i++) {
-      const bw__suppress_fact *s = &tus[t].suppress[i];
+      const bwsc__suppress_fact *s = &tus[t].suppress[i];
       size_t at = idx.count;
-      *BW__PUSH(idx.facts, idx.count, idx.cap) = s;
-      bw__grow((void **)&idx.next, &idx.capnext, idx.count, sizeof(size_t));
+      *BWSC__PUSH(idx.facts, idx.count, idx.cap) = s;
+      bwsc__grow((void **)&idx.next, &idx.capnext, idx.count, sizeof(size_t));
       char *key = key_of(s->file, s->line);
       size_t head;
-      if (bw__strmap_get(&idx.first, key, &head)) {
+      if (bwsc__strmap_get(&idx.first, key, &head)) {
         /* An existing key keeps its stored pointer; only the value moves. */
         idx.next[at] = head;
-        bw__strmap_put(&idx.first, key, at);
+        bwsc__strmap_put(&idx.first, key, at);
         free(key);
       } else {
         idx.next[at] = SIZE_MAX;
-        *BW__PUSH(idx.keys, nkeys, idx.capkeys) = key;
-        bw__strmap_put(&idx.first, key, at);
+        *BWSC__PUSH(idx.keys, nkeys, idx.capkeys) = key;
+        bwsc__strmap_put(&idx.first, key, at);
       }
     }
   }
   for (size_t i = 0; i < findings->count;) {
     if (suppressed(&idx, &findings->items[i]))
-      bw__findings_remove(findings, i);
+      bwsc__findings_remove(findings, i);
     else
       i++;
   }
@@ -82,5 +82,5 @@ void bw__suppress_apply(bw__findings *findings, const bw__tu_facts *tus,
   free(idx.keys);
   free(idx.facts);
   free(idx.next);
-  bw__strmap_free(&idx.first);
+  bwsc__strmap_free(&idx.first);
 }

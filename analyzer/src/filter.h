@@ -11,7 +11,7 @@
 #include "finding.h"
 
 /* Removes the findings covered by a suppression fact of any TU. */
-void bw__suppress_apply(bw__findings *findings, const bw__tu_facts *tus,
-                        size_t ntus);
+void bwsc__suppress_apply(bwsc__findings *findings, const bwsc__tu_facts *tus,
+                          size_t ntus);
 
 #endif /* BLOCKSCAN_FILTER_H */

@@ -14,7 +14,7 @@ static int compare_str(const char *a, const char *b) {
   return strcmp(a ? a : "", b ? b : "");
 }
 
-static int compare_loc(const bw__loc *a, const bw__loc *b) {
+static int compare_loc(const bwsc__loc *a, const bwsc__loc *b) {
   int c = compare_str(a->file, b->file);
   if (c)
     return c;
@@ -26,7 +26,7 @@ static int compare_loc(const bw__loc *a, const bw__loc *b) {
 }
 
 static int compare_finding(const void *pa, const void *pb) {
-  const bw__finding *a = pa, *b = pb;
+  const bwsc__finding *a = pa, *b = pb;
   int c = compare_loc(&a->loc, &b->loc);
   if (!c)
     c = compare_str(a->rule->id, b->rule->id);
@@ -43,15 +43,15 @@ static int compare_finding(const void *pa, const void *pb) {
   return c;
 }
 
-static void finding_free(bw__finding *finding) {
+static void finding_free(bwsc__finding *finding) {
   free(finding->chain);
   free(finding->message);
 }
 
-void bw__findings_sort(bw__findings *list) {
+void bwsc__findings_sort(bwsc__findings *list) {
   if (!list->count)
     return;
-  qsort(list->items, list->count, sizeof(bw__finding), compare_finding);
+  qsort(list->items, list->count, sizeof(bwsc__finding), compare_finding);
   size_t out = 1;
   for (size_t i = 1; i < list->count; i++) {
     if (compare_finding(&list->items[out - 1], &list->items[i]) == 0)
@@ -62,30 +62,30 @@ void bw__findings_sort(bw__findings *list) {
   list->count = out;
 }
 
-void bw__findings_remove(bw__findings *list, size_t i) {
+void bwsc__findings_remove(bwsc__findings *list, size_t i) {
   finding_free(&list->items[i]);
   memmove(&list->items[i], &list->items[i + 1],
-          (list->count - i - 1) * sizeof(bw__finding));
+          (list->count - i - 1) * sizeof(bwsc__finding));
   list->count--;
 }
 
-void bw__findings_free(bw__findings *list) {
+void bwsc__findings_free(bwsc__findings *list) {
   for (size_t i = 0; i < list->count; i++)
     finding_free(&list->items[i]);
   free(list->items);
   memset(list, 0, sizeof(*list));
 }
 
-void bw__errors_add(bw__errors *list, const char *file, unsigned line,
-                    unsigned col, const char *message) {
-  bw__error *err = BW__PUSH(list->items, list->count, list->cap);
-  err->file = file ? bw__xstrdup(file) : NULL;
+void bwsc__errors_add(bwsc__errors *list, const char *file, unsigned line,
+                      unsigned col, const char *message) {
+  bwsc__error *err = BWSC__PUSH(list->items, list->count, list->cap);
+  err->file = file ? bwsc__xstrdup(file) : NULL;
   err->line = line;
   err->col = col;
-  err->message = bw__xstrdup(message);
+  err->message = bwsc__xstrdup(message);
 }
 
-void bw__errors_free(bw__errors *list) {
+void bwsc__errors_free(bwsc__errors *list) {
   for (size_t i = 0; i < list->count; i++) {
     free(list->items[i].file);
     free(list->items[i].message);

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void input_free(bw__tu_input *input) {
+static void input_free(bwsc__tu_input *input) {
   free(input->file);
   free(input->directory);
   for (size_t i = 0; i < input->nargs; i++)
@@ -27,18 +27,18 @@ static void input_free(bw__tu_input *input) {
   free(input->args);
 }
 
-void bw__inputs_free(bw__inputs *inputs) {
+void bwsc__inputs_free(bwsc__inputs *inputs) {
   for (size_t i = 0; i < inputs->count; i++)
     input_free(&inputs->items[i]);
   free(inputs->items);
   memset(inputs, 0, sizeof(*inputs));
 }
 
-char **bw__split_command(const char *command, size_t *count) {
+char **bwsc__split_command(const char *command, size_t *count) {
   char **words = NULL;
   size_t n = 0, cap = 0;
   size_t len = strlen(command);
-  char *word = bw__xmalloc(len + 1);
+  char *word = bwsc__xmalloc(len + 1);
   const char *p = command;
   for (;;) {
     while (*p == ' ' || *p == '\t' || *p == '\n')
@@ -66,7 +66,7 @@ char **bw__split_command(const char *command, size_t *count) {
       }
     }
     word[w] = '\0';
-    *BW__PUSH(words, n, cap) = bw__xstrdup(word);
+    *BWSC__PUSH(words, n, cap) = bwsc__xstrdup(word);
   }
   free(word);
   *count = n;
@@ -82,10 +82,10 @@ static char *absolute(const char *dir, const char *path) {
       strcpy(cwd, ".");
     dir = cwd;
   }
-  char *joined =
-      path[0] == '/' ? bw__xstrdup(path) : bw__xasprintf("%s/%s", dir, path);
+  char *joined = path[0] == '/' ? bwsc__xstrdup(path)
+                                : bwsc__xasprintf("%s/%s", dir, path);
   /* Collapse in place: components separated by '/'. */
-  char *out = bw__xmalloc(strlen(joined) + 2);
+  char *out = bwsc__xmalloc(strlen(joined) + 2);
   size_t o = 0;
   for (char *p = joined; *p;) {
     while (*p == '/')
@@ -137,7 +137,7 @@ static char *absolute_arg(const char *dir, const char *arg,
                           const char **pending_option) {
   if (*pending_option) {
     *pending_option = NULL;
-    return arg[0] == '/' ? bw__xstrdup(arg) : absolute(dir, arg);
+    return arg[0] == '/' ? bwsc__xstrdup(arg) : absolute(dir, arg);
   }
   for (size_t i = 0; path_options[i]; i++) {
     const char *opt = path_options[i];
@@ -149,23 +149,23 @@ static char *absolute_arg(const char *dir, const char *arg,
       value++;
     if (!*value) {
       *pending_option = opt; /* the path is the next word */
-      return bw__xstrdup(arg);
+      return bwsc__xstrdup(arg);
     }
     if (value[0] == '/')
-      return bw__xstrdup(arg);
+      return bwsc__xstrdup(arg);
     char *abs = absolute(dir, value);
-    char *joined = bw__xasprintf("%.*s%s", (int)(value - arg), arg, abs);
+    char *joined = bwsc__xasprintf("%.*s%s", (int)(value - arg), arg, abs);
     free(abs);
     return joined;
   }
-  return bw__xstrdup(arg);
+  return bwsc__xstrdup(arg);
 }
 
 /* Keeps the parse-relevant words of a compile command (words[0] is the
  * compiler), with relative paths made absolute. */
-static void keep_args(bw__tu_input *input, char **words, size_t nwords,
+static void keep_args(bwsc__tu_input *input, char **words, size_t nwords,
                       const char *file_as_written) {
-  input->args = bw__xcalloc(nwords + 1, sizeof(char *));
+  input->args = bwsc__xcalloc(nwords + 1, sizeof(char *));
   const char *pending = NULL;
   for (size_t i = 1; i < nwords; i++) {
     const char *arg = words[i];
@@ -186,22 +186,23 @@ static void keep_args(bw__tu_input *input, char **words, size_t nwords,
   }
 }
 
-static int db_error(bw__errors *errors, const char *path, unsigned line,
+static int db_error(bwsc__errors *errors, const char *path, unsigned line,
                     unsigned col, const char *what) {
-  char *message = bw__xasprintf("malformed compilation database: %s", what);
-  bw__errors_add(errors, path, line, col, message);
+  char *message = bwsc__xasprintf("malformed compilation database: %s", what);
+  bwsc__errors_add(errors, path, line, col, message);
   free(message);
   return -1;
 }
 
-int bw__compdb_load(const char *path, bw__inputs *out, bw__errors *errors) {
+int bwsc__compdb_load(const char *path, bwsc__inputs *out,
+                      bwsc__errors *errors) {
   json_error_t jerr;
   json_t *root = json_load_file(path, 0, &jerr);
   if (!root) {
     if (access(path, R_OK) != 0) {
-      char *message = bw__xasprintf("cannot read compilation database: %s",
-                                    strerror(errno));
-      bw__errors_add(errors, path, 0, 0, message);
+      char *message = bwsc__xasprintf("cannot read compilation database: %s",
+                                      strerror(errno));
+      bwsc__errors_add(errors, path, 0, 0, message);
       free(message);
       return -1;
     }
@@ -227,7 +228,7 @@ int bw__compdb_load(const char *path, bw__inputs *out, bw__errors *errors) {
     const char *command = json_string_value(json_object_get(entry, "command"));
     if (!json_is_object(entry) || !dir || !file ||
         (!json_is_array(arguments) && !command)) {
-      char *what = bw__xasprintf(
+      char *what = bwsc__xasprintf(
           "entry %zu needs \"directory\", \"file\" and \"arguments\" or "
           "\"command\"",
           i);
@@ -240,17 +241,17 @@ int bw__compdb_load(const char *path, bw__inputs *out, bw__errors *errors) {
     char **words = NULL;
     size_t nwords = 0;
     if (json_is_array(arguments)) {
-      words = bw__xcalloc(json_array_size(arguments) + 1, sizeof(char *));
+      words = bwsc__xcalloc(json_array_size(arguments) + 1, sizeof(char *));
       size_t a;
       json_t *word;
       json_array_foreach(arguments, a, word) {
         const char *text = json_string_value(word);
-        words[nwords++] = bw__xstrdup(text ? text : "");
+        words[nwords++] = bwsc__xstrdup(text ? text : "");
       }
     } else {
-      words = bw__split_command(command, &nwords);
+      words = bwsc__split_command(command, &nwords);
     }
-    bw__tu_input *input = BW__PUSH(out->items, out->count, out->cap);
+    bwsc__tu_input *input = BWSC__PUSH(out->items, out->count, out->cap);
     input->directory = absolute(db_path, dir);
     input->file = absolute(input->directory, file);
     keep_args(input, words, nwords, file);
@@ -268,8 +269,8 @@ int bw__compdb_load(const char *path, bw__inputs *out, bw__errors *errors) {
 static char *find_database(const char *start) {
   char *dir = absolute(NULL, start);
   for (;;) {
-    char *candidate = bw__xasprintf("%s/compile_commands.json",
-                                    strcmp(dir, "/") == 0 ? "" : dir);
+    char *candidate = bwsc__xasprintf("%s/compile_commands.json",
+                                      strcmp(dir, "/") == 0 ? "" : dir);
     if (access(candidate, F_OK) == 0) {
       free(dir);
       return candidate;
@@ -284,22 +285,22 @@ static char *find_database(const char *start) {
   }
 }
 
-static void add_fixed(bw__inputs *out, const char *file,
-                      const bw__options *opts) {
-  bw__tu_input *input = BW__PUSH(out->items, out->count, out->cap);
-  input->file = bw__xstrdup(file);
-  input->args = bw__xcalloc(opts->nextra + 1, sizeof(char *));
+static void add_fixed(bwsc__inputs *out, const char *file,
+                      const bwsc__options *opts) {
+  bwsc__tu_input *input = BWSC__PUSH(out->items, out->count, out->cap);
+  input->file = bwsc__xstrdup(file);
+  input->args = bwsc__xcalloc(opts->nextra + 1, sizeof(char *));
   for (size_t i = 0; i < opts->nextra; i++)
-    input->args[input->nargs++] = bw__xstrdup(opts->extra[i]);
+    input->args[input->nargs++] = bwsc__xstrdup(opts->extra[i]);
 }
 
-static void copy_input(bw__inputs *out, const bw__tu_input *from) {
-  bw__tu_input *input = BW__PUSH(out->items, out->count, out->cap);
-  input->file = bw__xstrdup(from->file);
-  input->directory = from->directory ? bw__xstrdup(from->directory) : NULL;
-  input->args = bw__xcalloc(from->nargs + 1, sizeof(char *));
+static void copy_input(bwsc__inputs *out, const bwsc__tu_input *from) {
+  bwsc__tu_input *input = BWSC__PUSH(out->items, out->count, out->cap);
+  input->file = bwsc__xstrdup(from->file);
+  input->directory = from->directory ? bwsc__xstrdup(from->directory) : NULL;
+  input->args = bwsc__xcalloc(from->nargs + 1, sizeof(char *));
   for (size_t i = 0; i < from->nargs; i++)
-    input->args[input->nargs++] = bw__xstrdup(from->args[i]);
+    input->args[input->nargs++] = bwsc__xstrdup(from->args[i]);
 }
 
 static int has_c_suffix(const char *name) {
@@ -312,8 +313,8 @@ static int compare_names(const void *a, const void *b) {
 }
 
 /* All *.c under dir, recursively, in name order (used without a database). */
-static void add_tree(bw__inputs *out, const char *dir,
-                     const bw__options *opts) {
+static void add_tree(bwsc__inputs *out, const char *dir,
+                     const bwsc__options *opts) {
   DIR *handle = opendir(dir);
   if (!handle)
     return;
@@ -323,7 +324,7 @@ static void add_tree(bw__inputs *out, const char *dir,
   while ((ent = readdir(handle)) != NULL) {
     if (ent->d_name[0] == '.')
       continue;
-    *BW__PUSH(names, n, cap) = bw__xasprintf("%s/%s", dir, ent->d_name);
+    *BWSC__PUSH(names, n, cap) = bwsc__xasprintf("%s/%s", dir, ent->d_name);
   }
   closedir(handle);
   if (n)
@@ -351,7 +352,7 @@ static int under_dir(const char *file, const char *dir) {
 /* Sorting key: the file, then the position in input order, so that the
  * first command of a file wins whatever qsort does with equal keys. */
 typedef struct ordered {
-  bw__tu_input input;
+  bwsc__tu_input input;
   size_t order;
 } ordered;
 
@@ -364,10 +365,10 @@ static int compare_ordered(const void *pa, const void *pb) {
 }
 
 /* Sorts by file and drops later duplicates. */
-static void sort_unique(bw__inputs *inputs) {
+static void sort_unique(bwsc__inputs *inputs) {
   if (!inputs->count)
     return;
-  ordered *items = bw__xcalloc(inputs->count, sizeof(ordered));
+  ordered *items = bwsc__xcalloc(inputs->count, sizeof(ordered));
   for (size_t i = 0; i < inputs->count; i++) {
     items[i].input = inputs->items[i];
     items[i].order = i;
@@ -384,23 +385,23 @@ static void sort_unique(bw__inputs *inputs) {
   free(items);
 }
 
-void bw__inputs_collect(const bw__options *opts, bw__inputs *out,
-                        bw__errors *errors) {
+void bwsc__inputs_collect(const bwsc__options *opts, bwsc__inputs *out,
+                          bwsc__errors *errors) {
   memset(out, 0, sizeof(*out));
-  bw__inputs db = {0};
+  bwsc__inputs db = {0};
   int have_db = 0;
   char *db_path = NULL;
   if (opts->build_dir) {
     struct stat st;
     if (stat(opts->build_dir, &st) == 0 && S_ISREG(st.st_mode)) {
-      db_path = bw__xstrdup(opts->build_dir); /* -p path/to/the.json */
+      db_path = bwsc__xstrdup(opts->build_dir); /* -p path/to/the.json */
     } else if (stat(opts->build_dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-      bw__errors_add(errors, opts->build_dir, 0, 0,
-                     "build directory not found (-p)");
+      bwsc__errors_add(errors, opts->build_dir, 0, 0,
+                       "build directory not found (-p)");
     } else if (!(db_path = find_database(opts->build_dir))) {
-      bw__errors_add(errors, opts->build_dir, 0, 0,
-                     "no compile_commands.json in this directory or its "
-                     "parents (-p)");
+      bwsc__errors_add(errors, opts->build_dir, 0, 0,
+                       "no compile_commands.json in this directory or its "
+                       "parents (-p)");
     }
   } else if (!opts->have_extra) {
     /* No -p and no "--": look next to the first input, as clang-tidy. */
@@ -408,9 +409,9 @@ void bw__inputs_collect(const bw__options *opts, bw__inputs *out,
     struct stat st;
     char *dir = NULL;
     if (stat(start, &st) == 0 && S_ISDIR(st.st_mode)) {
-      dir = bw__xstrdup(start);
+      dir = bwsc__xstrdup(start);
     } else {
-      dir = bw__xstrdup(start);
+      dir = bwsc__xstrdup(start);
       char *slash = strrchr(dir, '/');
       if (slash)
         *slash = '\0';
@@ -421,7 +422,7 @@ void bw__inputs_collect(const bw__options *opts, bw__inputs *out,
     free(dir);
   }
   if (db_path)
-    have_db = bw__compdb_load(db_path, &db, errors) == 0;
+    have_db = bwsc__compdb_load(db_path, &db, errors) == 0;
   free(db_path);
   sort_unique(&db);
 
@@ -434,8 +435,8 @@ void bw__inputs_collect(const bw__options *opts, bw__inputs *out,
     struct stat st;
     if (stat(path, &st) != 0) {
       char *message =
-          bw__xasprintf("no such file or directory: '%s'", opts->paths[p]);
-      bw__errors_add(errors, opts->paths[p], 0, 0, message);
+          bwsc__xasprintf("no such file or directory: '%s'", opts->paths[p]);
+      bwsc__errors_add(errors, opts->paths[p], 0, 0, message);
       free(message);
     } else if (S_ISDIR(st.st_mode)) {
       if (have_db) {
@@ -459,6 +460,6 @@ void bw__inputs_collect(const bw__options *opts, bw__inputs *out,
     }
     free(path);
   }
-  bw__inputs_free(&db);
+  bwsc__inputs_free(&db);
   sort_unique(out);
 }

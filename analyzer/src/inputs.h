@@ -12,25 +12,26 @@
 #include "options.h"
 #include "parse.h"
 
-typedef struct bw__inputs {
-  bw__tu_input *items;
+typedef struct bwsc__inputs {
+  bwsc__tu_input *items;
   size_t count, cap;
-} bw__inputs;
+} bwsc__inputs;
 
 /* Builds the input list from the options. Problems (a missing file, an
  * unreadable or malformed database) are appended to *errors, naming the
  * thing; the inputs that could be resolved are still returned. */
-void bw__inputs_collect(const bw__options *opts, bw__inputs *out,
-                        bw__errors *errors);
+void bwsc__inputs_collect(const bwsc__options *opts, bwsc__inputs *out,
+                          bwsc__errors *errors);
 
 /* Loads one compile_commands.json into *out (appending). Returns 0, or -1
  * after adding an error. Exposed for tests. */
-int bw__compdb_load(const char *path, bw__inputs *out, bw__errors *errors);
+int bwsc__compdb_load(const char *path, bwsc__inputs *out,
+                      bwsc__errors *errors);
 
 /* Splits a shell-quoted command line into words (malloc'd array of malloc'd
  * strings, *count set). Exposed for tests. */
-char **bw__split_command(const char *command, size_t *count);
+char **bwsc__split_command(const char *command, size_t *count);
 
-void bw__inputs_free(bw__inputs *inputs);
+void bwsc__inputs_free(bwsc__inputs *inputs);
 
 #endif /* BLOCKSCAN_INPUTS_H */

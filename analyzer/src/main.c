@@ -33,21 +33,21 @@
 /* ---- parallel parsing ---------------------------------------------------- */
 
 typedef struct pool_job {
-  const bw__inputs *inputs;
-  bw__tu_facts *facts;
+  const bwsc__inputs *inputs;
+  bwsc__tu_facts *facts;
   atomic_size_t next; /* next input to take */
 } pool_job;
 
 static void *parse_worker(void *arg) {
   pool_job *job = arg;
-  bw__parser *parser = bw__parser_new();
+  bwsc__parser *parser = bwsc__parser_new();
   for (;;) {
     size_t i = atomic_fetch_add(&job->next, 1);
     if (i >= job->inputs->count)
       break;
-    bw__parser_parse(parser, &job->inputs->items[i], &job->facts[i]);
+    bwsc__parser_parse(parser, &job->inputs->items[i], &job->facts[i]);
   }
-  bw__parser_free(parser);
+  bwsc__parser_free(parser);
   return NULL;
 }
 
@@ -57,14 +57,14 @@ static unsigned cpu_count(void) {
 }
 
 /* Parses every input on `jobs` threads (the calling thread is one). */
-static void parse_all(const bw__inputs *inputs, bw__tu_facts *facts,
+static void parse_all(const bwsc__inputs *inputs, bwsc__tu_facts *facts,
                       unsigned jobs) {
   pool_job job = {inputs, facts, 0};
   if (jobs > inputs->count)
     jobs = (unsigned)inputs->count;
   if (jobs < 1)
     jobs = 1;
-  pthread_t *threads = bw__xcalloc(jobs, sizeof(pthread_t));
+  pthread_t *threads = bwsc__xcalloc(jobs, sizeof(pthread_t));
   unsigned started = 0;
   for (unsigned t = 1; t < jobs; t++) {
     if (pthread_create(&threads[t], NULL, parse_worker, &job) != 0)
@@ -87,7 +87,7 @@ static void print_rules_error(void *ctx, const bw_rules_error *err) {
 /* Loads the embedded packs (unless --no-default-rules), then --rules
  * files, then --enable/--disable.
  * Returns NULL after printing an error. */
-static bw_rules *load_rules(const bw__options *opts, bw__errors *errors) {
+static bw_rules *load_rules(const bwsc__options *opts, bwsc__errors *errors) {
   bw_rules *rules = bw_rules_create();
   if (!rules) {
     fputs("blockscan: error: out of memory\n", stderr);
@@ -97,8 +97,8 @@ static bw_rules *load_rules(const bw__options *opts, bw__errors *errors) {
   int ok = opts->no_default_rules || bw_rules_load_default(rules, NULL) == 0;
   for (size_t i = 0; ok && i < opts->nrules; i++) {
     if (bw_rules_load_file(rules, opts->rules[i]) != 0) {
-      bw__errors_add(errors, opts->rules[i], 0, 0,
-                     "cannot load this rules file (see above)");
+      bwsc__errors_add(errors, opts->rules[i], 0, 0,
+                       "cannot load this rules file (see above)");
       ok = 0;
     }
   }
@@ -123,28 +123,29 @@ static bw_rules *load_rules(const bw__options *opts, bw__errors *errors) {
 
 /* ---- output -------------------------------------------------------------- */
 
-static int write_report(const bw__options *opts, const bw__report *report,
+static int write_report(const bwsc__options *opts, const bwsc__report *report,
                         FILE *out) {
   int rc = 0;
   switch (opts->format) {
-  case BW__FORMAT_TEXT:
-    bw__write_text(report, out);
+  case BWSC__FORMAT_TEXT:
+    bwsc__write_text(report, out);
     break;
-  case BW__FORMAT_JSON:
-    rc = bw__write_json(report, out);
+  case BWSC__FORMAT_JSON:
+    rc = bwsc__write_json(report, out);
     break;
-  case BW__FORMAT_SARIF:
-    rc = bw__write_sarif(report, out);
+  case BWSC__FORMAT_SARIF:
+    rc = bwsc__write_sarif(report, out);
     break;
   }
   if (opts->summary)
-    bw__write_summary(report, opts->format == BW__FORMAT_TEXT ? out : stderr);
+    bwsc__write_summary(report,
+                        opts->format == BWSC__FORMAT_TEXT ? out : stderr);
   return rc;
 }
 
-static int use_color(const bw__options *opts, FILE *out) {
-  if (opts->color != BW__COLOR_AUTO)
-    return opts->color == BW__COLOR_ALWAYS;
+static int use_color(const bwsc__options *opts, FILE *out) {
+  if (opts->color != BWSC__COLOR_AUTO)
+    return opts->color == BWSC__COLOR_ALWAYS;
   const char *term = getenv("TERM");
   return out == stdout && isatty(fileno(out)) && !getenv("NO_COLOR") &&
          !(term && strcmp(term, "dumb") == 0);
@@ -154,41 +155,41 @@ static int use_color(const bw__options *opts, FILE *out) {
 
 /* Each failed TU's diagnostics, then one line naming the TU itself: a
  * header's error does not say which TU included it. */
-static void facts_errors(const bw__tu_facts *facts, size_t n,
-                         bw__errors *errors) {
+static void facts_errors(const bwsc__tu_facts *facts, size_t n,
+                         bwsc__errors *errors) {
   for (size_t t = 0; t < n; t++) {
     for (size_t d = 0; d < facts[t].ndiags; d++) {
-      const bw__diag_fact *diag = &facts[t].diags[d];
-      bw__errors_add(errors, diag->loc.file, diag->loc.line, diag->loc.col,
-                     diag->message);
+      const bwsc__diag_fact *diag = &facts[t].diags[d];
+      bwsc__errors_add(errors, diag->loc.file, diag->loc.line, diag->loc.col,
+                       diag->message);
     }
     if (facts[t].failed)
-      bw__errors_add(errors, facts[t].file, 0, 0,
-                     "this translation unit did not parse and is left out of "
-                     "the analysis");
+      bwsc__errors_add(errors, facts[t].file, 0, 0,
+                       "this translation unit did not parse and is left out of "
+                       "the analysis");
   }
 }
 
 int main(int argc, char **argv) {
-  bw__options opts;
-  if (bw__options_parse(&opts, argc, argv) != 0) {
+  bwsc__options opts;
+  if (bwsc__options_parse(&opts, argc, argv) != 0) {
     fputs("blockscan: try 'blockscan --help'\n", stderr);
-    bw__options_free(&opts);
+    bwsc__options_free(&opts);
     return 2;
   }
   if (opts.help || opts.version) {
     if (opts.help)
-      bw__options_usage(stdout);
+      bwsc__options_usage(stdout);
     else
       printf("blockscan %s\n", BLOCKSCAN_VERSION);
-    bw__options_free(&opts);
+    bwsc__options_free(&opts);
     return 0;
   }
   if (opts.npaths == 0 && !opts.build_dir) {
     fputs("blockscan: error: no input files (give files, directories or "
           "-p BUILD_DIR)\n",
           stderr);
-    bw__options_free(&opts);
+    bwsc__options_free(&opts);
     return 2;
   }
 
@@ -197,42 +198,43 @@ int main(int argc, char **argv) {
   char cwd[PATH_MAX];
   const char *srcroot = getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
   int status = 0;
-  bw__errors errors = {0};
+  bwsc__errors errors = {0};
   bw_rules *rules = load_rules(&opts, &errors);
   if (!rules) {
     for (size_t i = 0; i < errors.count; i++)
       fprintf(stderr, "blockscan: error: %s: %s\n", errors.items[i].file,
               errors.items[i].message);
-    bw__errors_free(&errors);
-    bw__options_free(&opts);
+    bwsc__errors_free(&errors);
+    bwsc__options_free(&opts);
     return 2;
   }
 
-  bw__inputs inputs;
-  bw__inputs_collect(&opts, &inputs, &errors);
-  bw__tu_facts *facts = bw__xcalloc(inputs.count + 1, sizeof(bw__tu_facts));
-  bw__parse_init();
+  bwsc__inputs inputs;
+  bwsc__inputs_collect(&opts, &inputs, &errors);
+  bwsc__tu_facts *facts =
+      bwsc__xcalloc(inputs.count + 1, sizeof(bwsc__tu_facts));
+  bwsc__parse_init();
   parse_all(&inputs, facts, opts.jobs ? opts.jobs : cpu_count());
   facts_errors(facts, inputs.count, &errors);
 
-  bw__program prog;
-  bw__program_build(&prog, facts, inputs.count);
-  bw__findings findings = {0};
-  bw__analyze(&prog, rules, &findings);
-  bw__suppress_apply(&findings, facts, inputs.count);
-  bw__findings_sort(&findings);
+  bwsc__program prog;
+  bwsc__program_build(&prog, facts, inputs.count);
+  bwsc__findings findings = {0};
+  bwsc__analyze(&prog, rules, &findings);
+  bwsc__suppress_apply(&findings, facts, inputs.count);
+  bwsc__findings_sort(&findings);
 
-  if (opts.baseline && bw__baseline_apply(&findings, opts.baseline) != 0) {
+  if (opts.baseline && bwsc__baseline_apply(&findings, opts.baseline) != 0) {
     char *message =
-        bw__xasprintf("cannot read baseline file: %s", strerror(errno));
-    bw__errors_add(&errors, opts.baseline, 0, 0, message);
+        bwsc__xasprintf("cannot read baseline file: %s", strerror(errno));
+    bwsc__errors_add(&errors, opts.baseline, 0, 0, message);
     free(message);
   }
   if (opts.write_baseline &&
-      bw__baseline_write(&findings, opts.write_baseline) != 0) {
+      bwsc__baseline_write(&findings, opts.write_baseline) != 0) {
     char *message =
-        bw__xasprintf("cannot write baseline file: %s", strerror(errno));
-    bw__errors_add(&errors, opts.write_baseline, 0, 0, message);
+        bwsc__xasprintf("cannot write baseline file: %s", strerror(errno));
+    bwsc__errors_add(&errors, opts.write_baseline, 0, 0, message);
     free(message);
   }
 
@@ -243,18 +245,18 @@ int main(int argc, char **argv) {
     out = stdout;
     status = 2;
   }
-  bw__report report = {&findings, &errors, rules, use_color(&opts, out),
-                       srcroot};
+  bwsc__report report = {&findings, &errors, rules, use_color(&opts, out),
+                         srcroot};
   if (write_report(&opts, &report, out) != 0)
     status = 2;
   if (out != stdout && fclose(out) != 0)
     status = 2;
   /* Errors also go to stderr when the report is a file or not text. */
-  if (errors.count && (out != stdout || opts.format != BW__FORMAT_TEXT)) {
+  if (errors.count && (out != stdout || opts.format != BWSC__FORMAT_TEXT)) {
     for (size_t i = 0; i < errors.count; i++) {
-      const bw__error *err = &errors.items[i];
+      const bwsc__error *err = &errors.items[i];
       fprintf(stderr, "%s:%u:%u: error: %s\n",
-              bw__report_path(&report, err->file), err->line, err->col,
+              bwsc__report_path(&report, err->file), err->line, err->col,
               err->message);
     }
   }
@@ -264,14 +266,14 @@ int main(int argc, char **argv) {
   else if (findings.count)
     status = 1;
 
-  bw__findings_free(&findings);
-  bw__program_free(&prog);
+  bwsc__findings_free(&findings);
+  bwsc__program_free(&prog);
   for (size_t i = 0; i < inputs.count; i++)
-    bw__facts_free(&facts[i]);
+    bwsc__facts_free(&facts[i]);
   free(facts);
-  bw__inputs_free(&inputs);
-  bw__errors_free(&errors);
+  bwsc__inputs_free(&inputs);
+  bwsc__errors_free(&errors);
   bw_rules_free(rules);
-  bw__options_free(&opts);
+  bwsc__options_free(&opts);
   return status;
 }

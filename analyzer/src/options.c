@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void bw__options_usage(FILE *out) {
+void bwsc__options_usage(FILE *out) {
   fputs("usage: blockscan [options] [files or directories...] [-- compiler "
         "args]\n"
         "\n"
@@ -43,7 +43,7 @@ void bw__options_usage(FILE *out) {
 
 static void push(const char ***array, size_t *count, const char *value) {
   size_t cap = *count; /* grow by one: these lists are short */
-  *array = bw__xrealloc((void *)*array, (cap + 1) * sizeof(char *));
+  *array = bwsc__xrealloc((void *)*array, (cap + 1) * sizeof(char *));
   (*array)[(*count)++] = value;
 }
 
@@ -87,7 +87,7 @@ static int parse_jobs(const char *text, unsigned *out) {
   return 0;
 }
 
-int bw__options_parse(bw__options *opts, int argc, char **argv) {
+int bwsc__options_parse(bwsc__options *opts, int argc, char **argv) {
   memset(opts, 0, sizeof(*opts));
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
@@ -136,11 +136,11 @@ int bw__options_parse(bw__options *opts, int argc, char **argv) {
       if (m < 0)
         return bad("option needs a value", arg);
       if (strcmp(value, "text") == 0)
-        opts->format = BW__FORMAT_TEXT;
+        opts->format = BWSC__FORMAT_TEXT;
       else if (strcmp(value, "json") == 0)
-        opts->format = BW__FORMAT_JSON;
+        opts->format = BWSC__FORMAT_JSON;
       else if (strcmp(value, "sarif") == 0)
-        opts->format = BW__FORMAT_SARIF;
+        opts->format = BWSC__FORMAT_SARIF;
       else
         return bad("--format must be text, json or sarif", value);
     } else if ((m = take("--output", argc, argv, &i, &value)) != 0 ||
@@ -160,11 +160,11 @@ int bw__options_parse(bw__options *opts, int argc, char **argv) {
       if (m < 0)
         return bad("option needs a value", arg);
       if (strcmp(value, "never") == 0)
-        opts->color = BW__COLOR_NEVER;
+        opts->color = BWSC__COLOR_NEVER;
       else if (strcmp(value, "always") == 0)
-        opts->color = BW__COLOR_ALWAYS;
+        opts->color = BWSC__COLOR_ALWAYS;
       else if (strcmp(value, "auto") == 0)
-        opts->color = BW__COLOR_AUTO;
+        opts->color = BWSC__COLOR_AUTO;
       else
         return bad("--color must be never, always or auto", value);
     } else {
@@ -174,7 +174,7 @@ int bw__options_parse(bw__options *opts, int argc, char **argv) {
   return 0;
 }
 
-void bw__options_free(bw__options *opts) {
+void bwsc__options_free(bwsc__options *opts) {
   free((void *)opts->rules);
   free((void *)opts->enable);
   free((void *)opts->disable);

@@ -23,26 +23,26 @@
 
 #define ANNOTATION "blockwatch::pool_callback"
 
-struct bw__parser {
+struct bwsc__parser {
   CXIndex index;
 };
 
 typedef struct visit_ctx {
-  bw__tu_facts *facts;
+  bwsc__tu_facts *facts;
   CXTranslationUnit tu;
-  char *func_usr;         /* enclosing definition, NULL at file scope */
-  CXCursor func;          /* its cursor */
-  size_t func_index;      /* its entry in facts->funcs */
-  bw__strmap func_by_usr; /* USR -> index in facts->funcs */
-  bw__strmap scanned;     /* files already scanned for suppressions */
-  char **scanned_keys;    /* owned keys of `scanned` */
+  char *func_usr;           /* enclosing definition, NULL at file scope */
+  CXCursor func;            /* its cursor */
+  size_t func_index;        /* its entry in facts->funcs */
+  bwsc__strmap func_by_usr; /* USR -> index in facts->funcs */
+  bwsc__strmap scanned;     /* files already scanned for suppressions */
+  char **scanned_keys;      /* owned keys of `scanned` */
   size_t nscanned, capscanned;
 } visit_ctx;
 
 /* Copies a CXString into a malloc'd string and disposes it. */
 static char *take_string(CXString str) {
   const char *text = clang_getCString(str);
-  char *copy = bw__xstrdup(text ? text : "");
+  char *copy = bwsc__xstrdup(text ? text : "");
   clang_disposeString(str);
   return copy;
 }
@@ -60,19 +60,19 @@ static char *file_name(CXFile file) {
 
 /* Records the suppression comments of `file` once per TU. */
 static void scan_file_once(visit_ctx *ctx, CXFile file, const char *name) {
-  if (bw__strmap_get(&ctx->scanned, name, NULL))
+  if (bwsc__strmap_get(&ctx->scanned, name, NULL))
     return;
-  char **key = BW__PUSH(ctx->scanned_keys, ctx->nscanned, ctx->capscanned);
-  *key = bw__xstrdup(name);
-  bw__strmap_put(&ctx->scanned, *key, 1);
+  char **key = BWSC__PUSH(ctx->scanned_keys, ctx->nscanned, ctx->capscanned);
+  *key = bwsc__xstrdup(name);
+  bwsc__strmap_put(&ctx->scanned, *key, 1);
   size_t size = 0;
   const char *text = clang_getFileContents(ctx->tu, file, &size);
   if (text)
-    bw__facts_scan_suppressions(ctx->facts, name, text, size);
+    bwsc__facts_scan_suppressions(ctx->facts, name, text, size);
 }
 
 /* The expansion location of a cursor: macro uses, not macro bodies. */
-static void cursor_loc(visit_ctx *ctx, CXCursor cursor, bw__loc *out,
+static void cursor_loc(visit_ctx *ctx, CXCursor cursor, bwsc__loc *out,
                        int scan) {
   CXFile file = NULL;
   clang_getExpansionLocation(clang_getCursorLocation(cursor), &file, &out->line,
@@ -182,7 +182,7 @@ static char *param_slot(CXCursor parm) {
   for (int i = 0; i < nargs; i++) {
     if (clang_equalCursors(clang_Cursor_getArgument(fn, (unsigned)i), parm)) {
       char *usr = take_string(clang_getCursorUSR(fn));
-      char *slot = bw__xasprintf("%s#%d", usr, i);
+      char *slot = bwsc__xasprintf("%s#%d", usr, i);
       free(usr);
       return slot;
     }
@@ -220,8 +220,8 @@ static int maybe_constant(CXCursor peeled) {
   }
 }
 
-static void add_flow(visit_ctx *ctx, const char *slot, bw__value *value);
-static void value_of(visit_ctx *ctx, CXCursor expr, bw__value *out);
+static void add_flow(visit_ctx *ctx, const char *slot, bwsc__value *value);
+static void value_of(visit_ctx *ctx, CXCursor expr, bwsc__value *out);
 
 static int is_function_pointer(CXType type) {
   type = clang_getCanonicalType(type);
@@ -246,7 +246,7 @@ static int may_hold_code(CXType type) {
 
 /* `c ? f : g` may be either function: it becomes a slot of its own, named
  * by its place, that both branches flow into. */
-static void conditional_value(visit_ctx *ctx, CXCursor cond, bw__value *out) {
+static void conditional_value(visit_ctx *ctx, CXCursor cond, bwsc__value *out) {
   child_pick pick = pick_children(cond);
   if (pick.nexpr != 3)
     return;
@@ -255,11 +255,11 @@ static void conditional_value(visit_ctx *ctx, CXCursor cond, bw__value *out) {
   clang_getSpellingLocation(clang_getCursorLocation(cond), &file, NULL, NULL,
                             &offset);
   char *name = file_name(file);
-  char *slot = bw__xasprintf("?:%s@%u", name ? name : "", offset);
+  char *slot = bwsc__xasprintf("?:%s@%u", name ? name : "", offset);
   free(name);
   /* The middle child is the true branch: visit the children again to get
    * it (pick only kept the first and last). */
-  bw__value branch;
+  bwsc__value branch;
   value_of(ctx, pick.last, &branch);
   add_flow(ctx, slot, &branch);
   int index = 0;
@@ -270,13 +270,13 @@ static void conditional_value(visit_ctx *ctx, CXCursor cond, bw__value *out) {
     value_of(ctx, middle, &branch);
     add_flow(ctx, slot, &branch);
   }
-  out->kind = BW__VAL_SLOT;
+  out->kind = BWSC__VAL_SLOT;
   out->ref = slot;
-  out->name = bw__xstrdup("?:");
+  out->name = bwsc__xstrdup("?:");
 }
 
 /* Describes what expression `expr` denotes. */
-static void value_of(visit_ctx *ctx, CXCursor expr, bw__value *out) {
+static void value_of(visit_ctx *ctx, CXCursor expr, bwsc__value *out) {
   memset(out, 0, sizeof(*out));
   CXCursor peeled = peel(expr);
   enum CXCursorKind kind = clang_getCursorKind(peeled);
@@ -289,8 +289,8 @@ static void value_of(visit_ctx *ctx, CXCursor expr, bw__value *out) {
     CXCursor callee = clang_getCursorReferenced(peeled);
     if (is_function_kind(clang_getCursorKind(callee))) {
       char *usr = take_string(clang_getCursorUSR(callee));
-      out->kind = BW__VAL_SLOT;
-      out->ref = bw__xasprintf("%s#ret", usr);
+      out->kind = BWSC__VAL_SLOT;
+      out->ref = bwsc__xasprintf("%s#ret", usr);
       out->name = take_string(clang_getCursorSpelling(callee));
       free(usr);
       return;
@@ -300,40 +300,40 @@ static void value_of(visit_ctx *ctx, CXCursor expr, bw__value *out) {
     CXCursor ref = clang_getCursorReferenced(peeled);
     enum CXCursorKind ref_kind = clang_getCursorKind(ref);
     if (is_function_kind(ref_kind)) {
-      out->kind = BW__VAL_FUNC;
+      out->kind = BWSC__VAL_FUNC;
       out->ref = take_string(clang_getCursorUSR(ref));
     } else if (!may_hold_code(clang_getCursorType(ref))) {
       /* An int, a struct, a void *: not a slot worth tracking. */
     } else if (ref_kind == CXCursor_VarDecl || ref_kind == CXCursor_FieldDecl) {
-      out->kind = BW__VAL_SLOT;
+      out->kind = BWSC__VAL_SLOT;
       out->ref = take_string(clang_getCursorUSR(ref));
     } else if (ref_kind == CXCursor_ParmDecl) {
       out->ref = param_slot(ref);
-      out->kind = out->ref ? BW__VAL_SLOT : BW__VAL_OTHER;
+      out->kind = out->ref ? BWSC__VAL_SLOT : BWSC__VAL_OTHER;
     }
-    if (out->kind != BW__VAL_OTHER) {
+    if (out->kind != BWSC__VAL_OTHER) {
       out->name = take_string(clang_getCursorSpelling(ref));
       return;
     }
   }
   if (maybe_constant(peeled) && eval_int(expr, &out->ival))
-    out->kind = BW__VAL_INT;
+    out->kind = BWSC__VAL_INT;
 }
 
-static int holds_function(const bw__value *value) {
-  return value->kind == BW__VAL_FUNC || value->kind == BW__VAL_SLOT;
+static int holds_function(const bwsc__value *value) {
+  return value->kind == BWSC__VAL_FUNC || value->kind == BWSC__VAL_SLOT;
 }
 
 /* Records "slot may hold value" when value names a function or slot;
  * takes ownership of value's strings. */
-static void add_flow(visit_ctx *ctx, const char *slot, bw__value *value) {
+static void add_flow(visit_ctx *ctx, const char *slot, bwsc__value *value) {
   if (!slot || !*slot || !holds_function(value)) {
-    bw__value_free(value);
+    bwsc__value_free(value);
     return;
   }
-  bw__flow_fact *flow =
-      BW__PUSH(ctx->facts->flows, ctx->facts->nflows, ctx->facts->capflows);
-  flow->slot = bw__xstrdup(slot);
+  bwsc__flow_fact *flow =
+      BWSC__PUSH(ctx->facts->flows, ctx->facts->nflows, ctx->facts->capflows);
+  flow->slot = bwsc__xstrdup(slot);
   flow->value = *value;
 }
 
@@ -343,8 +343,8 @@ static void record_function(visit_ctx *ctx, CXCursor cursor) {
   char *usr = take_string(clang_getCursorUSR(cursor));
   int is_def = clang_isCursorDefinition(cursor);
   size_t index;
-  bw__func_fact *fact;
-  if (bw__strmap_get(&ctx->func_by_usr, usr, &index)) {
+  bwsc__func_fact *fact;
+  if (bwsc__strmap_get(&ctx->func_by_usr, usr, &index)) {
     fact = &ctx->facts->funcs[index];
     free(usr);
     if (!is_def || fact->is_def) {
@@ -355,10 +355,10 @@ static void record_function(visit_ctx *ctx, CXCursor cursor) {
   } else {
     index = ctx->facts->nfuncs;
     fact =
-        BW__PUSH(ctx->facts->funcs, ctx->facts->nfuncs, ctx->facts->capfuncs);
+        BWSC__PUSH(ctx->facts->funcs, ctx->facts->nfuncs, ctx->facts->capfuncs);
     fact->usr = usr;
     fact->name = take_string(clang_getCursorSpelling(cursor));
-    bw__strmap_put(&ctx->func_by_usr, fact->usr, index);
+    bwsc__strmap_put(&ctx->func_by_usr, fact->usr, index);
   }
   fact->is_def = is_def;
   fact->is_static = clang_getCursorLinkage(cursor) == CXLinkage_Internal;
@@ -375,15 +375,15 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
   child_pick pick = pick_children(call);
   if (!pick.nexpr)
     return;
-  bw__call_fact *fact =
-      BW__PUSH(ctx->facts->calls, ctx->facts->ncalls, ctx->facts->capcalls);
-  fact->caller = bw__xstrdup(ctx->func_usr);
+  bwsc__call_fact *fact =
+      BWSC__PUSH(ctx->facts->calls, ctx->facts->ncalls, ctx->facts->capcalls);
+  fact->caller = bwsc__xstrdup(ctx->func_usr);
   value_of(ctx, pick.first, &fact->callee);
   cursor_loc(ctx, call, &fact->loc, 1);
   int nargs = clang_Cursor_getNumArguments(call);
   if (nargs > 0) {
     fact->nargs = (size_t)nargs;
-    fact->args = bw__xcalloc(fact->nargs, sizeof(bw__value));
+    fact->args = bwsc__xcalloc(fact->nargs, sizeof(bwsc__value));
     for (int i = 0; i < nargs; i++)
       value_of(ctx, clang_Cursor_getArgument(call, (unsigned)i),
                &fact->args[i]);
@@ -396,7 +396,7 @@ static void record_var_init(visit_ctx *ctx, CXCursor var) {
   child_pick pick = pick_children(var);
   if (!pick.nexpr || clang_getCursorKind(pick.last) == CXCursor_InitListExpr)
     return;
-  bw__value value;
+  bwsc__value value;
   value_of(ctx, pick.last, &value);
   char *usr = take_string(clang_getCursorUSR(var));
   add_flow(ctx, usr, &value);
@@ -411,14 +411,14 @@ static void record_assignment(visit_ctx *ctx, CXCursor binop) {
   child_pick pick = pick_children(binop);
   if (pick.nexpr != 2)
     return;
-  bw__value lhs, rhs;
+  bwsc__value lhs, rhs;
   value_of(ctx, pick.first, &lhs);
   value_of(ctx, pick.last, &rhs);
-  if (lhs.kind == BW__VAL_SLOT)
+  if (lhs.kind == BWSC__VAL_SLOT)
     add_flow(ctx, lhs.ref, &rhs);
   else
-    bw__value_free(&rhs);
-  bw__value_free(&lhs);
+    bwsc__value_free(&rhs);
+  bwsc__value_free(&lhs);
 }
 
 typedef struct field_list {
@@ -428,7 +428,7 @@ typedef struct field_list {
 
 static enum CXVisitorResult field_visitor(CXCursor field, CXClientData data) {
   field_list *list = data;
-  *BW__PUSH(list->fields, list->count, list->cap) = field;
+  *BWSC__PUSH(list->fields, list->count, list->cap) = field;
   return CXVisit_Continue;
 }
 
@@ -461,7 +461,7 @@ static enum CXChildVisitResult init_visitor(CXCursor cursor, CXCursor parent,
   init->next++;
   if (clang_getCursorKind(expr) == CXCursor_InitListExpr)
     return CXChildVisit_Continue;
-  bw__value value;
+  bwsc__value value;
   value_of(init->ctx, expr, &value);
   if (!clang_Cursor_isNull(target)) {
     char *usr = take_string(clang_getCursorUSR(target));
@@ -503,9 +503,9 @@ static void record_return(visit_ctx *ctx, CXCursor ret) {
   child_pick pick = pick_children(ret);
   if (!pick.nexpr)
     return;
-  bw__value value;
+  bwsc__value value;
   value_of(ctx, pick.last, &value);
-  char *slot = bw__xasprintf("%s#ret", ctx->func_usr);
+  char *slot = bwsc__xasprintf("%s#ret", ctx->func_usr);
   add_flow(ctx, slot, &value);
   free(slot);
 }
@@ -576,17 +576,18 @@ static enum CXChildVisitResult top_visitor(CXCursor cursor, CXCursor parent,
 
 /* ---- driving one parse -------------------------------------------------- */
 
-static void add_diag(bw__tu_facts *facts, const char *file, unsigned line,
+static void add_diag(bwsc__tu_facts *facts, const char *file, unsigned line,
                      unsigned col, const char *message) {
-  bw__diag_fact *diag = BW__PUSH(facts->diags, facts->ndiags, facts->capdiags);
-  diag->loc.file = file ? bw__xstrdup(file) : NULL;
+  bwsc__diag_fact *diag =
+      BWSC__PUSH(facts->diags, facts->ndiags, facts->capdiags);
+  diag->loc.file = file ? bwsc__xstrdup(file) : NULL;
   diag->loc.line = line;
   diag->loc.col = col;
-  diag->message = bw__xstrdup(message);
+  diag->message = bwsc__xstrdup(message);
 }
 
 /* Decodes libclang's diagnostics in one place: errors fail the TU. */
-static void collect_diagnostics(CXTranslationUnit tu, bw__tu_facts *facts) {
+static void collect_diagnostics(CXTranslationUnit tu, bwsc__tu_facts *facts) {
   unsigned count = clang_getNumDiagnostics(tu);
   for (unsigned i = 0; i < count; i++) {
     CXDiagnostic diag = clang_getDiagnostic(tu, i);
@@ -606,33 +607,33 @@ static void collect_diagnostics(CXTranslationUnit tu, bw__tu_facts *facts) {
   }
 }
 
-void bw__parse_init(void) {
+void bwsc__parse_init(void) {
   /* clang_createIndex() turns crash recovery on unless this variable is
    * set, so clang_toggleCrashRecovery(0) alone would be undone by the next
    * index; setting it here, before any thread exists, is safe. */
   setenv("LIBCLANG_DISABLE_CRASH_RECOVERY", "1", 0);
 }
 
-bw__parser *bw__parser_new(void) {
-  bw__parser *parser = bw__xcalloc(1, sizeof(*parser));
+bwsc__parser *bwsc__parser_new(void) {
+  bwsc__parser *parser = bwsc__xcalloc(1, sizeof(*parser));
   parser->index = clang_createIndex(0, 0);
   return parser;
 }
 
-void bw__parser_free(bw__parser *parser) {
+void bwsc__parser_free(bwsc__parser *parser) {
   if (!parser)
     return;
   clang_disposeIndex(parser->index);
   free(parser);
 }
 
-void bw__parser_parse(bw__parser *parser, const bw__tu_input *input,
-                      bw__tu_facts *out) {
+void bwsc__parser_parse(bwsc__parser *parser, const bwsc__tu_input *input,
+                        bwsc__tu_facts *out) {
   memset(out, 0, sizeof(*out));
-  out->file = bw__xstrdup(input->file);
+  out->file = bwsc__xstrdup(input->file);
   if (access(input->file, R_OK) != 0) {
     char *message =
-        bw__xasprintf("cannot read source file: %s", strerror(errno));
+        bwsc__xasprintf("cannot read source file: %s", strerror(errno));
     add_diag(out, input->file, 0, 0, message);
     free(message);
     out->failed = 1;
@@ -642,7 +643,7 @@ void bw__parser_parse(bw__parser *parser, const bw__tu_input *input,
    * then what libclang needs on top: clang's builtin headers, and no
    * warnings (only errors matter; -Werror must not fail a TU). */
   size_t nargs = 0;
-  const char **args = bw__xcalloc(input->nargs + 6, sizeof(char *));
+  const char **args = bwsc__xcalloc(input->nargs + 6, sizeof(char *));
   for (size_t i = 0; i < input->nargs; i++)
     args[nargs++] = input->args[i];
   if (*BLOCKSCAN_RESOURCE_DIR) {
@@ -659,7 +660,7 @@ void bw__parser_parse(bw__parser *parser, const bw__tu_input *input,
   free(args);
   if (err != CXError_Success || !tu) {
     char *message =
-        bw__xasprintf("libclang could not parse this file (error %d)", err);
+        bwsc__xasprintf("libclang could not parse this file (error %d)", err);
     add_diag(out, input->file, 0, 0, message);
     free(message);
     out->failed = 1;
@@ -672,8 +673,8 @@ void bw__parser_parse(bw__parser *parser, const bw__tu_input *input,
   ctx.facts = out;
   ctx.tu = tu;
   clang_visitChildren(clang_getTranslationUnitCursor(tu), top_visitor, &ctx);
-  bw__strmap_free(&ctx.func_by_usr);
-  bw__strmap_free(&ctx.scanned);
+  bwsc__strmap_free(&ctx.func_by_usr);
+  bwsc__strmap_free(&ctx.scanned);
   for (size_t i = 0; i < ctx.nscanned; i++)
     free(ctx.scanned_keys[i]);
   free(ctx.scanned_keys);

@@ -1,9 +1,9 @@
 /* parse.h - turns one translation unit into TU facts. The only part of
  * blockscan that touches libclang.
  *
- * Invariants: a bw__parser is used by one thread at a time (each worker
+ * Invariants: a bwsc__parser is used by one thread at a time (each worker
  * thread owns one, with its own CXIndex); each TU is disposed before
- * bw__parser_parse returns, so memory stays bounded by one TU per thread.
+ * bwsc__parser_parse returns, so memory stays bounded by one TU per thread.
  */
 #ifndef BLOCKSCAN_PARSE_H
 #define BLOCKSCAN_PARSE_H
@@ -12,14 +12,14 @@
 
 /* One translation unit to parse: the source file and the compiler arguments
  * (without the compiler itself, the source file, -c and -o). */
-typedef struct bw__tu_input {
+typedef struct bwsc__tu_input {
   char *file;      /* absolute path */
   char *directory; /* working directory of the compile command, or NULL */
   char **args;
   size_t nargs;
-} bw__tu_input;
+} bwsc__tu_input;
 
-typedef struct bw__parser bw__parser;
+typedef struct bwsc__parser bwsc__parser;
 
 /* Process-wide libclang setup; call once, before any parser thread starts.
  * It turns off libclang's crash recovery (LIBCLANG_DISABLE_CRASH_RECOVERY):
@@ -27,16 +27,16 @@ typedef struct bw__parser bw__parser;
  * lock around every parse), so with it -j 2 ran no faster than -j 1. The
  * cost: a libclang crash on one TU ends the run instead of being reported
  * as that TU's error. */
-void bw__parse_init(void);
+void bwsc__parse_init(void);
 
 /* Creates a parser with its own libclang index. */
-bw__parser *bw__parser_new(void);
+bwsc__parser *bwsc__parser_new(void);
 
 /* Parses `input` and fills *out (zeroed first). A TU that does not parse
  * sets out->failed and out->diags; it never aborts the run. */
-void bw__parser_parse(bw__parser *parser, const bw__tu_input *input,
-                      bw__tu_facts *out);
+void bwsc__parser_parse(bwsc__parser *parser, const bwsc__tu_input *input,
+                        bwsc__tu_facts *out);
 
-void bw__parser_free(bw__parser *parser);
+void bwsc__parser_free(bwsc__parser *parser);
 
 #endif /* BLOCKSCAN_PARSE_H */

@@ -13,36 +13,36 @@
 #include "facts.h"
 #include "util.h"
 
-typedef struct bw__node {
+typedef struct bwsc__node {
   const char *usr;
   const char *name;
-  const bw__func_fact *def;  /* the definition, NULL when none was parsed */
-  const bw__func_fact *decl; /* some declaration (or def), may be NULL */
-  size_t *body_tus;          /* TUs whose body of this function is merged */
+  const bwsc__func_fact *def;  /* the definition, NULL when none was parsed */
+  const bwsc__func_fact *decl; /* some declaration (or def), may be NULL */
+  size_t *body_tus;            /* TUs whose body of this function is merged */
   size_t nbody_tus, capbody_tus;
   int annotated;
-  size_t *calls; /* indices into bw__program.calls made by this function */
+  size_t *calls; /* indices into bwsc__program.calls made by this function */
   size_t ncalls, capcalls;
-} bw__node;
+} bwsc__node;
 
-typedef struct bw__slot {
+typedef struct bwsc__slot {
   const char *key;
-  const bw__value **values; /* what flows into the slot */
+  const bwsc__value **values; /* what flows into the slot */
   size_t nvalues, capvalues;
-} bw__slot;
+} bwsc__slot;
 
-typedef struct bw__program {
-  bw__node *nodes;
+typedef struct bwsc__program {
+  bwsc__node *nodes;
   size_t nnodes, capnodes;
-  bw__strmap node_by_usr;
-  const bw__call_fact **calls;
+  bwsc__strmap node_by_usr;
+  const bwsc__call_fact **calls;
   size_t ncalls, capcalls;
-  bw__slot *slots;
+  bwsc__slot *slots;
   size_t nslots, capslots;
-  bw__strmap slot_by_key;
+  bwsc__strmap slot_by_key;
   char **owned; /* parameter slot keys made while merging */
   size_t nowned, capowned;
-  /* Memo of bw__program_targets (filled lazily; the graph is fixed once
+  /* Memo of bwsc__program_targets (filled lazily; the graph is fixed once
    * built) and the scratch marks of its walks: a slot or node is marked
    * when its stamp equals the current walk's. */
   size_t *identity;      /* identity[i] == i: a FUNC's one target */
@@ -51,25 +51,26 @@ typedef struct bw__program {
   unsigned char *slot_done;
   unsigned *slot_stamp, *node_stamp;
   unsigned stamp;
-} bw__program;
+} bwsc__program;
 
 /* Merges the facts of tus[0..ntus) into *prog (zeroed first). */
-void bw__program_build(bw__program *prog, const bw__tu_facts *tus, size_t ntus);
-void bw__program_free(bw__program *prog);
+void bwsc__program_build(bwsc__program *prog, const bwsc__tu_facts *tus,
+                         size_t ntus);
+void bwsc__program_free(bwsc__program *prog);
 
 /* The node of a USR, or NULL. */
-bw__node *bw__program_node(const bw__program *prog, const char *usr);
+bwsc__node *bwsc__program_node(const bwsc__program *prog, const char *usr);
 
 /* Sets *out to the node indices of every function that `value` may
  * denote: a FUNC itself, or whatever flows into a SLOT, transitively (no
  * duplicates, in node order). Returns the count. The array belongs to the
- * program (a memo) and stays valid until bw__program_free. */
-size_t bw__program_targets(bw__program *prog, const bw__value *value,
-                           const size_t **out);
+ * program (a memo) and stays valid until bwsc__program_free. */
+size_t bwsc__program_targets(bwsc__program *prog, const bwsc__value *value,
+                             const size_t **out);
 
 /* 1 when `value` is, or may hold, parameter `*param` of function `usr`
  * (a wrapper forwarding its argument); sets *param. */
-int bw__program_param_of(bw__program *prog, const bw__value *value,
-                         const char *usr, int *param);
+int bwsc__program_param_of(bwsc__program *prog, const bwsc__value *value,
+                           const char *usr, int *param);
 
 #endif /* BLOCKSCAN_PROGRAM_H */

@@ -12,31 +12,31 @@
 
 #include <stdio.h>
 
-typedef struct bw__report {
-  const bw__findings *findings;
-  const bw__errors *errors;
+typedef struct bwsc__report {
+  const bwsc__findings *findings;
+  const bwsc__errors *errors;
   const bw_rules *rules;
   int color;           /* text: ANSI colours */
   const char *srcroot; /* absolute directory that paths are relative to */
-} bw__report;
+} bwsc__report;
 
 /* The path to print for `file`: relative to srcroot when under it. Returns
  * a pointer into file or to a static "<unknown>". */
-const char *bw__report_path(const bw__report *report, const char *file);
+const char *bwsc__report_path(const bwsc__report *report, const char *file);
 
-void bw__write_text(const bw__report *report, FILE *out);
+void bwsc__write_text(const bwsc__report *report, FILE *out);
 /* Return 0, or -1 when jansson could not write. */
-int bw__write_json(const bw__report *report, FILE *out);
-int bw__write_sarif(const bw__report *report, FILE *out);
+int bwsc__write_json(const bwsc__report *report, FILE *out);
+int bwsc__write_sarif(const bwsc__report *report, FILE *out);
 
 /* Counts per rule, per directory and the top callbacks. */
-void bw__write_summary(const bw__report *report, FILE *out);
+void bwsc__write_summary(const bwsc__report *report, FILE *out);
 
 /* Baselines: one "fingerprint rule function" line per finding. */
-int bw__baseline_write(const bw__findings *findings, const char *path);
+int bwsc__baseline_write(const bwsc__findings *findings, const char *path);
 /* Removes the findings whose fingerprint is in the file (each line
  * removes at most one finding, so new copies of a baselined problem still
  * show). Returns 0 or -1 when the file cannot be read. */
-int bw__baseline_apply(bw__findings *findings, const char *path);
+int bwsc__baseline_apply(bwsc__findings *findings, const char *path);
 
 #endif /* BLOCKSCAN_REPORT_H */

@@ -22,15 +22,16 @@ static json_t *str(const char *text) {
   return json_string(text ? text : "");
 }
 
-static void set_loc(json_t *obj, const bw__report *report, const bw__loc *loc,
-                    int with_column) {
-  json_object_set_new(obj, "file", str(bw__report_path(report, loc->file)));
+static void set_loc(json_t *obj, const bwsc__report *report,
+                    const bwsc__loc *loc, int with_column) {
+  json_object_set_new(obj, "file", str(bwsc__report_path(report, loc->file)));
   json_object_set_new(obj, "line", json_integer(loc->line));
   if (with_column)
     json_object_set_new(obj, "column", json_integer(loc->col));
 }
 
-static json_t *finding_json(const bw__report *report, const bw__finding *f) {
+static json_t *finding_json(const bwsc__report *report,
+                            const bwsc__finding *f) {
   json_t *obj = json_object();
   set_loc(obj, report, &f->loc, 1);
   json_object_set_new(obj, "rule", str(f->rule->id));
@@ -63,7 +64,7 @@ static json_t *finding_json(const bw__report *report, const bw__finding *f) {
   return obj;
 }
 
-int bw__write_json(const bw__report *report, FILE *out) {
+int bwsc__write_json(const bwsc__report *report, FILE *out) {
   json_t *root = json_object();
   json_object_set_new(root, "version", json_integer(1));
   json_t *findings = json_array();
@@ -73,9 +74,9 @@ int bw__write_json(const bw__report *report, FILE *out) {
   json_object_set_new(root, "findings", findings);
   json_t *errors = json_array();
   for (size_t i = 0; i < report->errors->count; i++) {
-    const bw__error *err = &report->errors->items[i];
+    const bwsc__error *err = &report->errors->items[i];
     json_t *obj = json_object();
-    json_object_set_new(obj, "file", str(bw__report_path(report, err->file)));
+    json_object_set_new(obj, "file", str(bwsc__report_path(report, err->file)));
     json_object_set_new(obj, "line", json_integer(err->line));
     json_object_set_new(obj, "column", json_integer(err->col));
     json_object_set_new(obj, "message", str(err->message));
@@ -88,20 +89,20 @@ int bw__write_json(const bw__report *report, FILE *out) {
   return rc == 0 ? 0 : -1;
 }
 
-int bw__baseline_write(const bw__findings *findings, const char *path) {
+int bwsc__baseline_write(const bwsc__findings *findings, const char *path) {
   FILE *out = fopen(path, "w");
   if (!out)
     return -1;
   fputs("# blockscan baseline: fingerprint rule function callback\n", out);
   for (size_t i = 0; i < findings->count; i++) {
-    const bw__finding *f = &findings->items[i];
+    const bwsc__finding *f = &findings->items[i];
     fprintf(out, "%s %s %s %s\n", f->fingerprint, f->rule->id, f->callee,
             f->callback);
   }
   return fclose(out) == 0 ? 0 : -1;
 }
 
-int bw__baseline_apply(bw__findings *findings, const char *path) {
+int bwsc__baseline_apply(bwsc__findings *findings, const char *path) {
   FILE *in = fopen(path, "r");
   if (!in)
     return -1;
@@ -117,7 +118,7 @@ int bw__baseline_apply(bw__findings *findings, const char *path) {
     print[16] = '\0';
     for (size_t i = 0; i < findings->count; i++) {
       if (strcmp(findings->items[i].fingerprint, print) == 0) {
-        bw__findings_remove(findings, i);
+        bwsc__findings_remove(findings, i);
         break;
       }
     }

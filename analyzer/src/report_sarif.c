@@ -30,7 +30,7 @@ static json_t *text(const char *value) {
 /* Percent-encodes what may not appear raw in a URI path. */
 static char *uri_path(const char *path) {
   size_t len = strlen(path);
-  char *out = bw__xmalloc(len * 3 + 1);
+  char *out = bwsc__xmalloc(len * 3 + 1);
   size_t o = 0;
   for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
     if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
@@ -47,15 +47,15 @@ static char *uri_path(const char *path) {
   return out;
 }
 
-static json_t *physical(const bw__report *report, const bw__loc *loc) {
+static json_t *physical(const bwsc__report *report, const bwsc__loc *loc) {
   json_t *artifact = json_object();
-  const char *shown = bw__report_path(report, loc->file);
+  const char *shown = bwsc__report_path(report, loc->file);
   char *encoded = uri_path(shown);
   if (loc->file && shown != loc->file) {
     json_object_set_new(artifact, "uri", json_string(encoded));
     json_object_set_new(artifact, "uriBaseId", json_string("%SRCROOT%"));
   } else {
-    char *uri = bw__xasprintf("file://%s", encoded);
+    char *uri = bwsc__xasprintf("file://%s", encoded);
     json_object_set_new(artifact, "uri", json_string(uri));
     free(uri);
   }
@@ -71,7 +71,7 @@ static json_t *physical(const bw__report *report, const bw__loc *loc) {
   return phys;
 }
 
-static json_t *location(const bw__report *report, const bw__loc *loc,
+static json_t *location(const bwsc__report *report, const bwsc__loc *loc,
                         const char *message) {
   json_t *obj = json_object();
   json_object_set_new(obj, "physicalLocation", physical(report, loc));
@@ -97,24 +97,24 @@ static const char *category_hint(const bw_rules *rules, bw_rule_category cat) {
   return NULL;
 }
 
-static json_t *driver_rules(const bw__report *report) {
+static json_t *driver_rules(const bwsc__report *report) {
   json_t *rules = json_array();
   for (int c = 0; c < BW_CATEGORY_COUNT; c++) {
     bw_rule_category cat = (bw_rule_category)c;
     json_t *rule = json_object();
     const char *desc = bw_rule_category_description(cat);
     json_object_set_new(rule, "id", json_string(bw_rule_category_id(cat)));
-    char *shortd = bw__xasprintf("Blocking call: %s", desc);
+    char *shortd = bwsc__xasprintf("Blocking call: %s", desc);
     json_object_set_new(rule, "shortDescription", text(shortd));
     free(shortd);
-    char *full = bw__xasprintf(
+    char *full = bwsc__xasprintf(
         "A call that %s, reachable from a thread-pool or event-loop "
         "callback: while it blocks, the worker or loop runs nothing else.",
         desc);
     json_object_set_new(rule, "fullDescription", text(full));
     free(full);
     const char *hint = category_hint(report->rules, cat);
-    char *help = bw__xasprintf(
+    char *help = bwsc__xasprintf(
         "Do not block a pool worker or an event loop. %s",
         hint ? hint : "Use the non-blocking alternative of the call.");
     json_object_set_new(rule, "help", text(help));
@@ -127,12 +127,12 @@ static json_t *driver_rules(const bw__report *report) {
   return rules;
 }
 
-static json_t *result(const bw__report *report, const bw__finding *f) {
+static json_t *result(const bwsc__report *report, const bwsc__finding *f) {
   json_t *obj = json_object();
   json_object_set_new(obj, "ruleId", json_string(f->rule->id));
   json_object_set_new(obj, "ruleIndex", json_integer(f->rule->category));
   json_object_set_new(obj, "level", json_string(level_of(f->rule->severity)));
-  char *message = bw__xasprintf("%s. %s", f->message, f->rule->hint);
+  char *message = bwsc__xasprintf("%s. %s", f->message, f->rule->hint);
   json_object_set_new(obj, "message", text(message));
   free(message);
   json_t *locations = json_array();
@@ -141,11 +141,11 @@ static json_t *result(const bw__report *report, const bw__finding *f) {
 
   json_t *flow_locations = json_array();
   for (size_t s = 0; s < f->nchain; s++) {
-    char *step =
-        s + 1 < f->nchain
-            ? bw__xasprintf("'%s' calls '%s'", f->chain[s].function,
-                            f->chain[s + 1].function)
-            : bw__xasprintf("'%s' calls '%s'", f->chain[s].function, f->callee);
+    char *step = s + 1 < f->nchain
+                     ? bwsc__xasprintf("'%s' calls '%s'", f->chain[s].function,
+                                       f->chain[s + 1].function)
+                     : bwsc__xasprintf("'%s' calls '%s'", f->chain[s].function,
+                                       f->callee);
     json_t *tfl = json_object();
     json_object_set_new(tfl, "location",
                         location(report, &f->chain[s].loc, step));
@@ -166,8 +166,8 @@ static json_t *result(const bw__report *report, const bw__finding *f) {
     json_decref(flow_locations);
   }
 
-  char *submit =
-      bw__xasprintf("callback '%s' handed to '%s' here", f->callback, f->entry);
+  char *submit = bwsc__xasprintf("callback '%s' handed to '%s' here",
+                                 f->callback, f->entry);
   json_t *related = location(report, &f->submit_loc, submit);
   free(submit);
   json_object_set_new(related, "id", json_integer(1));
@@ -182,7 +182,7 @@ static json_t *result(const bw__report *report, const bw__finding *f) {
   return obj;
 }
 
-int bw__write_sarif(const bw__report *report, FILE *out) {
+int bwsc__write_sarif(const bwsc__report *report, FILE *out) {
   json_t *driver = json_object();
   json_object_set_new(driver, "name", json_string("blockscan"));
   json_object_set_new(driver, "version", json_string(BLOCKSCAN_VERSION));
@@ -195,7 +195,7 @@ int bw__write_sarif(const bw__report *report, FILE *out) {
   json_object_set_new(run, "tool", tool);
   if (report->srcroot) {
     char *encoded = uri_path(report->srcroot);
-    char *root_uri = bw__xasprintf("file://%s/", encoded);
+    char *root_uri = bwsc__xasprintf("file://%s/", encoded);
     free(encoded);
     json_t *base = json_object();
     json_object_set_new(base, "uri", json_string(root_uri));
@@ -212,12 +212,12 @@ int bw__write_sarif(const bw__report *report, FILE *out) {
     /* Parse failures become tool notifications, not results. */
     json_t *notes = json_array();
     for (size_t i = 0; i < report->errors->count; i++) {
-      const bw__error *err = &report->errors->items[i];
+      const bwsc__error *err = &report->errors->items[i];
       json_t *note = json_object();
       json_object_set_new(note, "level", json_string("error"));
       json_object_set_new(note, "message", text(err->message));
       if (err->file) {
-        bw__loc loc = {err->file, err->line, err->col};
+        bwsc__loc loc = {err->file, err->line, err->col};
         json_t *locs = json_array();
         json_array_append_new(locs, location(report, &loc, NULL));
         json_object_set_new(note, "locations", locs);

@@ -16,7 +16,7 @@
 #define RED "\033[1;31m"
 #define RESET "\033[0m"
 
-const char *bw__report_path(const bw__report *report, const char *file) {
+const char *bwsc__report_path(const bwsc__report *report, const char *file) {
   if (!file)
     return "<unknown>";
   const char *root = report->srcroot;
@@ -26,14 +26,15 @@ const char *bw__report_path(const bw__report *report, const char *file) {
   return file;
 }
 
-static void location(const bw__report *report, FILE *out, const bw__loc *loc) {
+static void location(const bwsc__report *report, FILE *out,
+                     const bwsc__loc *loc) {
   if (report->color)
     fputs(BOLD, out);
-  fprintf(out, "%s:%u:%u: ", bw__report_path(report, loc->file), loc->line,
+  fprintf(out, "%s:%u:%u: ", bwsc__report_path(report, loc->file), loc->line,
           loc->col);
 }
 
-static void label(const bw__report *report, FILE *out, const char *color,
+static void label(const bwsc__report *report, FILE *out, const char *color,
                   const char *text) {
   if (report->color)
     fprintf(out, "%s%s:" RESET BOLD " ", color, text);
@@ -41,28 +42,28 @@ static void label(const bw__report *report, FILE *out, const char *color,
     fprintf(out, "%s: ", text);
 }
 
-static void end_line(const bw__report *report, FILE *out) {
+static void end_line(const bwsc__report *report, FILE *out) {
   if (report->color)
     fputs(RESET, out);
   fputc('\n', out);
 }
 
-void bw__write_text(const bw__report *report, FILE *out) {
+void bwsc__write_text(const bwsc__report *report, FILE *out) {
   for (size_t i = 0; i < report->errors->count; i++) {
-    const bw__error *err = &report->errors->items[i];
+    const bwsc__error *err = &report->errors->items[i];
     if (report->color)
       fputs(BOLD, out);
     if (err->file && err->line)
-      fprintf(out, "%s:%u:%u: ", bw__report_path(report, err->file), err->line,
-              err->col);
+      fprintf(out, "%s:%u:%u: ", bwsc__report_path(report, err->file),
+              err->line, err->col);
     else if (err->file)
-      fprintf(out, "%s: ", bw__report_path(report, err->file));
+      fprintf(out, "%s: ", bwsc__report_path(report, err->file));
     label(report, out, RED, "error");
     fputs(err->message, out);
     end_line(report, out);
   }
   for (size_t i = 0; i < report->findings->count; i++) {
-    const bw__finding *f = &report->findings->items[i];
+    const bwsc__finding *f = &report->findings->items[i];
     const char *severity = bw_rule_severity_name(f->rule->severity);
     location(report, out, &f->loc);
     label(report, out,
@@ -104,18 +105,18 @@ typedef struct tally {
 typedef struct tallies {
   tally *items;
   size_t count, cap;
-  bw__strmap index;
+  bwsc__strmap index;
 } tallies;
 
 static void bump(tallies *t, const char *key) {
   size_t i;
-  if (!bw__strmap_get(&t->index, key, &i)) {
-    tally *item = BW__PUSH(t->items, t->count, t->cap);
-    item->key = bw__xstrdup(key);
+  if (!bwsc__strmap_get(&t->index, key, &i)) {
+    tally *item = BWSC__PUSH(t->items, t->count, t->cap);
+    item->key = bwsc__xstrdup(key);
     i = t->count - 1;
     /* The map borrows item->key: a heap string that stays put when the
      * items array grows. */
-    bw__strmap_put(&t->index, item->key, i);
+    bwsc__strmap_put(&t->index, item->key, i);
   }
   t->items[i].count++;
 }
@@ -137,15 +138,15 @@ static void print_tallies(FILE *out, const char *title, tallies *t,
   for (size_t i = 0; i < t->count; i++)
     free(t->items[i].key);
   free(t->items);
-  bw__strmap_free(&t->index);
+  bwsc__strmap_free(&t->index);
 }
 
-void bw__write_summary(const bw__report *report, FILE *out) {
+void bwsc__write_summary(const bwsc__report *report, FILE *out) {
   tallies rules = {0}, dirs = {0}, callbacks = {0};
   for (size_t i = 0; i < report->findings->count; i++) {
-    const bw__finding *f = &report->findings->items[i];
+    const bwsc__finding *f = &report->findings->items[i];
     bump(&rules, f->rule->id);
-    char *dir = bw__xstrdup(bw__report_path(report, f->loc.file));
+    char *dir = bwsc__xstrdup(bwsc__report_path(report, f->loc.file));
     char *slash = strrchr(dir, '/');
     if (slash)
       *slash = '\0';
@@ -153,9 +154,9 @@ void bw__write_summary(const bw__report *report, FILE *out) {
       strcpy(dir, ".");
     bump(&dirs, dir);
     free(dir);
-    char *cb = bw__xasprintf("%s (%s:%u)", f->callback,
-                             bw__report_path(report, f->callback_loc.file),
-                             f->callback_loc.line);
+    char *cb = bwsc__xasprintf("%s (%s:%u)", f->callback,
+                               bwsc__report_path(report, f->callback_loc.file),
+                               f->callback_loc.line);
     bump(&callbacks, cb);
     free(cb);
   }

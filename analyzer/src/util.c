@@ -1,6 +1,6 @@
 /* util.c - checked allocation, growable arrays and the string map.
  *
- * Invariant of bw__strmap: load factor stays below 1/2, so probing always
+ * Invariant of bwsc__strmap: load factor stays below 1/2, so probing always
  * finds an empty slot.
  */
 #include "util.h"
@@ -15,59 +15,59 @@ static void out_of_memory(void) {
   exit(2);
 }
 
-void *bw__xmalloc(size_t size) {
+void *bwsc__xmalloc(size_t size) {
   void *ptr = malloc(size ? size : 1);
   if (!ptr)
     out_of_memory();
   return ptr;
 }
 
-void *bw__xcalloc(size_t count, size_t size) {
+void *bwsc__xcalloc(size_t count, size_t size) {
   void *ptr = calloc(count ? count : 1, size ? size : 1);
   if (!ptr)
     out_of_memory();
   return ptr;
 }
 
-void *bw__xrealloc(void *ptr, size_t size) {
+void *bwsc__xrealloc(void *ptr, size_t size) {
   void *grown = realloc(ptr, size ? size : 1);
   if (!grown)
     out_of_memory();
   return grown;
 }
 
-char *bw__xstrdup(const char *s) {
+char *bwsc__xstrdup(const char *s) {
   size_t len = strlen(s) + 1;
-  char *copy = bw__xmalloc(len);
+  char *copy = bwsc__xmalloc(len);
   memcpy(copy, s, len);
   return copy;
 }
 
-char *bw__xasprintf(const char *fmt, ...) {
+char *bwsc__xasprintf(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   int len = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
   if (len < 0)
     out_of_memory();
-  char *buf = bw__xmalloc((size_t)len + 1);
+  char *buf = bwsc__xmalloc((size_t)len + 1);
   va_start(ap, fmt);
   vsnprintf(buf, (size_t)len + 1, fmt, ap);
   va_end(ap);
   return buf;
 }
 
-void bw__grow(void **array, size_t *cap, size_t need, size_t elem) {
+void bwsc__grow(void **array, size_t *cap, size_t need, size_t elem) {
   if (need <= *cap)
     return;
   size_t next = *cap ? *cap * 2 : 8;
   while (next < need)
     next *= 2;
-  *array = bw__xrealloc(*array, next * elem);
+  *array = bwsc__xrealloc(*array, next * elem);
   *cap = next;
 }
 
-uint64_t bw__fnv1a(uint64_t hash, const char *s) {
+uint64_t bwsc__fnv1a(uint64_t hash, const char *s) {
   for (; *s; s++) {
     hash ^= (unsigned char)*s;
     hash *= UINT64_C(1099511628211);
@@ -78,15 +78,15 @@ uint64_t bw__fnv1a(uint64_t hash, const char *s) {
   return hash;
 }
 
-static size_t slot_of(const bw__strmap *map, const char *key) {
+static size_t slot_of(const bwsc__strmap *map, const char *key) {
   size_t mask = map->cap - 1;
-  size_t i = (size_t)bw__fnv1a(BW__FNV_INIT, key) & mask;
+  size_t i = (size_t)bwsc__fnv1a(BWSC__FNV_INIT, key) & mask;
   while (map->keys[i] && strcmp(map->keys[i], key) != 0)
     i = (i + 1) & mask;
   return i;
 }
 
-int bw__strmap_get(const bw__strmap *map, const char *key, size_t *value) {
+int bwsc__strmap_get(const bwsc__strmap *map, const char *key, size_t *value) {
   if (!map->cap)
     return 0;
   size_t i = slot_of(map, key);
@@ -97,17 +97,17 @@ int bw__strmap_get(const bw__strmap *map, const char *key, size_t *value) {
   return 1;
 }
 
-static void rehash(bw__strmap *map, size_t cap) {
-  bw__strmap bigger = {bw__xcalloc(cap, sizeof(char *)),
-                       bw__xcalloc(cap, sizeof(size_t)), cap, 0};
+static void rehash(bwsc__strmap *map, size_t cap) {
+  bwsc__strmap bigger = {bwsc__xcalloc(cap, sizeof(char *)),
+                         bwsc__xcalloc(cap, sizeof(size_t)), cap, 0};
   for (size_t i = 0; i < map->cap; i++)
     if (map->keys[i])
-      bw__strmap_put(&bigger, map->keys[i], map->values[i]);
-  bw__strmap_free(map);
+      bwsc__strmap_put(&bigger, map->keys[i], map->values[i]);
+  bwsc__strmap_free(map);
   *map = bigger;
 }
 
-void bw__strmap_put(bw__strmap *map, const char *key, size_t value) {
+void bwsc__strmap_put(bwsc__strmap *map, const char *key, size_t value) {
   if ((map->count + 1) * 2 > map->cap)
     rehash(map, map->cap ? map->cap * 2 : 64);
   size_t i = slot_of(map, key);
@@ -118,7 +118,7 @@ void bw__strmap_put(bw__strmap *map, const char *key, size_t value) {
   map->values[i] = value;
 }
 
-void bw__strmap_free(bw__strmap *map) {
+void bwsc__strmap_free(bwsc__strmap *map) {
   free(map->keys);
   free(map->values);
   map->keys = NULL;

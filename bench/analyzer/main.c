@@ -2,7 +2,7 @@
  * the translation units of a compilation database, with 1 and 2 jobs.
  *
  * Invariants: both tools get the same files with the same flags (the
- * database entries as blockscan reads them, through bw__compdb_load, plus
+ * database entries as blockscan reads them, through bwsc__compdb_load, plus
  * -w); every configuration runs `runs` times and the median wall time is
  * printed; the clang side runs N processes at once for -j N, the way a build
  * would. A third row parses the same TUs with libclang in-process and
@@ -73,16 +73,16 @@ static int reap(pid_t pid, int ok_status_max, double *cpu) {
 /* clang -fsyntax-only over every input, `jobs` processes at a time; with
  * `empty` set, the same number of processes each parse that empty file
  * without the entries' flags (start-up cost only). */
-static sample run_clang(const char *clang, const bw__inputs *inputs,
+static sample run_clang(const char *clang, const bwsc__inputs *inputs,
                         const char *empty, unsigned jobs, int *failures) {
   double cpu = 0;
   double start = now_s();
   size_t next = 0, running = 0;
-  pid_t *pids = bw__xcalloc(jobs, sizeof(pid_t));
+  pid_t *pids = bwsc__xcalloc(jobs, sizeof(pid_t));
   while (next < inputs->count || running) {
     while (running < jobs && next < inputs->count) {
-      const bw__tu_input *in = &inputs->items[next++];
-      char **argv = bw__xcalloc(in->nargs + 5, sizeof(char *));
+      const bwsc__tu_input *in = &inputs->items[next++];
+      char **argv = bwsc__xcalloc(in->nargs + 5, sizeof(char *));
       size_t n = 0;
       argv[n++] = (char *)clang;
       argv[n++] = "-fsyntax-only";
@@ -143,7 +143,7 @@ static sample run_blockscan(const char *blockscan, const char *build_dir,
 /* The floor under blockscan: libclang parsing the same TUs in-process with
  * the same flags and threads, extracting nothing. */
 typedef struct parse_job {
-  const bw__inputs *inputs;
+  const bwsc__inputs *inputs;
   atomic_size_t next;
   atomic_int failures;
 } parse_job;
@@ -155,8 +155,8 @@ static void *parse_only_worker(void *arg) {
     size_t i = atomic_fetch_add(&job->next, 1);
     if (i >= job->inputs->count)
       break;
-    const bw__tu_input *in = &job->inputs->items[i];
-    const char **args = bw__xcalloc(in->nargs + 4, sizeof(char *));
+    const bwsc__tu_input *in = &job->inputs->items[i];
+    const char **args = bwsc__xcalloc(in->nargs + 4, sizeof(char *));
     size_t n = 0;
     for (size_t a = 0; a < in->nargs; a++)
       args[n++] = in->args[a];
@@ -177,7 +177,7 @@ static void *parse_only_worker(void *arg) {
   return NULL;
 }
 
-static sample run_parse_only(const bw__inputs *inputs, unsigned jobs,
+static sample run_parse_only(const bwsc__inputs *inputs, unsigned jobs,
                              int *failures) {
   struct rusage before, after;
   getrusage(RUSAGE_SELF, &before);
@@ -205,7 +205,7 @@ static double median(double *values, size_t n) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
-static size_t count_lines(const bw__inputs *inputs) {
+static size_t count_lines(const bwsc__inputs *inputs) {
   size_t lines = 0;
   for (size_t i = 0; i < inputs->count; i++) {
     FILE *in = fopen(inputs->items[i].file, "r");
@@ -250,10 +250,10 @@ int main(int argc, char **argv) {
     usage();
     return 2;
   }
-  char *db = bw__xasprintf("%s/compile_commands.json", build_dir);
-  bw__inputs inputs = {0};
-  bw__errors errors = {0};
-  if (bw__compdb_load(db, &inputs, &errors) != 0) {
+  char *db = bwsc__xasprintf("%s/compile_commands.json", build_dir);
+  bwsc__inputs inputs = {0};
+  bwsc__errors errors = {0};
+  if (bwsc__compdb_load(db, &inputs, &errors) != 0) {
     fprintf(stderr, "bw_bench_analyzer: %s: %s\n", db, errors.items[0].message);
     return 2;
   }
@@ -265,12 +265,12 @@ int main(int argc, char **argv) {
     for (size_t j = 0; j < unique && !seen; j++)
       seen = strcmp(inputs.items[j].file, inputs.items[i].file) == 0;
     if (!seen) {
-      bw__tu_input tmp = inputs.items[unique];
+      bwsc__tu_input tmp = inputs.items[unique];
       inputs.items[unique++] = inputs.items[i];
       inputs.items[i] = tmp;
     }
   }
-  bw__inputs dupes = {inputs.items + unique, inputs.count - unique, 0};
+  bwsc__inputs dupes = {inputs.items + unique, inputs.count - unique, 0};
   inputs.count = unique;
 
   printf("corpus: %s/compile_commands.json: %zu translation units, %zu lines "
@@ -300,8 +300,8 @@ int main(int argc, char **argv) {
   double *walls[NTOOLS][2], *cpus[NTOOLS][2];
   for (int t = 0; t < NTOOLS; t++)
     for (int j = 0; j < 2; j++) {
-      walls[t][j] = bw__xcalloc((size_t)runs, sizeof(double));
-      cpus[t][j] = bw__xcalloc((size_t)runs, sizeof(double));
+      walls[t][j] = bwsc__xcalloc((size_t)runs, sizeof(double));
+      cpus[t][j] = bwsc__xcalloc((size_t)runs, sizeof(double));
     }
   for (int r = 0; r < runs; r++) {
     for (unsigned jobs = 1; jobs <= 2; jobs++) {
@@ -361,8 +361,8 @@ int main(int argc, char **argv) {
            failures[CLANG], failures[BLOCKSCAN], failures[PARSE_ONLY],
            failures[STARTUP]);
   inputs.count += dupes.count;
-  bw__inputs_free(&inputs);
-  bw__errors_free(&errors);
+  bwsc__inputs_free(&inputs);
+  bwsc__errors_free(&errors);
   /* Figures with a failed run in them are not figures of the corpus. */
   return failures[CLANG] || failures[BLOCKSCAN] || failures[PARSE_ONLY] ||
                  failures[STARTUP]

@@ -21,60 +21,61 @@
 
 /* ---- building facts ------------------------------------------------------ */
 
-static void func(bw__tu_facts *tu, const char *name, unsigned line, int def) {
-  bw__func_fact *f = BW__PUSH(tu->funcs, tu->nfuncs, tu->capfuncs);
-  f->usr = bw__xasprintf("c:@F@%s", name);
-  f->name = bw__xstrdup(name);
-  f->loc.file = bw__xstrdup("/src/t.c");
+static void func(bwsc__tu_facts *tu, const char *name, unsigned line, int def) {
+  bwsc__func_fact *f = BWSC__PUSH(tu->funcs, tu->nfuncs, tu->capfuncs);
+  f->usr = bwsc__xasprintf("c:@F@%s", name);
+  f->name = bwsc__xstrdup(name);
+  f->loc.file = bwsc__xstrdup("/src/t.c");
   f->loc.line = line;
   f->loc.col = 1;
   f->is_def = def;
 }
 
-static bw__value fn_value(const char *name) {
-  bw__value v = {BW__VAL_FUNC, bw__xasprintf("c:@F@%s", name),
-                 bw__xstrdup(name), 0};
+static bwsc__value fn_value(const char *name) {
+  bwsc__value v = {BWSC__VAL_FUNC, bwsc__xasprintf("c:@F@%s", name),
+                   bwsc__xstrdup(name), 0};
   return v;
 }
 
-static bw__value int_value(long long n) {
-  bw__value v = {BW__VAL_INT, NULL, NULL, n};
+static bwsc__value int_value(long long n) {
+  bwsc__value v = {BWSC__VAL_INT, NULL, NULL, n};
   return v;
 }
 
-static bw__value param_value(const char *function, int index) {
-  bw__value v = {BW__VAL_SLOT, bw__xasprintf("c:@F@%s#%d", function, index),
-                 bw__xstrdup("p"), 0};
+static bwsc__value param_value(const char *function, int index) {
+  bwsc__value v = {BWSC__VAL_SLOT,
+                   bwsc__xasprintf("c:@F@%s#%d", function, index),
+                   bwsc__xstrdup("p"), 0};
   return v;
 }
 
 /* A call from `caller` to `callee` at `line` with n argument values. */
-static void call(bw__tu_facts *tu, const char *caller, const char *callee,
+static void call(bwsc__tu_facts *tu, const char *caller, const char *callee,
                  unsigned line, size_t n, ...) {
-  bw__call_fact *c = BW__PUSH(tu->calls, tu->ncalls, tu->capcalls);
-  c->caller = bw__xasprintf("c:@F@%s", caller);
+  bwsc__call_fact *c = BWSC__PUSH(tu->calls, tu->ncalls, tu->capcalls);
+  c->caller = bwsc__xasprintf("c:@F@%s", caller);
   c->callee = fn_value(callee);
-  c->loc.file = bw__xstrdup("/src/t.c");
+  c->loc.file = bwsc__xstrdup("/src/t.c");
   c->loc.line = line;
   c->loc.col = 3;
   c->nargs = n;
-  c->args = bw__xcalloc(n + 1, sizeof(bw__value));
+  c->args = bwsc__xcalloc(n + 1, sizeof(bwsc__value));
   va_list ap;
   va_start(ap, n);
   for (size_t i = 0; i < n; i++)
-    c->args[i] = va_arg(ap, bw__value);
+    c->args[i] = va_arg(ap, bwsc__value);
   va_end(ap);
 }
 
 typedef struct fixture {
-  bw__tu_facts tu;
+  bwsc__tu_facts tu;
   bw_rules *rules;
-  bw__program prog;
-  bw__findings findings;
+  bwsc__program prog;
+  bwsc__findings findings;
 } fixture;
 
 static int setup(void **state) {
-  fixture *fx = bw__xcalloc(1, sizeof(fixture));
+  fixture *fx = bwsc__xcalloc(1, sizeof(fixture));
   fx->rules = bw_rules_create();
   assert_int_equal(bw_rules_load_default(fx->rules, NULL), 0);
   *state = fx;
@@ -83,18 +84,18 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   fixture *fx = *state;
-  bw__findings_free(&fx->findings);
-  bw__program_free(&fx->prog);
-  bw__facts_free(&fx->tu);
+  bwsc__findings_free(&fx->findings);
+  bwsc__program_free(&fx->prog);
+  bwsc__facts_free(&fx->tu);
   bw_rules_free(fx->rules);
   free(fx);
   return 0;
 }
 
 static void analyse(fixture *fx) {
-  bw__program_build(&fx->prog, &fx->tu, 1);
-  bw__analyze(&fx->prog, fx->rules, &fx->findings);
-  bw__findings_sort(&fx->findings);
+  bwsc__program_build(&fx->prog, &fx->tu, 1);
+  bwsc__analyze(&fx->prog, fx->rules, &fx->findings);
+  bwsc__findings_sort(&fx->findings);
 }
 
 /* ---- tests ----------------------------------------------------------------
@@ -113,7 +114,7 @@ static void test_wrapper_of_wrapper_names_the_outer_wrapper(void **state) {
   call(&fx->tu, "main", "outer_wrap", 13, 1, fn_value("cb"));
   analyse(fx);
   assert_int_equal(fx->findings.count, 1);
-  const bw__finding *f = &fx->findings.items[0];
+  const bwsc__finding *f = &fx->findings.items[0];
   assert_string_equal(f->callback, "cb");
   assert_string_equal(f->entry, "outer_wrap");
   assert_int_equal(f->submit_loc.line, 13);
@@ -178,8 +179,8 @@ static void test_fingerprint_ignores_lines(void **state) {
   assert_int_equal(fx->findings.count, 1);
   char first[17];
   memcpy(first, fx->findings.items[0].fingerprint, sizeof(first));
-  bw__findings_free(&fx->findings);
-  bw__program_free(&fx->prog);
+  bwsc__findings_free(&fx->findings);
+  bwsc__program_free(&fx->prog);
   for (size_t i = 0; i < fx->tu.ncalls; i++)
     fx->tu.calls[i].loc.line += 100;
   analyse(fx);

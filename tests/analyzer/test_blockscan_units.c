@@ -19,14 +19,14 @@
 #include <string.h>
 #include <unistd.h>
 
-static void scan_text(bw__tu_facts *facts, const char *text) {
+static void scan_text(bwsc__tu_facts *facts, const char *text) {
   memset(facts, 0, sizeof(*facts));
-  bw__facts_scan_suppressions(facts, "f.c", text, strlen(text));
+  bwsc__facts_scan_suppressions(facts, "f.c", text, strlen(text));
 }
 
 static void test_suppressions_are_found_with_their_rule_and_line(void **s) {
   (void)s;
-  bw__tu_facts facts;
+  bwsc__tu_facts facts;
   scan_text(&facts, "int a;\n"
                     "sleep(1); // blockscan-ignore\n"
                     "// blockscan-ignore(blocking-sleep)\n"
@@ -44,25 +44,25 @@ static void test_suppressions_are_found_with_their_rule_and_line(void **s) {
   assert_null(facts.suppress[3].rule);
   assert_int_equal(facts.suppress[4].line, 6);
   assert_string_equal(facts.suppress[4].rule, "blocking-io");
-  bw__facts_free(&facts);
+  bwsc__facts_free(&facts);
 }
 
 static void test_lookalike_comments_are_not_suppressions(void **s) {
   (void)s;
-  bw__tu_facts facts;
+  bwsc__tu_facts facts;
   scan_text(&facts, "// blockscan-ignored\n"
                     "// NOLINT(other-check)\n"
                     "// NOLINT(blockscan-sleep\n"
                     ")\n"
                     "// NOLINT(blockscanner)\n");
   assert_int_equal(facts.nsuppress, 0);
-  bw__facts_free(&facts);
+  bwsc__facts_free(&facts);
 }
 
 static void test_split_command_honours_quotes_and_escapes(void **s) {
   (void)s;
   size_t n = 0;
-  char **words = bw__split_command(
+  char **words = bwsc__split_command(
       "cc  -DNAME=\"a b\" -I'dir with space' a\\ b.c\t-c", &n);
   assert_int_equal(n, 5);
   assert_string_equal(words[0], "cc");
@@ -81,19 +81,19 @@ static void test_options_parse_every_form(void **s) {
       "blockscan", "-pbuild",  "--rules=a.rules", "--rules",   "b.rules",
       "-j3",       "--format", "sarif",           "--summary", "src",
       "--",        "-DX",      "-Iinc",           NULL};
-  bw__options opts;
-  assert_int_equal(bw__options_parse(&opts, 13, argv), 0);
+  bwsc__options opts;
+  assert_int_equal(bwsc__options_parse(&opts, 13, argv), 0);
   assert_string_equal(opts.build_dir, "build");
   assert_int_equal(opts.nrules, 2);
   assert_string_equal(opts.rules[1], "b.rules");
   assert_int_equal(opts.jobs, 3);
-  assert_int_equal(opts.format, BW__FORMAT_SARIF);
+  assert_int_equal(opts.format, BWSC__FORMAT_SARIF);
   assert_true(opts.summary);
   assert_int_equal(opts.npaths, 1);
   assert_true(opts.have_extra);
   assert_int_equal(opts.nextra, 2);
   assert_string_equal(opts.extra[1], "-Iinc");
-  bw__options_free(&opts);
+  bwsc__options_free(&opts);
 }
 
 static void test_options_reject_bad_values(void **s) {
@@ -102,32 +102,32 @@ static void test_options_reject_bad_values(void **s) {
   char *format[] = {"blockscan", "--format", "xml", NULL};
   char *missing[] = {"blockscan", "--output", NULL};
   char *prefix[] = {"blockscan", "--rulesx", NULL};
-  bw__options opts;
-  assert_int_equal(bw__options_parse(&opts, 3, jobs), -1);
-  bw__options_free(&opts);
-  assert_int_equal(bw__options_parse(&opts, 3, format), -1);
-  bw__options_free(&opts);
-  assert_int_equal(bw__options_parse(&opts, 2, missing), -1);
-  bw__options_free(&opts);
-  assert_int_equal(bw__options_parse(&opts, 2, prefix), -1);
-  bw__options_free(&opts);
+  bwsc__options opts;
+  assert_int_equal(bwsc__options_parse(&opts, 3, jobs), -1);
+  bwsc__options_free(&opts);
+  assert_int_equal(bwsc__options_parse(&opts, 3, format), -1);
+  bwsc__options_free(&opts);
+  assert_int_equal(bwsc__options_parse(&opts, 2, missing), -1);
+  bwsc__options_free(&opts);
+  assert_int_equal(bwsc__options_parse(&opts, 2, prefix), -1);
+  bwsc__options_free(&opts);
 }
 
 static void test_strmap_keeps_many_keys(void **s) {
   (void)s;
-  bw__strmap map = {0};
+  bwsc__strmap map = {0};
   char keys[500][16];
   for (size_t i = 0; i < 500; i++) {
     snprintf(keys[i], sizeof(keys[i]), "k%zu", i);
-    bw__strmap_put(&map, keys[i], i);
+    bwsc__strmap_put(&map, keys[i], i);
   }
   for (size_t i = 0; i < 500; i++) {
     size_t value = 0;
-    assert_true(bw__strmap_get(&map, keys[i], &value));
+    assert_true(bwsc__strmap_get(&map, keys[i], &value));
     assert_int_equal(value, i);
   }
-  assert_false(bw__strmap_get(&map, "k500", NULL));
-  bw__strmap_free(&map);
+  assert_false(bwsc__strmap_get(&map, "k500", NULL));
+  bwsc__strmap_free(&map);
 }
 
 static void test_compdb_drops_output_and_compiler_arguments(void **s) {
@@ -141,9 +141,9 @@ static void test_compdb_drops_output_and_compiler_arguments(void **s) {
       "\"a.d\", \"-Iinc\", \"-isystem\", \"../sys\", \"-I/abs\"]}]";
   assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
   close(fd);
-  bw__inputs inputs = {0};
-  bw__errors errors = {0};
-  assert_int_equal(bw__compdb_load(path, &inputs, &errors), 0);
+  bwsc__inputs inputs = {0};
+  bwsc__errors errors = {0};
+  assert_int_equal(bwsc__compdb_load(path, &inputs, &errors), 0);
   assert_int_equal(inputs.count, 1);
   assert_string_equal(inputs.items[0].file, "/src/a.c");
   assert_string_equal(inputs.items[0].directory, "/src");
@@ -154,8 +154,8 @@ static void test_compdb_drops_output_and_compiler_arguments(void **s) {
   assert_string_equal(inputs.items[0].args[2], "-isystem");
   assert_string_equal(inputs.items[0].args[3], "/sys");
   assert_string_equal(inputs.items[0].args[4], "-I/abs");
-  bw__inputs_free(&inputs);
-  bw__errors_free(&errors);
+  bwsc__inputs_free(&inputs);
+  bwsc__errors_free(&errors);
   unlink(path);
 }
 
@@ -167,17 +167,17 @@ static void test_compdb_errors_name_the_file(void **s) {
   const char *json = "{\"not\": \"an array\"}";
   assert_int_equal(write(fd, json, strlen(json)), (ssize_t)strlen(json));
   close(fd);
-  bw__inputs inputs = {0};
-  bw__errors errors = {0};
-  assert_int_equal(bw__compdb_load(path, &inputs, &errors), -1);
+  bwsc__inputs inputs = {0};
+  bwsc__errors errors = {0};
+  assert_int_equal(bwsc__compdb_load(path, &inputs, &errors), -1);
   assert_int_equal(errors.count, 1);
   assert_string_equal(errors.items[0].file, path);
   assert_non_null(strstr(errors.items[0].message, "not an array"));
-  bw__errors_free(&errors);
-  assert_int_equal(bw__compdb_load("/no/such/db.json", &inputs, &errors), -1);
+  bwsc__errors_free(&errors);
+  assert_int_equal(bwsc__compdb_load("/no/such/db.json", &inputs, &errors), -1);
   assert_non_null(strstr(errors.items[0].message, "cannot read"));
-  bw__inputs_free(&inputs);
-  bw__errors_free(&errors);
+  bwsc__inputs_free(&inputs);
+  bwsc__errors_free(&errors);
   unlink(path);
 }
 
