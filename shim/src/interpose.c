@@ -3,7 +3,7 @@
  *
  * Invariants:
  *  - One typed static pointer real_<fn> per wrapped function, resolved in
- *    one place (bw__resolve_all, from the constructor) with
+ *    one place (bwsh__resolve_all, from the constructor) with
  *    dlsym(RTLD_NEXT). A call that arrives before that (another library's
  *    constructor) resolves its own pointer lazily; a call that arrives
  *    while this thread is inside dlsym (dlsym may call calloc, and a
@@ -12,7 +12,7 @@
  *  - A wrapper goes straight to the real function, with nothing else done,
  *    when: the shim is not active yet (before the constructor, or in a
  *    process whose options said so), this thread is inside the shim
- *    (bw__self.depth), the function is not counted (rules/options), or the
+ *    (bwsh__self.depth), the function is not counted (rules/options), or the
  *    call cannot block: the table's gate (O_NONBLOCK, WNOHANG, zero
  *    timeout) or an "unless" condition of the function's rule.
  *  - The return value is the real one, unchanged, and so is errno.
@@ -71,21 +71,21 @@ static inline int ts_waits(const struct timespec *ts) {
 }
 
 static inline int sock_blocks(int fd, int flags) {
-  return !(flags & MSG_DONTWAIT) && bw__fd_blocking(fd);
+  return !(flags & MSG_DONTWAIT) && bwsh__fd_blocking(fd);
 }
 
 static inline int file_blocks(FILE *fp) {
-  return fp && bw__fd_blocking(fileno_unlocked(fp));
+  return fp && bwsh__fd_blocking(fileno_unlocked(fp));
 }
 
 static inline void forget_file(FILE *fp) {
   if (fp)
-    bw__fd_forget(fileno_unlocked(fp));
+    bwsh__fd_forget(fileno_unlocked(fp));
 }
 
 static inline void forget_dir(DIR *d) {
   if (d)
-    bw__fd_forget(dirfd(d));
+    bwsh__fd_forget(dirfd(d));
 }
 
 /* close_range: forget what it closed (CLOSE_RANGE_CLOEXEC closes nothing). */
@@ -94,28 +94,28 @@ static inline void forget_range(int r, unsigned first, unsigned last,
   if (r != 0 || (flags & CLOSE_RANGE_CLOEXEC))
     return;
   for (unsigned fd = first; fd <= last && fd < 65536u; fd++)
-    bw__fd_forget((int)fd);
+    bwsh__fd_forget((int)fd);
 }
 
 static inline void forget_pair(int r, const int fds[2]) {
   if (r == 0) {
-    bw__fd_forget(fds[0]);
-    bw__fd_forget(fds[1]);
+    bwsh__fd_forget(fds[0]);
+    bwsh__fd_forget(fds[1]);
   }
 }
 
 /* ---- resolution ---------------------------------------------------------- */
 
-static BW__TLS __thread int resolving;
+static BWSH__TLS __thread int resolving;
 
 /* dlsym / dlvsym with the re-entrancy guard described above. */
 static void *lookup(const char *name, const char *version) {
   if (resolving)
     return NULL;
   resolving = 1;
-  bw__self.depth++;
+  bwsh__self.depth++;
   void *p = version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
-  bw__self.depth--;
+  bwsh__self.depth--;
   resolving = 0;
   return p;
 }
@@ -123,9 +123,9 @@ static void *lookup(const char *name, const char *version) {
 /* A wrapped function whose real one cannot be found: loud, never NULL. */
 static long missing(const char *name) {
   static const char msg[] = "blockwatch: ERROR: real function not found: ";
-  bw__write_all(2, msg, sizeof msg - 1);
-  bw__write_all(2, name, strlen(name));
-  bw__write_all(2, "\n", 1);
+  bwsh__write_all(2, msg, sizeof msg - 1);
+  bwsh__write_all(2, name, strlen(name));
+  bwsh__write_all(2, "\n", 1);
   errno = ENOSYS;
   return -1;
 }
@@ -159,16 +159,16 @@ static long missing(const char *name) {
 #define CALLER __builtin_return_address(0)
 
 /* A counted call on a thread known not to be a worker takes the short way
- * (bw__count_other_call: +3-8 ns against +14-22 through begin/end). The
+ * (bwsh__count_other_call: +3-8 ns against +14-22 through begin/end). The
  * "unlikely" is a code-layout hint, not a guess about programs: it moves
  * that path out of the worker path's cache line. Laid out the other way
  * (same instructions) a counted call on a worker cost ~20 ns more on the
  * development VM's AMD EPYC, measured interleaved; with it, no change. */
-#define OTHER_THREAD() __builtin_expect(bw__self.kind == BW_THREAD_OTHER, 0)
+#define OTHER_THREAD() __builtin_expect(bwsh__self.kind == BW_THREAD_OTHER, 0)
 
 static inline int passthrough(int fn) {
-  return !atomic_load_explicit(&bw__active, memory_order_relaxed) ||
-         bw__self.depth || !bw__fn_enabled[fn];
+  return !atomic_load_explicit(&bwsh__active, memory_order_relaxed) ||
+         bwsh__self.depth || !bwsh__fn_enabled[fn];
 }
 
 /* ---- the rules' "unless" conditions -------------------------------------- */
@@ -234,9 +234,9 @@ static int cond_holds(const bw_rule_cond *c, const uint64_t *av, size_t n) {
   case BW_COND_NOT_NULL:
     return v != 0;
   case BW_COND_NONBLOCKING_FD:
-    return !bw__fd_blocking((int)v);
+    return !bwsh__fd_blocking((int)v);
   case BW_COND_NONBLOCKING_FILE:
-    return v && !bw__fd_blocking(fileno_unlocked((FILE *)(uintptr_t)v));
+    return v && !bwsh__fd_blocking(fileno_unlocked((FILE *)(uintptr_t)v));
   case BW_COND_ZERO_TIMEOUT: {
     /* struct timespec and struct timeval: two longs, both zero. */
     const long *t = (const long *)(uintptr_t)v;
@@ -297,12 +297,12 @@ BW_SHIM_FUNCS(REAL_FUNC)
     errno = saved;                                                             \
     if (!may_block)                                                            \
       return fn args;                                                          \
-    if (OTHER_THREAD() && bw__count_other_call())                              \
+    if (OTHER_THREAD() && bwsh__count_other_call())                            \
       return fn args;                                                          \
-    bw__call call;                                                             \
-    bw__call_begin(&call, BW_FN_##name, CALLER);                               \
+    bwsh__call call;                                                           \
+    bwsh__call_begin(&call, BW_FN_##name, CALLER);                             \
     ret r = fn args;                                                           \
-    bw__call_end(&call);                                                       \
+    bwsh__call_end(&call);                                                     \
     return r;                                                                  \
   }
 BW_SHIM_FUNCS(WRAP_FUNC)
@@ -326,12 +326,12 @@ BW_SHIM_TRYLOCKS(REAL_TRY)
     int r = try_fn(lk);                                                        \
     if (r != EBUSY)                                                            \
       return r; /* taken at once (or an error the lock would give too) */      \
-    if (OTHER_THREAD() && bw__count_other_call())                              \
+    if (OTHER_THREAD() && bwsh__count_other_call())                            \
       return fn(lk BW_EXPAND xargs);                                           \
-    bw__call call;                                                             \
-    bw__call_begin(&call, BW_FN_##name, CALLER);                               \
+    bwsh__call call;                                                           \
+    bwsh__call_begin(&call, BW_FN_##name, CALLER);                             \
     r = fn(lk BW_EXPAND xargs);                                                \
-    bw__call_end(&call);                                                       \
+    bwsh__call_end(&call);                                                     \
     return r;                                                                  \
   }
 BW_SHIM_LOCKS(WRAP_LOCK)
@@ -370,9 +370,9 @@ static int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd, long arg) {
   int r = fn(fd, cmd, arg);
   int saved = errno;
   if (cmd == F_SETFL)
-    bw__fd_forget(fd);
+    bwsh__fd_forget(fd);
   else if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)
-    bw__fd_forget(r);
+    bwsh__fd_forget(r);
   errno = saved;
   return r;
 }
@@ -403,7 +403,7 @@ EXPORT int ioctl(int fd, unsigned long req, ...) {
     return FAIL_VALUE(int, ioctl);
   int r = fn(fd, req, arg);
   if (req == FIONBIO)
-    bw__fd_forget(fd);
+    bwsh__fd_forget(fd);
   return r;
 }
 
@@ -420,7 +420,7 @@ EXPORT int ioctl(int fd, unsigned long req, ...) {
     if (!fn)                                                                   \
       return FAIL_VALUE(int, name);                                            \
     int r = fn call;                                                           \
-    bw__fd_forget(r);                                                          \
+    bwsh__fd_forget(r);                                                        \
     return r;                                                                  \
   }
 WRAP_OPEN(open, (const char *path, int flags, ...), (const char *, int, ...),
@@ -447,10 +447,10 @@ EXPORT void sync(void) {
     fn();
     return;
   }
-  bw__call call;
-  bw__call_begin(&call, BW_FN_sync, CALLER);
+  bwsh__call call;
+  bwsh__call_begin(&call, BW_FN_sync, CALLER);
   fn();
-  bw__call_end(&call);
+  bwsh__call_end(&call);
 }
 
 #define COND_WAIT_ARGS (pthread_cond_t *, pthread_mutex_t *)
@@ -464,10 +464,10 @@ static int cond_wait_via(int (*fn)(pthread_cond_t *, pthread_mutex_t *),
     return FAIL_VALUE(int, pthread_cond_wait);
   if (passthrough(BW_FN_pthread_cond_wait))
     return fn(c, m);
-  bw__call call;
-  bw__call_begin(&call, BW_FN_pthread_cond_wait, caller);
+  bwsh__call call;
+  bwsh__call_begin(&call, BW_FN_pthread_cond_wait, caller);
   int r = fn(c, m);
-  bw__call_end(&call);
+  bwsh__call_end(&call);
   return r;
 }
 
@@ -479,10 +479,10 @@ static int cond_timedwait_via(int (*fn)(pthread_cond_t *, pthread_mutex_t *,
     return FAIL_VALUE(int, pthread_cond_timedwait);
   if (passthrough(BW_FN_pthread_cond_timedwait))
     return fn(c, m, ts);
-  bw__call call;
-  bw__call_begin(&call, BW_FN_pthread_cond_timedwait, caller);
+  bwsh__call call;
+  bwsh__call_begin(&call, BW_FN_pthread_cond_timedwait, caller);
   int r = fn(c, m, ts);
-  bw__call_end(&call);
+  bwsh__call_end(&call);
   return r;
 }
 
@@ -513,16 +513,16 @@ static int (*resolve_timed(const char *ver))(pthread_cond_t *,
   return fn;
 }
 
-EXPORT int bw__cond_wait_new(pthread_cond_t *c, pthread_mutex_t *m);
-EXPORT int bw__cond_wait_old(pthread_cond_t *c, pthread_mutex_t *m);
-EXPORT int bw__cond_timedwait_new(pthread_cond_t *c, pthread_mutex_t *m,
-                                  const struct timespec *ts);
-EXPORT int bw__cond_timedwait_old(pthread_cond_t *c, pthread_mutex_t *m,
-                                  const struct timespec *ts);
-__asm__(".symver bw__cond_wait_new, pthread_cond_wait@@" COND_NEW);
-__asm__(".symver bw__cond_wait_old, pthread_cond_wait@" COND_OLD);
-__asm__(".symver bw__cond_timedwait_new, pthread_cond_timedwait@@" COND_NEW);
-__asm__(".symver bw__cond_timedwait_old, pthread_cond_timedwait@" COND_OLD);
+EXPORT int bwsh__cond_wait_new(pthread_cond_t *c, pthread_mutex_t *m);
+EXPORT int bwsh__cond_wait_old(pthread_cond_t *c, pthread_mutex_t *m);
+EXPORT int bwsh__cond_timedwait_new(pthread_cond_t *c, pthread_mutex_t *m,
+                                    const struct timespec *ts);
+EXPORT int bwsh__cond_timedwait_old(pthread_cond_t *c, pthread_mutex_t *m,
+                                    const struct timespec *ts);
+__asm__(".symver bwsh__cond_wait_new, pthread_cond_wait@@" COND_NEW);
+__asm__(".symver bwsh__cond_wait_old, pthread_cond_wait@" COND_OLD);
+__asm__(".symver bwsh__cond_timedwait_new, pthread_cond_timedwait@@" COND_NEW);
+__asm__(".symver bwsh__cond_timedwait_old, pthread_cond_timedwait@" COND_OLD);
 
 static void resolve_conds(void) {
   if (!real_cond_wait_new)
@@ -559,18 +559,18 @@ static int (*timed_fn(int old))(pthread_cond_t *, pthread_mutex_t *,
   return fn;
 }
 
-int bw__cond_wait_new(pthread_cond_t *c, pthread_mutex_t *m) {
+int bwsh__cond_wait_new(pthread_cond_t *c, pthread_mutex_t *m) {
   return cond_wait_via(cond_fn(0), c, m, CALLER);
 }
-int bw__cond_wait_old(pthread_cond_t *c, pthread_mutex_t *m) {
+int bwsh__cond_wait_old(pthread_cond_t *c, pthread_mutex_t *m) {
   return cond_wait_via(cond_fn(1), c, m, CALLER);
 }
-int bw__cond_timedwait_new(pthread_cond_t *c, pthread_mutex_t *m,
-                           const struct timespec *ts) {
+int bwsh__cond_timedwait_new(pthread_cond_t *c, pthread_mutex_t *m,
+                             const struct timespec *ts) {
   return cond_timedwait_via(timed_fn(0), c, m, ts, CALLER);
 }
-int bw__cond_timedwait_old(pthread_cond_t *c, pthread_mutex_t *m,
-                           const struct timespec *ts) {
+int bwsh__cond_timedwait_old(pthread_cond_t *c, pthread_mutex_t *m,
+                             const struct timespec *ts) {
   return cond_timedwait_via(timed_fn(1), c, m, ts, CALLER);
 }
 #else
@@ -605,7 +605,7 @@ __attribute__((noreturn)) static void exit_through(void (*fn)(int),
   __builtin_unreachable();
 }
 
-void bw__real_exit_now(int status) {
+void bwsh__real_exit_now(int status) {
   exit_through(get__exit(), status);
 }
 
@@ -613,11 +613,11 @@ void bw__real_exit_now(int status) {
 static int report_before_exit(int status) {
   /* A vfork child shares our memory: its _exit must not write (and so use
    * up) the parent's report. */
-  if (atomic_load_explicit(&bw__active, memory_order_relaxed) &&
-      bw__is_own_process()) {
-    bw__report_final(BW_WHY_EXIT);
-    if (bw__opt.fail == BW_FAIL_REPORT && status == 0 && bw__has_findings())
-      status = bw__opt.exitcode;
+  if (atomic_load_explicit(&bwsh__active, memory_order_relaxed) &&
+      bwsh__is_own_process()) {
+    bwsh__report_final(BW_WHY_EXIT);
+    if (bwsh__opt.fail == BW_FAIL_REPORT && status == 0 && bwsh__has_findings())
+      status = bwsh__opt.exitcode;
   }
   return status;
 }
@@ -637,8 +637,8 @@ DEFINE_REAL(int, pthread_create,
             NULL)
 DEFINE_REAL(int, pthread_setname_np, (pthread_t, const char *), NULL)
 
-void bw__thread_is_option_worker(void); /* state.c */
-void bw__reclassify_all(void);
+void bwsh__thread_is_option_worker(void); /* state.c */
+void bwsh__reclassify_all(void);
 
 typedef struct trampoline {
   void *(*start)(void *);
@@ -648,7 +648,7 @@ typedef struct trampoline {
 static void *start_as_worker(void *p) {
   trampoline t = *(trampoline *)p;
   free(p);
-  bw__thread_is_option_worker();
+  bwsh__thread_is_option_worker();
   return t.start(t.arg);
 }
 
@@ -664,9 +664,9 @@ static int is_worker_start(void *(*start)(void *)) {
   for (int i = 0; i < 16; i++)
     if (atomic_load(&cache[i].addr) == addr)
       return atomic_load(&cache[i].match);
-  bw__sym sym;
-  bw__symbolize((char *)addr + 1, &sym, 0); /* +1: it wants a return pc */
-  int match = strcmp(sym.function, bw__opt.worker_start) == 0;
+  bwsh__sym sym;
+  bwsh__symbolize((char *)addr + 1, &sym, 0); /* +1: it wants a return pc */
+  int match = strcmp(sym.function, bwsh__opt.worker_start) == 0;
   static atomic_uint next;
   unsigned k = atomic_fetch_add(&next, 1) % 16;
   atomic_store(&cache[k].match, match);
@@ -680,13 +680,13 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
       get_pthread_create();
   if (!fn)
     return EAGAIN;
-  if (!atomic_load_explicit(&bw__active, memory_order_relaxed) ||
-      bw__self.depth || !bw__opt.worker_start[0])
+  if (!atomic_load_explicit(&bwsh__active, memory_order_relaxed) ||
+      bwsh__self.depth || !bwsh__opt.worker_start[0])
     return fn(th, attr, start, arg);
-  bw__self.depth++;
+  bwsh__self.depth++;
   int match = is_worker_start(start);
   trampoline *t = match ? malloc(sizeof *t) : NULL;
-  bw__self.depth--;
+  bwsh__self.depth--;
   if (!t)
     return fn(th, attr, start, arg);
   t->start = start;
@@ -702,8 +702,8 @@ EXPORT int pthread_setname_np(pthread_t th, const char *name) {
   if (!fn)
     return ENOSYS;
   int r = fn(th, name);
-  if (r == 0 && bw__opt.worker_name[0])
-    bw__reclassify_all();
+  if (r == 0 && bwsh__opt.worker_name[0])
+    bwsh__reclassify_all();
   return r;
 }
 
@@ -727,9 +727,9 @@ static const bw_rule_category fn_categories[BW_FN_COUNT] = {
 #undef CAT_LOCK
 };
 
-unsigned char bw__fn_enabled[BW_FN_COUNT];
+unsigned char bwsh__fn_enabled[BW_FN_COUNT];
 
-const char *bw__fn_name(int fn) {
+const char *bwsh__fn_name(int fn) {
   return fn >= 0 && fn < BW_FN_COUNT ? fn_names[fn] : "?";
 }
 
@@ -739,14 +739,14 @@ const char *bw__fn_name(int fn) {
 static void log_enabled(void) {
   char on[2048] = "", off[2048] = "";
   for (int i = 0; i < BW_FN_COUNT; i++) {
-    char *list = bw__fn_enabled[i] ? on : off;
+    char *list = bwsh__fn_enabled[i] ? on : off;
     if (i > 0 && strcmp(fn_names[i], fn_names[i - 1]) == 0)
       continue; /* a __*_chk form next to its plain one */
     size_t len = strlen(list);
     snprintf(list + len, sizeof on - len, " %s", fn_names[i]);
   }
-  bw__log("counting:%s", on);
-  bw__log("not counting:%s", off);
+  bwsh__log("counting:%s", on);
+  bwsh__log("not counting:%s", off);
 }
 
 static const char *const fn_symbols[BW_FN_COUNT] = {
@@ -758,14 +758,15 @@ static const char *const fn_symbols[BW_FN_COUNT] = {
 #undef SYM_LOCK
 };
 
-void bw__fn_enable_init(void) {
+void bwsh__fn_enable_init(void) {
   for (int i = 0; i < BW_FN_COUNT; i++) {
     /* Counted or not: the rule of the name the report uses. Which calls
      * cannot block: the rule of the symbol itself (fn_rule). */
     const bw_blocking_rule *rule =
-        bw__rules ? bw_rules_lookup_blocking(bw__rules, fn_names[i]) : NULL;
-    fn_rule[i] =
-        bw__rules ? bw_rules_lookup_blocking(bw__rules, fn_symbols[i]) : NULL;
+        bwsh__rules ? bw_rules_lookup_blocking(bwsh__rules, fn_names[i]) : NULL;
+    fn_rule[i] = bwsh__rules
+                     ? bw_rules_lookup_blocking(bwsh__rules, fn_symbols[i])
+                     : NULL;
     /* A fortified form missing from chk_extra keeps its gate rather than
      * read a rule at the wrong positions. */
     size_t len = strlen(fn_symbols[i]);
@@ -776,19 +777,20 @@ void bw__fn_enable_init(void) {
     if (fn_rule_plain[i])
       fn_rule[i] = rule;
     if (rule)
-      bw__fn_enabled[i] = (unsigned char)bw_rules_is_active(bw__rules, rule);
-    else if (bw__rules)
-      bw__fn_enabled[i] =
-          (unsigned char)bw_rules_category_enabled(bw__rules, fn_categories[i]);
+      bwsh__fn_enabled[i] =
+          (unsigned char)bw_rules_is_active(bwsh__rules, rule);
+    else if (bwsh__rules)
+      bwsh__fn_enabled[i] = (unsigned char)bw_rules_category_enabled(
+          bwsh__rules, fn_categories[i]);
     else
-      bw__fn_enabled[i] =
-          fn_categories[i] != BW_CATEGORY_LOCK || bw__opt.lock ? 1 : 0;
+      bwsh__fn_enabled[i] =
+          fn_categories[i] != BW_CATEGORY_LOCK || bwsh__opt.lock ? 1 : 0;
   }
-  if (bw__opt.verbosity >= 2)
+  if (bwsh__opt.verbosity >= 2)
     log_enabled();
 }
 
-void bw__resolve_all(void) {
+void bwsh__resolve_all(void) {
 #define RESOLVE_FUNC(ret, name, canon, params, args, cat, gate)                \
   resolve_##name();
 #define RESOLVE_LOCK(name, type, trylock, cat, xp, xa) resolve_##name();
@@ -819,22 +821,22 @@ void bw__resolve_all(void) {
 
 /* ---- real functions the shim itself uses --------------------------------- */
 
-long bw__real_write(int fd, const void *p, size_t n) {
+long bwsh__real_write(int fd, const void *p, size_t n) {
   ssize_t (*fn)(int, const void *, size_t) = get_write();
   if (!fn)
     return syscall(SYS_write, fd, p, n);
   return fn(fd, p, n);
 }
 
-int bw__real_close(int fd) {
+int bwsh__real_close(int fd) {
   int (*fn)(int) = get_close();
   if (!fn)
     return (int)syscall(SYS_close, fd);
-  bw__fd_forget(fd);
+  bwsh__fd_forget(fd);
   return fn(fd);
 }
 
-int bw__real_fcntl(int fd, int cmd, long arg) {
+int bwsh__real_fcntl(int fd, int cmd, long arg) {
   int (*fn)(int, int, ...) = get_fcntl();
   if (!fn)
     return (int)syscall(SYS_fcntl, fd, cmd, arg);

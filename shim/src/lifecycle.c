@@ -4,9 +4,9 @@
  * Invariants:
  *  - The constructor does every step that may allocate or take a loader
  *    lock (options, rules, dlsym of all real functions, priming backtrace,
- *    mapping the trace buffer) before bw__active is set; until then every
+ *    mapping the trace buffer) before bwsh__active is set; until then every
  *    wrapper goes straight to the real function.
- *  - The final report is written once, from bw__report_final, by whichever
+ *  - The final report is written once, from bwsh__report_final, by whichever
  *    of these comes first: the destructor (exit() or return from main),
  *    _exit/_Exit (interpose.c), a fatal signal, fail=1.
  *  - Signal handlers are installed only where the program left the default
@@ -28,14 +28,14 @@
 #include <string.h>
 #include <unistd.h>
 
-const bw_rules *bw__rules;
+const bw_rules *bwsh__rules;
 
-void bw__report_mark_fork_child(void); /* report.c */
-void bw__report_set_in_signal(int on);
+void bwsh__report_mark_fork_child(void); /* report.c */
+void bwsh__report_set_in_signal(int on);
 
 static void rules_error(void *ctx, const bw_rules_error *err) {
   (void)ctx;
-  bw__log("warning: rules: %s", err->formatted);
+  bwsh__log("warning: rules: %s", err->formatted);
 }
 
 /* Loads the embedded libc and blockwatch packs (unless default_rules=0:
@@ -48,32 +48,33 @@ static void load_rules(void) {
     return;
   bw_rules_set_error_callback(rs, rules_error, NULL);
   int rc = 0;
-  if (bw__opt.default_rules) {
+  if (bwsh__opt.default_rules) {
     rc = bw_rules_load_default(rs, "libc");
     if (rc == 0)
       rc = bw_rules_load_default(rs, "blockwatch");
   }
-  if (rc != 0 && bw__opt.verbosity >= 2)
-    bw__log("embedded rules not loaded (error %d); using built-in ones", rc);
-  if (bw__opt.rules_path[0] && bw_rules_load_file(rs, bw__opt.rules_path) != 0)
-    bw__log("warning: rules=%s could not be loaded", bw__opt.rules_path);
-  if (bw__opt.categories[0]) {
+  if (rc != 0 && bwsh__opt.verbosity >= 2)
+    bwsh__log("embedded rules not loaded (error %d); using built-in ones", rc);
+  if (bwsh__opt.rules_path[0] &&
+      bw_rules_load_file(rs, bwsh__opt.rules_path) != 0)
+    bwsh__log("warning: rules=%s could not be loaded", bwsh__opt.rules_path);
+  if (bwsh__opt.categories[0]) {
     for (int c = 0; c < BW_CATEGORY_COUNT; c++)
       bw_rules_set_category(rs, (bw_rule_category)c, 0);
-    char list[sizeof bw__opt.categories];
-    memcpy(list, bw__opt.categories, sizeof list);
+    char list[sizeof bwsh__opt.categories];
+    memcpy(list, bwsh__opt.categories, sizeof list);
     for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
       bw_rule_category cat;
       if (bw_rule_category_parse(tok, &cat) == 0)
         bw_rules_set_category(rs, cat, 1);
       else
-        bw__log("warning: BLOCKWATCH_OPTIONS: unknown category '%s'", tok);
+        bwsh__log("warning: BLOCKWATCH_OPTIONS: unknown category '%s'", tok);
     }
   }
-  if (bw__opt.lock)
+  if (bwsh__opt.lock)
     bw_rules_set_category(rs, BW_CATEGORY_LOCK, 1);
-  bw__rules = rs;
+  bwsh__rules = rs;
 }
 
 /* ---- signals ------------------------------------------------------------- */
@@ -81,18 +82,18 @@ static void load_rules(void) {
 static void on_report_signal(int sig) {
   (void)sig;
   int saved = errno;
-  if (!bw__is_own_process())
+  if (!bwsh__is_own_process())
     return;
-  bw__report_set_in_signal(1);
-  bw__report_write(BW_WHY_INTERIM);
-  bw__report_set_in_signal(0);
+  bwsh__report_set_in_signal(1);
+  bwsh__report_write(BW_WHY_INTERIM);
+  bwsh__report_set_in_signal(0);
   errno = saved;
 }
 
 static void on_fatal_signal(int sig) {
-  bw__report_set_in_signal(1);
-  if (bw__is_own_process())
-    bw__report_final(BW_WHY_SIGNAL);
+  bwsh__report_set_in_signal(1);
+  if (bwsh__is_own_process())
+    bwsh__report_final(BW_WHY_SIGNAL);
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -112,56 +113,56 @@ static void install(int sig, void (*handler)(int)) {
 }
 
 static void install_signals(void) {
-  if (bw__opt.report_signal > 0)
-    install(bw__opt.report_signal, on_report_signal);
-  if (!bw__opt.fatal_signals)
+  if (bwsh__opt.report_signal > 0)
+    install(bwsh__opt.report_signal, on_report_signal);
+  if (!bwsh__opt.fatal_signals)
     return;
   static const int fatal[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL,
                               SIGABRT, SIGTERM, SIGINT, SIGHUP};
   for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
-    if (fatal[i] != bw__opt.report_signal)
+    if (fatal[i] != bwsh__opt.report_signal)
       install(fatal[i], on_fatal_signal);
 }
 
 /* ---- fork ---------------------------------------------------------------- */
 
 static void after_fork_child(void) {
-  bw__self.depth++;
-  bw__state_after_fork();
-  bw__pools_after_fork();
-  bw__sites_after_fork();
-  bw__trace_after_fork();
-  bw__report_mark_fork_child();
-  bw__self.depth--;
+  bwsh__self.depth++;
+  bwsh__state_after_fork();
+  bwsh__pools_after_fork();
+  bwsh__sites_after_fork();
+  bwsh__trace_after_fork();
+  bwsh__report_mark_fork_child();
+  bwsh__self.depth--;
 }
 
 /* ---- constructor / destructor -------------------------------------------- */
 
 __attribute__((constructor(101))) static void shim_init(void) {
-  bw__self.depth++;
-  bw__own_pid_set();
-  bw__log_init();
-  bw__resolve_all();
+  bwsh__self.depth++;
+  bwsh__own_pid_set();
+  bwsh__log_init();
+  bwsh__resolve_all();
   const char *env = getenv("BLOCKWATCH_OPTIONS");
-  bw__options_parse(env);
+  bwsh__options_parse(env);
   load_rules();
-  bw__fn_enable_init();
-  bw__state_init();
-  bw__sites_init();
-  bw__trace_init();
-  bw__pool_gate_init(bw__now_ns()); /* knows the trace and sample_items */
+  bwsh__fn_enable_init();
+  bwsh__state_init();
+  bwsh__sites_init();
+  bwsh__trace_init();
+  bwsh__pool_gate_init(bwsh__now_ns()); /* knows the trace and sample_items */
   pthread_atfork(NULL, NULL, after_fork_child);
   install_signals();
-  if (bw__opt.verbosity >= 2)
-    bw__log("active in pid %d (%s)", (int)getpid(), program_invocation_name);
-  atomic_store(&bw__active, 1);
-  bw__self.depth--;
+  if (bwsh__opt.verbosity >= 2)
+    bwsh__log("active in pid %d (%s)", (int)getpid(), program_invocation_name);
+  atomic_store(&bwsh__active, 1);
+  bwsh__self.depth--;
 }
 
 __attribute__((destructor(101))) static void shim_fini(void) {
-  bw__report_final(BW_WHY_EXIT);
-  if (bw__opt.fail == BW_FAIL_REPORT && bw__has_findings()) {
+  bwsh__report_final(BW_WHY_EXIT);
+  if (bwsh__opt.fail == BW_FAIL_REPORT && bwsh__has_findings()) {
     fflush(NULL); /* _exit skips the stdio flush exit() would still do */
-    bw__real_exit_now(bw__opt.exitcode);
+    bwsh__real_exit_now(bwsh__opt.exitcode);
   }
 }

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bw__options bw__opt;
+bwsh__options bwsh__opt;
 
 typedef enum kind {
   K_REPORT, /* text|json|both|none -> BW_REPORT_* bits */
@@ -38,7 +38,7 @@ typedef struct option {
 } option;
 
 #define OPT(key, kind, field, max)                                             \
-  { key, kind, offsetof(bw__options, field), sizeof(bw__opt.field), max }
+  { key, kind, offsetof(bwsh__options, field), sizeof(bwsh__opt.field), max }
 
 /* K_UINT fields are int or unsigned (same size), K_MICROS uint64_t. */
 _Static_assert(sizeof(int) == sizeof(unsigned), "K_UINT stores unsigned");
@@ -66,14 +66,14 @@ static const option OPTIONS[] = {
 };
 
 static void defaults(void) {
-  memset(&bw__opt, 0, sizeof bw__opt);
-  bw__opt.report = BW_REPORT_TEXT;
-  bw__opt.exitcode = 66;
-  bw__opt.report_signal = SIGUSR2;
-  bw__opt.default_rules = 1;
-  bw__opt.fatal_signals = 1;
-  bw__opt.frames = 4;
-  bw__opt.sample_items = 16;
+  memset(&bwsh__opt, 0, sizeof bwsh__opt);
+  bwsh__opt.report = BW_REPORT_TEXT;
+  bwsh__opt.exitcode = 66;
+  bwsh__opt.report_signal = SIGUSR2;
+  bwsh__opt.default_rules = 1;
+  bwsh__opt.fatal_signals = 1;
+  bwsh__opt.frames = 4;
+  bwsh__opt.sample_items = 16;
 }
 
 static int parse_uint(const char *v, unsigned long max, unsigned long *out) {
@@ -116,7 +116,7 @@ static int parse_signal(const char *v, int *out) {
 }
 
 static int apply(const option *o, const char *v) {
-  char *dst = (char *)&bw__opt + o->offset;
+  char *dst = (char *)&bwsh__opt + o->offset;
   unsigned long n;
   switch (o->kind) {
   case K_REPORT: {
@@ -136,11 +136,11 @@ static int apply(const option *o, const char *v) {
   }
   case K_FAIL:
     if (strcmp(v, "0") == 0)
-      bw__opt.fail = BW_FAIL_OFF;
+      bwsh__opt.fail = BW_FAIL_OFF;
     else if (strcmp(v, "1") == 0)
-      bw__opt.fail = BW_FAIL_NOW;
+      bwsh__opt.fail = BW_FAIL_NOW;
     else if (strcmp(v, "report") == 0)
-      bw__opt.fail = BW_FAIL_REPORT;
+      bwsh__opt.fail = BW_FAIL_REPORT;
     else
       return -EINVAL;
     return 0;
@@ -170,7 +170,7 @@ static int apply(const option *o, const char *v) {
   return -EINVAL;
 }
 
-void bw__options_parse(const char *text) {
+void bwsh__options_parse(const char *text) {
   defaults();
   if (!text)
     return;
@@ -180,7 +180,7 @@ void bw__options_parse(const char *text) {
     const char *end = strchr(p, ':');
     size_t len = end ? (size_t)(end - p) : strlen(p);
     if (len >= sizeof item) {
-      bw__log("warning: BLOCKWATCH_OPTIONS: option too long, ignored");
+      bwsh__log("warning: BLOCKWATCH_OPTIONS: option too long, ignored");
     } else if (len > 0) {
       memcpy(item, p, len);
       item[len] = '\0';
@@ -192,11 +192,11 @@ void bw__options_parse(const char *text) {
           ;
       }
       if (!eq || !o->key)
-        bw__log("warning: BLOCKWATCH_OPTIONS: unknown option '%s'", item);
+        bwsh__log("warning: BLOCKWATCH_OPTIONS: unknown option '%s'", item);
       else if (apply(o, eq + 1) != 0)
-        bw__log("warning: BLOCKWATCH_OPTIONS: bad value '%s' for '%s', "
-                "keeping the default",
-                eq + 1, o->key);
+        bwsh__log("warning: BLOCKWATCH_OPTIONS: bad value '%s' for '%s', "
+                  "keeping the default",
+                  eq + 1, o->key);
     }
     p += len;
     if (*p == ':')

@@ -24,7 +24,7 @@ static dev_t err_dev;
 static ino_t err_ino;
 static int err_ok;
 
-void bw__log_init(void) {
+void bwsh__log_init(void) {
   struct stat st;
   err_ok = fstat(2, &st) == 0;
   if (err_ok) {
@@ -39,9 +39,9 @@ static int stderr_usable(void) {
          st.st_ino == err_ino;
 }
 
-int bw__write_all(int fd, const char *p, size_t n) {
+int bwsh__write_all(int fd, const char *p, size_t n) {
   while (n > 0) {
-    long w = bw__real_write(fd, p, n);
+    long w = bwsh__real_write(fd, p, n);
     if (w < 0 && errno == EINTR)
       continue;
     if (w <= 0)
@@ -52,7 +52,7 @@ int bw__write_all(int fd, const char *p, size_t n) {
   return 0;
 }
 
-void bw__log(const char *fmt, ...) {
+void bwsh__log(const char *fmt, ...) {
   int saved = errno;
   if (!stderr_usable()) {
     errno = saved;
@@ -69,22 +69,22 @@ void bw__log(const char *fmt, ...) {
                                 ? (size_t)m
                                 : sizeof line - (size_t)n - 2);
   line[len++] = '\n';
-  bw__self.depth++;
-  bw__write_all(2, line, len);
-  bw__self.depth--;
+  bwsh__self.depth++;
+  bwsh__write_all(2, line, len);
+  bwsh__self.depth--;
   errno = saved;
 }
 
-void bw__out_flush(bw__out *o) {
-  if (o->len && !o->failed && bw__write_all(o->fd, o->buf, o->len) != 0)
+void bwsh__out_flush(bwsh__out *o) {
+  if (o->len && !o->failed && bwsh__write_all(o->fd, o->buf, o->len) != 0)
     o->failed = 1;
   o->len = 0;
 }
 
-void bw__out_bytes(bw__out *o, const char *s, size_t n) {
+void bwsh__out_bytes(bwsh__out *o, const char *s, size_t n) {
   while (n > 0) {
     if (o->len == sizeof o->buf)
-      bw__out_flush(o);
+      bwsh__out_flush(o);
     size_t room = sizeof o->buf - o->len;
     size_t k = n < room ? n : room;
     memcpy(o->buf + o->len, s, k);
@@ -94,68 +94,68 @@ void bw__out_bytes(bw__out *o, const char *s, size_t n) {
   }
 }
 
-void bw__out_str(bw__out *o, const char *s) {
-  bw__out_bytes(o, s, strlen(s));
+void bwsh__out_str(bwsh__out *o, const char *s) {
+  bwsh__out_bytes(o, s, strlen(s));
 }
 
-void bw__out_u64(bw__out *o, uint64_t v) {
+void bwsh__out_u64(bwsh__out *o, uint64_t v) {
   char tmp[24];
   int i = sizeof tmp;
   do {
     tmp[--i] = (char)('0' + v % 10);
     v /= 10;
   } while (v);
-  bw__out_bytes(o, tmp + i, sizeof tmp - (size_t)i);
+  bwsh__out_bytes(o, tmp + i, sizeof tmp - (size_t)i);
 }
 
-void bw__out_i64(bw__out *o, int64_t v) {
+void bwsh__out_i64(bwsh__out *o, int64_t v) {
   if (v < 0) {
-    bw__out_bytes(o, "-", 1);
-    bw__out_u64(o, (uint64_t)0 - (uint64_t)v);
+    bwsh__out_bytes(o, "-", 1);
+    bwsh__out_u64(o, (uint64_t)0 - (uint64_t)v);
   } else {
-    bw__out_u64(o, (uint64_t)v);
+    bwsh__out_u64(o, (uint64_t)v);
   }
 }
 
 /* v / div with three decimals, by integer arithmetic (no locale, no
  * floating point formatting in a signal handler). */
-static void out_fixed3(bw__out *o, uint64_t v, uint64_t div) {
+static void out_fixed3(bwsh__out *o, uint64_t v, uint64_t div) {
   uint64_t thousandths = (v * 1000u + div / 2) / div;
   if (v > UINT64_MAX / 1000u)
     thousandths = v / div * 1000u;
-  bw__out_u64(o, thousandths / 1000u);
+  bwsh__out_u64(o, thousandths / 1000u);
   char frac[4] = {'.', (char)('0' + thousandths / 100 % 10),
                   (char)('0' + thousandths / 10 % 10),
                   (char)('0' + thousandths % 10)};
-  bw__out_bytes(o, frac, 4);
+  bwsh__out_bytes(o, frac, 4);
 }
 
-void bw__out_ms(bw__out *o, uint64_t ns) {
+void bwsh__out_ms(bwsh__out *o, uint64_t ns) {
   out_fixed3(o, ns, 1000000u);
 }
 
-void bw__out_us(bw__out *o, uint64_t ns) {
+void bwsh__out_us(bwsh__out *o, uint64_t ns) {
   out_fixed3(o, ns, 1000u);
 }
 
-void bw__out_jstr(bw__out *o, const char *s) {
+void bwsh__out_jstr(bwsh__out *o, const char *s) {
   if (!s) {
-    bw__out_str(o, "null");
+    bwsh__out_str(o, "null");
     return;
   }
-  bw__out_bytes(o, "\"", 1);
+  bwsh__out_bytes(o, "\"", 1);
   for (; *s; s++) {
     unsigned char c = (unsigned char)*s;
     if (c == '"' || c == '\\') {
       char esc[2] = {'\\', (char)c};
-      bw__out_bytes(o, esc, 2);
+      bwsh__out_bytes(o, esc, 2);
     } else if (c < 0x20) {
       static const char hex[] = "0123456789abcdef";
       char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-      bw__out_bytes(o, esc, 6);
+      bwsh__out_bytes(o, esc, 6);
     } else {
-      bw__out_bytes(o, (const char *)&c, 1);
+      bwsh__out_bytes(o, (const char *)&c, 1);
     }
   }
-  bw__out_bytes(o, "\"", 1);
+  bwsh__out_bytes(o, "\"", 1);
 }

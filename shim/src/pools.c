@@ -5,7 +5,7 @@
  * Invariants:
  *  - A pool's counts and timeline are changed only under its spinlock,
  *    held for a few instructions and never across a call out of this
- *    file; its holder has bw__self.depth raised, so a signal handler that
+ *    file; its holder has bwsh__self.depth raised, so a signal handler that
  *    interrupts it passes straight through the wrappers instead of
  *    spinning on the lock it holds.
  *  - An all-blocked interval is open exactly while live > 0 and
@@ -16,7 +16,7 @@
  *  - Per-item numbers (item count, queue-wait maximum and histogram) are
  *    kept in per-pool shards, summed by the report. Shard k < SHARDS of
  *    every pool belongs to the one runtime worker that claimed k
- *    (shard_owner, bw__self.shard = k + 1) from its first item until it
+ *    (shard_owner, bwsh__self.shard = k + 1) from its first item until it
  *    stops: it alone writes there, with plain loads and stores (atomic,
  *    relaxed, no read-modify-write), handed over to the next owner through
  *    the claim's release/acquire. Everyone else (helping waiters, workers
@@ -55,7 +55,7 @@ typedef struct shard {
   _Alignas(64) atomic_uint_least64_t items;
   atomic_uint_least64_t timed; /* items whose queue wait was measured */
   atomic_uint_least64_t qwait_max;
-  bw__hist qwait_hist;
+  bwsh__hist qwait_hist;
 } shard;
 
 typedef struct pool {
@@ -73,7 +73,7 @@ typedef struct pool {
   /* Per item, so outside the lock: items start on every worker at once. */
   shard shards[SHARDS + 1];         /* the last one shared */
   atomic_uint_least64_t all_recent; /* see the invariants */
-  bw__hist starv_hist;
+  bwsh__hist starv_hist;
   atomic_uint_least64_t compensated, injected;
   /* Items queued, for the trace: the runtime's count at each enqueue, one
    * less at each start (between enqueues the shim keeps it itself). */
@@ -91,7 +91,7 @@ static atomic_int option_pool = -1;
 /* 1 while shard k (of every pool) has an owner (see the invariants). */
 static atomic_int shard_owner[SHARDS];
 
-void bw__reclassify_all(void);
+void bwsh__reclassify_all(void);
 
 /* The copy's current_item hook, or NULL when its runtime predates it. */
 static int (*item_query_of(int copy))(void) {
@@ -104,14 +104,14 @@ static int (*item_query_of(int copy))(void) {
 }
 
 static void lock(pool *p) {
-  bw__self.locks_held++;
+  bwsh__self.locks_held++;
   while (atomic_exchange_explicit(&p->lock, 1, memory_order_acquire))
     __builtin_ia32_pause();
 }
 
 static void unlock(pool *p) {
   atomic_store_explicit(&p->lock, 0, memory_order_release);
-  bw__self.locks_held--;
+  bwsh__self.locks_held--;
 }
 
 /* ---- the item time gate (observer.h, item_time_gate) --------------------
@@ -134,18 +134,18 @@ static uint64_t gate_end;  /* latest end of such an interval (gate_lock) */
 static atomic_int gate_lock;
 
 static void gate_acquire(void) {
-  bw__self.locks_held++;
+  bwsh__self.locks_held++;
   while (atomic_exchange_explicit(&gate_lock, 1, memory_order_acquire))
     __builtin_ia32_pause();
 }
 
 static void gate_release(void) {
   atomic_store_explicit(&gate_lock, 0, memory_order_release);
-  bw__self.locks_held--;
+  bwsh__self.locks_held--;
 }
 
 static int gate_always_open(void) {
-  return bw__opt.trace_path[0] || bw__opt.sample_items <= 1;
+  return bwsh__opt.trace_path[0] || bwsh__opt.sample_items <= 1;
 }
 
 /* Stores the gate's value (gate_lock held). */
@@ -156,7 +156,7 @@ static void gate_settle(void) {
   __atomic_store_n(&item_gate, v, __ATOMIC_RELEASE);
 }
 
-void bw__pool_gate_init(uint64_t now) {
+void bwsh__pool_gate_init(uint64_t now) {
   gate_acquire();
   gate_all = 0;
   if (now > gate_end)
@@ -186,7 +186,7 @@ static void gate_all_end(uint64_t end) {
 
 /* log2 of sample_items, rounded down. */
 static unsigned sample_log2(void) {
-  unsigned n = bw__opt.sample_items ? bw__opt.sample_items : 1, k = 0;
+  unsigned n = bwsh__opt.sample_items ? bwsh__opt.sample_items : 1, k = 0;
   while (n >>= 1)
     k++;
   return k;
@@ -210,12 +210,12 @@ static uint64_t bucket_top(unsigned b) {
   return ((uint64_t)(8 + sub + 1) << (msb - 3)) - 1;
 }
 
-void bw__hist_add(bw__hist *h, uint64_t v) {
+void bwsh__hist_add(bwsh__hist *h, uint64_t v) {
   atomic_fetch_add_explicit(&h->b[bucket_of(v)], 1, memory_order_relaxed);
 }
 
 /* The quantile q of n histograms taken together (their bucket sums). */
-static uint64_t quantile_of(const bw__hist *const *h, unsigned n, double q) {
+static uint64_t quantile_of(const bwsh__hist *const *h, unsigned n, double q) {
   uint64_t total = 0;
   for (unsigned k = 0; k < n; k++)
     for (unsigned i = 0; i < BW_HIST_BUCKETS; i++)
@@ -235,7 +235,7 @@ static uint64_t quantile_of(const bw__hist *const *h, unsigned n, double q) {
   return bucket_top(BW_HIST_BUCKETS - 1);
 }
 
-uint64_t bw__hist_quantile(const bw__hist *h, double q) {
+uint64_t bwsh__hist_quantile(const bwsh__hist *h, double q) {
   return quantile_of(&h, 1, q);
 }
 
@@ -269,7 +269,7 @@ static int pool_find(int copy, uint64_t id) {
   return -1;
 }
 
-int bw__pool_for_option(void) {
+int bwsh__pool_for_option(void) {
   int p = atomic_load(&option_pool);
   if (p >= 0)
     return p;
@@ -278,8 +278,8 @@ int bw__pool_for_option(void) {
     __builtin_ia32_pause();
   p = atomic_load(&option_pool);
   if (p < 0) {
-    const char *name =
-        bw__opt.worker_name[0] ? bw__opt.worker_name : bw__opt.worker_start;
+    const char *name = bwsh__opt.worker_name[0] ? bwsh__opt.worker_name
+                                                : bwsh__opt.worker_start;
     p = pool_new(-1, 0, name);
     atomic_store(&option_pool, p);
   }
@@ -287,7 +287,7 @@ int bw__pool_for_option(void) {
   return p;
 }
 
-int bw__pool_count(void) {
+int bwsh__pool_count(void) {
   int n = atomic_load(&npools);
   return n > BW_MAX_POOLS ? BW_MAX_POOLS : n;
 }
@@ -317,7 +317,7 @@ static void settle(pool *p, uint64_t now) {
   }
 }
 
-void bw__pool_block(int i, uint64_t now) {
+void bwsh__pool_block(int i, uint64_t now) {
   if (i < 0)
     return;
   pool *p = &pools[i];
@@ -328,11 +328,11 @@ void bw__pool_block(int i, uint64_t now) {
   settle(p, now);
   unsigned b = p->blocked;
   unlock(p);
-  if (bw__opt.trace_path[0])
-    bw__trace_counter(i, BW_TRACE_BLOCKED, now, b);
+  if (bwsh__opt.trace_path[0])
+    bwsh__trace_counter(i, BW_TRACE_BLOCKED, now, b);
 }
 
-void bw__pool_unblock(int i, uint64_t now) {
+void bwsh__pool_unblock(int i, uint64_t now) {
   if (i < 0)
     return;
   pool *p = &pools[i];
@@ -342,11 +342,11 @@ void bw__pool_unblock(int i, uint64_t now) {
   settle(p, now);
   unsigned b = p->blocked;
   unlock(p);
-  if (bw__opt.trace_path[0])
-    bw__trace_counter(i, BW_TRACE_BLOCKED, now, b);
+  if (bwsh__opt.trace_path[0])
+    bwsh__trace_counter(i, BW_TRACE_BLOCKED, now, b);
 }
 
-void bw__pool_worker_join(int i, uint64_t now) {
+void bwsh__pool_worker_join(int i, uint64_t now) {
   if (i < 0)
     return;
   pool *p = &pools[i];
@@ -358,7 +358,7 @@ void bw__pool_worker_join(int i, uint64_t now) {
   unlock(p);
 }
 
-void bw__pool_worker_leave(int i, uint64_t now) {
+void bwsh__pool_worker_leave(int i, uint64_t now) {
   if (i < 0)
     return;
   pool *p = &pools[i];
@@ -388,13 +388,13 @@ static uint64_t overlap(const pool *p, uint64_t from, uint64_t to) {
   return sum;
 }
 
-void bw__pool_get(int i, bw__pool_report *out) {
+void bwsh__pool_get(int i, bwsh__pool_report *out) {
   pool *p = &pools[i];
   memset(out, 0, sizeof *out);
   /* A report from a signal handler that interrupted this very thread
    * inside a pool's lock must not wait for itself: it reads unlocked (the
    * numbers may be one update behind). */
-  int locked = bw__self.locks_held == 0;
+  int locked = bwsh__self.locks_held == 0;
   if (locked)
     lock(p);
   memcpy(out->name, p->name, sizeof out->name);
@@ -402,7 +402,7 @@ void bw__pool_get(int i, bw__pool_report *out) {
   out->peak_blocked = p->peak_blocked;
   out->all_blocked_ns = p->all_blocked_ns;
   if (p->all_since) {
-    uint64_t now = bw__now_ns();
+    uint64_t now = bwsh__now_ns();
     if (now > p->all_since)
       out->all_blocked_ns += now - p->all_since;
   }
@@ -411,7 +411,7 @@ void bw__pool_get(int i, bw__pool_report *out) {
   out->starv_items = p->starv_items;
   if (locked)
     unlock(p);
-  const bw__hist *qh[SHARDS + 1];
+  const bwsh__hist *qh[SHARDS + 1];
   for (unsigned k = 0; k <= SHARDS; k++) {
     const shard *sh = &p->shards[k];
     uint64_t m = atomic_load_explicit(&sh->qwait_max, memory_order_relaxed);
@@ -421,7 +421,7 @@ void bw__pool_get(int i, bw__pool_report *out) {
     out->timed_items += atomic_load_explicit(&sh->timed, memory_order_relaxed);
     qh[k] = &sh->qwait_hist;
   }
-  out->starv_p99 = bw__hist_quantile(&p->starv_hist, 0.99);
+  out->starv_p99 = bwsh__hist_quantile(&p->starv_hist, 0.99);
   if (out->starv_p99 > out->starv_max)
     out->starv_p99 = out->starv_max;
   out->qwait_p99 = quantile_of(qh, SHARDS + 1, 0.99);
@@ -430,18 +430,18 @@ void bw__pool_get(int i, bw__pool_report *out) {
   out->compensated = atomic_load(&p->compensated);
 }
 
-void bw__pools_after_fork(void) {
+void bwsh__pools_after_fork(void) {
   /* The child has no workers: forget everything, runtime copies too (the
    * child's runtime copy re-attaches when it creates a pool). */
   memset(pools, 0, sizeof pools);
   for (unsigned k = 0; k < SHARDS; k++)
     atomic_store(&shard_owner[k], 0);
-  bw__self.shard = 0;
+  bwsh__self.shard = 0;
   atomic_store(&npools, 0);
   atomic_store(&option_pool, -1);
   /* A parent thread may have held the gate lock: it does not exist here. */
   atomic_store(&gate_lock, 0);
-  bw__pool_gate_init(bw__now_ns());
+  bwsh__pool_gate_init(bwsh__now_ns());
 }
 
 /* ---- per-item shards --------------------------------------------------- */
@@ -454,7 +454,7 @@ static void shard_claim(void) {
         atomic_compare_exchange_strong_explicit(&shard_owner[k], &free_, 1,
                                                 memory_order_acquire,
                                                 memory_order_relaxed)) {
-      bw__self.shard = k + 1;
+      bwsh__self.shard = k + 1;
       return;
     }
   }
@@ -462,10 +462,10 @@ static void shard_claim(void) {
 
 /* Gives the calling thread's shard back (its counts stay for the report). */
 static void shard_release(void) {
-  if (bw__self.shard)
-    atomic_store_explicit(&shard_owner[bw__self.shard - 1], 0,
+  if (bwsh__self.shard)
+    atomic_store_explicit(&shard_owner[bwsh__self.shard - 1], 0,
                           memory_order_release);
-  bw__self.shard = 0;
+  bwsh__self.shard = 0;
 }
 
 /* Single writer: a load and a store, no locked instruction. */
@@ -498,7 +498,7 @@ static void shared_add(shard *sh, uint64_t wait, int timed, int in_stats) {
                            &sh->qwait_max, &max, wait, memory_order_relaxed,
                            memory_order_relaxed))
     ;
-  bw__hist_add(&sh->qwait_hist, wait);
+  bwsh__hist_add(&sh->qwait_hist, wait);
 }
 
 /* ---- the runtime observer ----------------------------------------------- */
@@ -511,10 +511,10 @@ static void on_pool_created(void *user, uint64_t id, const char *name,
                             unsigned min_workers, unsigned max_workers) {
   (void)min_workers;
   (void)max_workers;
-  bw__self.depth++;
+  bwsh__self.depth++;
   pool_new(copy_of(user), id, name);
-  bw__reclassify_all();
-  bw__self.depth--;
+  bwsh__reclassify_all();
+  bwsh__self.depth--;
 }
 
 static void on_pool_destroyed(void *user, uint64_t id) {
@@ -524,59 +524,59 @@ static void on_pool_destroyed(void *user, uint64_t id) {
 
 static void on_worker_started(void *user, uint64_t id, unsigned index) {
   (void)index;
-  bw__self.depth++;
+  bwsh__self.depth++;
   int i = pool_find(copy_of(user), id);
   if (i < 0)
     i = pool_new(copy_of(user), id, "bw");
-  if (bw__self.kind == BW_THREAD_WORKER && bw__self.classified_by_option)
-    bw__pool_worker_leave(bw__self.pool, bw__now_ns());
-  bw__self.kind = BW_THREAD_WORKER;
-  bw__self.classified_by_option = 0;
-  bw__self.pool = i;
-  bw__self.in_item = 0;
-  bw__self.item_query = item_query_of(copy_of(user));
-  bw__pool_worker_join(i, bw__now_ns());
-  bw__thread_name_slot();
-  bw__self.depth--;
+  if (bwsh__self.kind == BW_THREAD_WORKER && bwsh__self.classified_by_option)
+    bwsh__pool_worker_leave(bwsh__self.pool, bwsh__now_ns());
+  bwsh__self.kind = BW_THREAD_WORKER;
+  bwsh__self.classified_by_option = 0;
+  bwsh__self.pool = i;
+  bwsh__self.in_item = 0;
+  bwsh__self.item_query = item_query_of(copy_of(user));
+  bwsh__pool_worker_join(i, bwsh__now_ns());
+  bwsh__thread_name_slot();
+  bwsh__self.depth--;
 }
 
 static void on_worker_stopped(void *user, uint64_t id, unsigned index) {
   (void)user;
   (void)id;
   (void)index;
-  bw__self.depth++;
-  if (bw__self.kind == BW_THREAD_WORKER)
-    bw__pool_worker_leave(bw__self.pool, bw__now_ns());
+  bwsh__self.depth++;
+  if (bwsh__self.kind == BW_THREAD_WORKER)
+    bwsh__pool_worker_leave(bwsh__self.pool, bwsh__now_ns());
   shard_release();
-  bw__self.kind = BW_THREAD_OTHER;
-  bw__self.pool = -1;
-  bw__self.in_item = 0;
-  bw__self.item_query = NULL;
-  bw__self.depth--;
+  bwsh__self.kind = BW_THREAD_OTHER;
+  bwsh__self.pool = -1;
+  bwsh__self.in_item = 0;
+  bwsh__self.item_query = NULL;
+  bwsh__self.depth--;
 }
 
 static void on_item_enqueued(void *user, uint64_t id, uint64_t item,
                              uint64_t enqueue_ns, size_t queue_length) {
   (void)item;
-  if (!bw__opt.trace_path[0])
+  if (!bwsh__opt.trace_path[0])
     return;
-  bw__self.depth++;
+  bwsh__self.depth++;
   int i = pool_find(copy_of(user), id);
   if (i >= 0) {
     atomic_store(&pools[i].queued, (long long)queue_length);
-    bw__trace_counter(i, BW_TRACE_QUEUE, enqueue_ns, queue_length);
+    bwsh__trace_counter(i, BW_TRACE_QUEUE, enqueue_ns, queue_length);
   }
-  bw__self.depth--;
+  bwsh__self.depth--;
 }
 
 static void on_item_started_ex(void *user, uint64_t id, uint64_t item,
                                uint64_t enqueue_ns, uint64_t start_ns,
                                unsigned flags) {
   (void)item;
-  bw__self.depth++;
-  int i = bw__self.kind == BW_THREAD_WORKER ? bw__self.pool
-                                            : pool_find(copy_of(user), id);
-  bw__self.in_item = 1;
+  bwsh__self.depth++;
+  int i = bwsh__self.kind == BW_THREAD_WORKER ? bwsh__self.pool
+                                              : pool_find(copy_of(user), id);
+  bwsh__self.in_item = 1;
   if (i >= 0 && start_ns >= enqueue_ns) {
     pool *p = &pools[i];
     /* Untimed ends stand for bounds (the gate): good for the overlap with
@@ -603,28 +603,29 @@ static void on_item_started_ex(void *user, uint64_t id, uint64_t item,
       unlock(p);
     }
     if (starved)
-      bw__hist_add(&p->starv_hist, starved);
+      bwsh__hist_add(&p->starv_hist, starved);
     /* An untimed item that starved waited at least that long: its wait
      * enters the statistics with that lower bound (queue_wait_ms.max is
      * then never below starvation_delay_ms.max). */
     uint64_t measured = timed ? wait : starved;
     int in_stats = timed || starved;
-    if (!bw__self.shard && bw__self.kind == BW_THREAD_WORKER)
+    if (!bwsh__self.shard && bwsh__self.kind == BW_THREAD_WORKER)
       shard_claim();
-    if (bw__self.shard)
-      own_add(&p->shards[bw__self.shard - 1], measured, timed, in_stats);
+    if (bwsh__self.shard)
+      own_add(&p->shards[bwsh__self.shard - 1], measured, timed, in_stats);
     else
       shared_add(&p->shards[SHARDS], measured, timed, in_stats);
-    if (bw__opt.trace_path[0]) {
+    if (bwsh__opt.trace_path[0]) {
       /* Only starved waits: they are what the picture is for, and a busy
        * pool that is never starved would otherwise fill the trace. */
       if (starved)
-        bw__trace_queue_wait(i, enqueue_ns, wait, starved);
+        bwsh__trace_queue_wait(i, enqueue_ns, wait, starved);
       long long q = atomic_fetch_sub(&p->queued, 1) - 1;
-      bw__trace_counter(i, BW_TRACE_QUEUE, start_ns, q > 0 ? (uint64_t)q : 0u);
+      bwsh__trace_counter(i, BW_TRACE_QUEUE, start_ns,
+                          q > 0 ? (uint64_t)q : 0u);
     }
   }
-  bw__self.depth--;
+  bwsh__self.depth--;
 }
 
 /* For a runtime without item_started_ex: every item is timed. */
@@ -640,17 +641,17 @@ static void on_item_finished(void *user, uint64_t id, uint64_t item,
   (void)id;
   (void)item;
   (void)end_ns;
-  bw__self.in_item = 0;
+  bwsh__self.in_item = 0;
 }
 
 static void on_worker_added_or_retired(void *user, uint64_t id, int reason) {
-  bw__self.depth++;
+  bwsh__self.depth++;
   int i = pool_find(copy_of(user), id);
   if (i >= 0 && reason == 1)
     atomic_fetch_add(&pools[i].compensated, 1);
   else if (i >= 0 && reason == 0)
     atomic_fetch_add(&pools[i].injected, 1);
-  bw__self.depth--;
+  bwsh__self.depth--;
 }
 
 /* Exported: the runtime finds it with dlsym(RTLD_DEFAULT), once per
@@ -660,18 +661,18 @@ blockwatch_tool_attach(const bw_runtime_hooks *hooks);
 void blockwatch_tool_attach(const bw_runtime_hooks *hooks) {
   if (!hooks || hooks->version != BW_OBSERVER_VERSION)
     return;
-  bw__self.depth++;
+  bwsh__self.depth++;
   int n = atomic_load(&ncopies);
   for (int k = 0; k < n; k++)
     if (copies[k] == hooks) {
-      bw__self.depth--;
+      bwsh__self.depth--;
       return;
     }
   int copy = atomic_fetch_add(&ncopies, 1);
   if (copy >= MAX_COPIES) {
     atomic_store(&ncopies, MAX_COPIES);
-    bw__log("too many runtime copies; ignoring one");
-    bw__self.depth--;
+    bwsh__log("too many runtime copies; ignoring one");
+    bwsh__self.depth--;
     return;
   }
   Dl_info info;
@@ -690,8 +691,8 @@ void blockwatch_tool_attach(const bw_runtime_hooks *hooks) {
    * the runtime is spared the call (and its queue length) on every submit.
    * Before the options are read (a pool made by another constructor) it
    * stays registered: it then only returns. */
-  if (bw__opt.trace_path[0] ||
-      !atomic_load_explicit(&bw__active, memory_order_acquire))
+  if (bwsh__opt.trace_path[0] ||
+      !atomic_load_explicit(&bwsh__active, memory_order_acquire))
     obs.item_enqueued = on_item_enqueued;
   obs.item_started = on_item_started;
   obs.item_started_ex = on_item_started_ex;
@@ -705,17 +706,17 @@ void blockwatch_tool_attach(const bw_runtime_hooks *hooks) {
   obs.worker_added_or_retired = on_worker_added_or_retired;
   int rc = hooks->observer_register ? hooks->observer_register(&obs) : -EINVAL;
   if (rc != 0)
-    bw__log("could not observe the runtime (error %d)", rc);
-  else if (bw__opt.verbosity >= 2)
-    bw__log("attached to runtime copy %d", copy);
-  bw__reclassify_all();
-  bw__self.depth--;
+    bwsh__log("could not observe the runtime (error %d)", rc);
+  else if (bwsh__opt.verbosity >= 2)
+    bwsh__log("attached to runtime copy %d", copy);
+  bwsh__reclassify_all();
+  bwsh__self.depth--;
 }
 
 /* Asks each attached runtime copy whether the calling thread is one of its
  * workers (for threads that started before the observer registered). */
-int bw__runtime_current_worker(int *out);
-int bw__runtime_current_worker(int *out) {
+int bwsh__runtime_current_worker(int *out);
+int bwsh__runtime_current_worker(int *out) {
   int n = atomic_load(&ncopies);
   for (int k = 0; k < n && k < MAX_COPIES; k++) {
     uint64_t id;
@@ -733,14 +734,14 @@ int bw__runtime_current_worker(int *out) {
       if (i < 0)
         i = pool_new(k, id, "bw");
       *out = i;
-      bw__self.item_query = item_query_of(k);
+      bwsh__self.item_query = item_query_of(k);
       return i >= 0;
     }
   }
   return 0;
 }
 
-int bw__pool_notify(int i, int blocked) {
+int bwsh__pool_notify(int i, int blocked) {
   if (i < 0 || pools[i].copy < 0)
     return -EPERM;
   const bw_runtime_hooks *h = copies[pools[i].copy];

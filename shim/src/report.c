@@ -2,7 +2,7 @@
  * JSON file whose shape tests and tools read (docs/shim.md, issue 6).
  *
  * Invariants:
- *  - One writer for both outputs; bw__report_final runs it at most once per
+ *  - One writer for both outputs; bwsh__report_final runs it at most once per
  *    process (exit, _exit, fatal signal or fail=1, whichever comes first).
  *  - The JSON file is written to "<path>.tmp.<pid>.<n>" opened with
  *    O_CREAT|O_EXCL|O_NOFOLLOW and renamed over the path: a reader never
@@ -31,24 +31,24 @@
 static atomic_int final_done;
 static atomic_int report_busy;
 static int in_fork_child;
-static BW__TLS __thread int in_signal;
+static BWSH__TLS __thread int in_signal;
 
-void bw__report_mark_fork_child(void);
-void bw__report_mark_fork_child(void) {
+void bwsh__report_mark_fork_child(void);
+void bwsh__report_mark_fork_child(void) {
   in_fork_child = 1;
   atomic_store(&final_done, 0);
   atomic_store(&report_busy, 0);
 }
 
-void bw__report_set_in_signal(int on);
-void bw__report_set_in_signal(int on) {
+void bwsh__report_set_in_signal(int on);
+void bwsh__report_set_in_signal(int on) {
   in_signal = on;
 }
 
 /* ---- files --------------------------------------------------------------- */
 
-int bw__file_begin(const char *path, char *tmp, size_t tmpsize);
-int bw__file_begin(const char *path, char *tmp, size_t tmpsize) {
+int bwsh__file_begin(const char *path, char *tmp, size_t tmpsize);
+int bwsh__file_begin(const char *path, char *tmp, size_t tmpsize) {
   static atomic_uint serial;
   for (int attempt = 0; attempt < 8; attempt++) {
     int n = snprintf(tmp, tmpsize, "%s.tmp.%d.%u", path, (int)getpid(),
@@ -60,28 +60,28 @@ int bw__file_begin(const char *path, char *tmp, size_t tmpsize) {
     if (fd >= 0)
       return fd;
     if (errno != EEXIST) {
-      bw__log("warning: cannot write %s: %s", tmp, strerror(errno));
+      bwsh__log("warning: cannot write %s: %s", tmp, strerror(errno));
       return -1;
     }
   }
-  bw__log("warning: cannot create a temporary file next to %s", path);
+  bwsh__log("warning: cannot create a temporary file next to %s", path);
   return -1;
 }
 
-int bw__file_commit(int fd, const char *tmp, const char *path, int ok);
-int bw__file_commit(int fd, const char *tmp, const char *path, int ok) {
-  if (bw__real_close(fd) != 0)
+int bwsh__file_commit(int fd, const char *tmp, const char *path, int ok);
+int bwsh__file_commit(int fd, const char *tmp, const char *path, int ok) {
+  if (bwsh__real_close(fd) != 0)
     ok = 0;
   if (ok && rename(tmp, path) == 0)
     return 0;
-  bw__log("warning: could not write %s", path);
+  bwsh__log("warning: could not write %s", path);
   unlink(tmp);
   return -1;
 }
 
 /* The file a given path names in this process: "%p" becomes the pid, and
  * without it a fork child appends ".<pid>" (its own file). */
-void bw__output_path(const char *given, char *out, size_t size) {
+void bwsh__output_path(const char *given, char *out, size_t size) {
   const char *pid_at = strstr(given, "%p");
   if (pid_at)
     snprintf(out, size, "%.*s%d%s", (int)(pid_at - given), given, (int)getpid(),
@@ -93,203 +93,205 @@ void bw__output_path(const char *given, char *out, size_t size) {
 }
 
 static void json_path(char *out, size_t size) {
-  if (!bw__opt.report_path[0])
+  if (!bwsh__opt.report_path[0])
     snprintf(out, size, "blockwatch.%d.json", (int)getpid());
   else
-    bw__output_path(bw__opt.report_path, out, size);
+    bwsh__output_path(bwsh__opt.report_path, out, size);
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-static void key(bw__out *o, const char *k) {
-  bw__out_jstr(o, k);
-  bw__out_bytes(o, ":", 1);
+static void key(bwsh__out *o, const char *k) {
+  bwsh__out_jstr(o, k);
+  bwsh__out_bytes(o, ":", 1);
 }
 
-static void write_pool(bw__out *o, const bw__pool_report *p) {
-  bw__out_str(o, "{");
+static void write_pool(bwsh__out *o, const bwsh__pool_report *p) {
+  bwsh__out_str(o, "{");
   key(o, "name");
-  bw__out_jstr(o, p->name);
-  bw__out_str(o, ",");
+  bwsh__out_jstr(o, p->name);
+  bwsh__out_str(o, ",");
   key(o, "workers");
-  bw__out_u64(o, p->workers);
-  bw__out_str(o, ",");
+  bwsh__out_u64(o, p->workers);
+  bwsh__out_str(o, ",");
   key(o, "peak_blocked_workers");
-  bw__out_u64(o, p->peak_blocked);
-  bw__out_str(o, ",");
+  bwsh__out_u64(o, p->peak_blocked);
+  bwsh__out_str(o, ",");
   key(o, "all_blocked_ms");
-  bw__out_ms(o, p->all_blocked_ns);
-  bw__out_str(o, ",");
+  bwsh__out_ms(o, p->all_blocked_ns);
+  bwsh__out_str(o, ",");
   key(o, "starvation_delay_ms");
-  bw__out_str(o, "{\"total\":");
-  bw__out_ms(o, p->starv_total);
-  bw__out_str(o, ",\"max\":");
-  bw__out_ms(o, p->starv_max);
-  bw__out_str(o, ",\"p99\":");
-  bw__out_ms(o, p->starv_p99);
-  bw__out_str(o, ",\"items\":");
-  bw__out_u64(o, p->starv_items);
-  bw__out_str(o, "},");
+  bwsh__out_str(o, "{\"total\":");
+  bwsh__out_ms(o, p->starv_total);
+  bwsh__out_str(o, ",\"max\":");
+  bwsh__out_ms(o, p->starv_max);
+  bwsh__out_str(o, ",\"p99\":");
+  bwsh__out_ms(o, p->starv_p99);
+  bwsh__out_str(o, ",\"items\":");
+  bwsh__out_u64(o, p->starv_items);
+  bwsh__out_str(o, "},");
   key(o, "queue_wait_ms");
-  bw__out_str(o, "{\"max\":");
-  bw__out_ms(o, p->qwait_max);
-  bw__out_str(o, ",\"p99\":");
-  bw__out_ms(o, p->qwait_p99);
-  bw__out_str(o, ",\"timed_items\":");
-  bw__out_u64(o, p->timed_items);
-  bw__out_str(o, "},");
+  bwsh__out_str(o, "{\"max\":");
+  bwsh__out_ms(o, p->qwait_max);
+  bwsh__out_str(o, ",\"p99\":");
+  bwsh__out_ms(o, p->qwait_p99);
+  bwsh__out_str(o, ",\"timed_items\":");
+  bwsh__out_u64(o, p->timed_items);
+  bwsh__out_str(o, "},");
   key(o, "items");
-  bw__out_u64(o, p->items);
-  bw__out_str(o, ",");
+  bwsh__out_u64(o, p->items);
+  bwsh__out_str(o, ",");
   key(o, "compensated_workers");
-  bw__out_u64(o, p->compensated);
-  bw__out_str(o, "}");
+  bwsh__out_u64(o, p->compensated);
+  bwsh__out_str(o, "}");
 }
 
-static void write_site(bw__out *o, const bw__site_view *s, int safe_only) {
-  bw__out_str(o, "{");
+static void write_site(bwsh__out *o, const bwsh__site_view *s, int safe_only) {
+  bwsh__out_str(o, "{");
   key(o, "function");
-  bw__out_jstr(o, bw__fn_name(s->fn));
-  bw__out_str(o, ",");
+  bwsh__out_jstr(o, bwsh__fn_name(s->fn));
+  bwsh__out_str(o, ",");
   key(o, "count");
-  bw__out_u64(o, s->count);
-  bw__out_str(o, ",");
+  bwsh__out_u64(o, s->count);
+  bwsh__out_str(o, ",");
   key(o, "blocked_ms");
-  bw__out_ms(o, s->blocked_ns);
-  bw__out_str(o, ",");
+  bwsh__out_ms(o, s->blocked_ns);
+  bwsh__out_str(o, ",");
   key(o, "frames");
-  bw__out_str(o, "[");
+  bwsh__out_str(o, "[");
   for (int f = 0; f < s->nframes; f++) {
-    bw__sym sym;
-    bw__symbolize(s->frames[f], &sym, safe_only);
-    bw__out_str(o, f ? ",{" : "{");
+    bwsh__sym sym;
+    bwsh__symbolize(s->frames[f], &sym, safe_only);
+    bwsh__out_str(o, f ? ",{" : "{");
     key(o, "function");
-    bw__out_jstr(o, sym.function);
-    bw__out_str(o, ",");
+    bwsh__out_jstr(o, sym.function);
+    bwsh__out_str(o, ",");
     key(o, "file");
-    bw__out_jstr(o, sym.file[0] ? sym.file : NULL);
-    bw__out_str(o, ",");
+    bwsh__out_jstr(o, sym.file[0] ? sym.file : NULL);
+    bwsh__out_str(o, ",");
     key(o, "line");
-    bw__out_i64(o, sym.line);
-    bw__out_str(o, "}");
+    bwsh__out_i64(o, sym.line);
+    bwsh__out_str(o, "}");
   }
-  bw__out_str(o, "]}");
+  bwsh__out_str(o, "]}");
 }
 
 static void write_json(int why) {
   char path[600], tmp[700];
   json_path(path, sizeof path);
-  int fd = bw__file_begin(path, tmp, sizeof tmp);
+  int fd = bwsh__file_begin(path, tmp, sizeof tmp);
   if (fd < 0)
     return;
-  bw__out o = {.fd = fd};
-  bw__totals t;
-  bw__totals_get(&t);
-  bw__out_str(&o, "{");
+  bwsh__out o = {.fd = fd};
+  bwsh__totals t;
+  bwsh__totals_get(&t);
+  bwsh__out_str(&o, "{");
   key(&o, "pid");
-  bw__out_i64(&o, getpid());
-  bw__out_str(&o, ",");
+  bwsh__out_i64(&o, getpid());
+  bwsh__out_str(&o, ",");
   key(&o, "program");
-  bw__out_jstr(&o, program_invocation_name);
-  bw__out_str(&o, ",");
+  bwsh__out_jstr(&o, program_invocation_name);
+  bwsh__out_str(&o, ",");
   key(&o, "interim");
-  bw__out_str(&o, why == BW_WHY_INTERIM ? "true" : "false");
-  bw__out_str(&o, ",\n");
+  bwsh__out_str(&o, why == BW_WHY_INTERIM ? "true" : "false");
+  bwsh__out_str(&o, ",\n");
   key(&o, "pools");
-  bw__out_str(&o, "[");
-  int n = bw__pool_count();
+  bwsh__out_str(&o, "[");
+  int n = bwsh__pool_count();
   for (int i = 0; i < n; i++) {
-    bw__pool_report p;
-    bw__pool_get(i, &p);
-    bw__out_str(&o, i ? ",\n  " : "\n  ");
+    bwsh__pool_report p;
+    bwsh__pool_get(i, &p);
+    bwsh__out_str(&o, i ? ",\n  " : "\n  ");
     write_pool(&o, &p);
   }
-  bw__out_str(&o, "],\n");
+  bwsh__out_str(&o, "],\n");
   key(&o, "blocking_calls");
-  bw__out_str(&o, "{\"on_workers\":");
-  bw__out_u64(&o, t.calls_worker);
-  bw__out_str(&o, ",\"on_other_threads\":");
-  bw__out_u64(&o, t.calls_other);
-  bw__out_str(&o, ",\"blocked_ms\":");
-  bw__out_ms(&o, t.blocked_ns_worker);
-  bw__out_str(&o, ",\"in_progress\":");
-  bw__out_u64(&o, t.in_progress);
-  bw__out_str(&o, ",\"in_progress_ms\":");
-  bw__out_ms(&o, t.in_progress_ns);
-  bw__out_str(&o, "},\n");
+  bwsh__out_str(&o, "{\"on_workers\":");
+  bwsh__out_u64(&o, t.calls_worker);
+  bwsh__out_str(&o, ",\"on_other_threads\":");
+  bwsh__out_u64(&o, t.calls_other);
+  bwsh__out_str(&o, ",\"blocked_ms\":");
+  bwsh__out_ms(&o, t.blocked_ns_worker);
+  bwsh__out_str(&o, ",\"in_progress\":");
+  bwsh__out_u64(&o, t.in_progress);
+  bwsh__out_str(&o, ",\"in_progress_ms\":");
+  bwsh__out_ms(&o, t.in_progress_ns);
+  bwsh__out_str(&o, "},\n");
   key(&o, "call_sites");
-  bw__out_str(&o, "[");
+  bwsh__out_str(&o, "[");
   int first = 1;
   for (int i = 0; i < BW_MAX_SITES; i++) {
-    bw__site_view s;
-    if (!bw__site_get(i, &s))
+    bwsh__site_view s;
+    if (!bwsh__site_get(i, &s))
       continue;
-    bw__out_str(&o, first ? "\n  " : ",\n  ");
+    bwsh__out_str(&o, first ? "\n  " : ",\n  ");
     first = 0;
     write_site(&o, &s, in_signal);
   }
-  bw__out_str(&o, "],\n");
+  bwsh__out_str(&o, "],\n");
   key(&o, "call_sites_dropped");
-  bw__out_u64(&o, bw__sites_dropped());
-  bw__out_str(&o, "}\n");
-  bw__out_flush(&o);
-  bw__file_commit(fd, tmp, path, !o.failed);
+  bwsh__out_u64(&o, bwsh__sites_dropped());
+  bwsh__out_str(&o, "}\n");
+  bwsh__out_flush(&o);
+  bwsh__file_commit(fd, tmp, path, !o.failed);
 }
 
 /* ---- text ---------------------------------------------------------------- */
 
 static void write_text(int why) {
-  bw__totals t;
-  bw__totals_get(&t);
-  if (t.calls_worker == 0 && bw__opt.verbosity < 1)
+  bwsh__totals t;
+  bwsh__totals_get(&t);
+  if (t.calls_worker == 0 && bwsh__opt.verbosity < 1)
     return;
   const char *when = why == BW_WHY_INTERIM ? "interim report" : "report";
-  bw__log("==== %s for pid %d (%s)", when, (int)getpid(),
-          program_invocation_name);
-  bw__log("%llu blocking call(s) on pool workers, %.3f ms blocked; %llu on "
-          "other threads",
-          (unsigned long long)t.calls_worker, (double)t.blocked_ns_worker / 1e6,
-          (unsigned long long)t.calls_other);
-  int n = bw__pool_count();
+  bwsh__log("==== %s for pid %d (%s)", when, (int)getpid(),
+            program_invocation_name);
+  bwsh__log("%llu blocking call(s) on pool workers, %.3f ms blocked; %llu on "
+            "other threads",
+            (unsigned long long)t.calls_worker,
+            (double)t.blocked_ns_worker / 1e6,
+            (unsigned long long)t.calls_other);
+  int n = bwsh__pool_count();
   for (int i = 0; i < n; i++) {
-    bw__pool_report p;
-    bw__pool_get(i, &p);
-    bw__log("pool '%s': %u workers, peak %u blocked, all blocked for %.3f ms, "
-            "starvation delay %.3f ms over %llu item(s) (max %.3f ms)",
-            p.name, p.workers, p.peak_blocked, (double)p.all_blocked_ns / 1e6,
-            (double)p.starv_total / 1e6, (unsigned long long)p.starv_items,
-            (double)p.starv_max / 1e6);
+    bwsh__pool_report p;
+    bwsh__pool_get(i, &p);
+    bwsh__log(
+        "pool '%s': %u workers, peak %u blocked, all blocked for %.3f ms, "
+        "starvation delay %.3f ms over %llu item(s) (max %.3f ms)",
+        p.name, p.workers, p.peak_blocked, (double)p.all_blocked_ns / 1e6,
+        (double)p.starv_total / 1e6, (unsigned long long)p.starv_items,
+        (double)p.starv_max / 1e6);
   }
   int shown = 0;
   for (int i = 0; i < BW_MAX_SITES && shown < 10; i++) {
-    bw__site_view s;
-    if (!bw__site_get(i, &s))
+    bwsh__site_view s;
+    if (!bwsh__site_get(i, &s))
       continue;
     shown++;
-    bw__log("%s() x%llu, %.3f ms blocked:", bw__fn_name(s.fn),
-            (unsigned long long)s.count, (double)s.blocked_ns / 1e6);
+    bwsh__log("%s() x%llu, %.3f ms blocked:", bwsh__fn_name(s.fn),
+              (unsigned long long)s.count, (double)s.blocked_ns / 1e6);
     for (int f = 0; f < s.nframes; f++) {
-      bw__sym sym;
-      bw__symbolize(s.frames[f], &sym, in_signal);
+      bwsh__sym sym;
+      bwsh__symbolize(s.frames[f], &sym, in_signal);
       if (sym.file[0])
-        bw__log("    #%d %s %s:%d", f, sym.function, sym.file, sym.line);
+        bwsh__log("    #%d %s %s:%d", f, sym.function, sym.file, sym.line);
       else
-        bw__log("    #%d %s", f, sym.function);
+        bwsh__log("    #%d %s", f, sym.function);
     }
   }
-  if (!(bw__opt.report & BW_REPORT_JSON))
+  if (!(bwsh__opt.report & BW_REPORT_JSON))
     return;
   char path[600];
   json_path(path, sizeof path);
-  bw__log("JSON report: %s", path);
+  bwsh__log("JSON report: %s", path);
 }
 
-void bw__report_write(int why) {
+void bwsh__report_write(int why) {
   /* One report at a time (report_busy holds the writer's tid). An interim
    * report that finds one in progress is skipped; a final one waits for
    * another thread's to end (at most ~2 s), but never for its own thread's
    * (a fatal signal inside the report), which would never end. */
-  int me = bw__self.tid ? bw__self.tid : (int)syscall(SYS_gettid);
+  int me = bwsh__self.tid ? bwsh__self.tid : (int)syscall(SYS_gettid);
   for (int spins = 0;; spins++) {
     int expected = 0;
     if (atomic_compare_exchange_strong(&report_busy, &expected, me))
@@ -297,32 +299,32 @@ void bw__report_write(int why) {
     if (why == BW_WHY_INTERIM || expected == me || spins >= 2000)
       return;
     struct timespec ms = {0, 1000000};
-    bw__self.depth++;
+    bwsh__self.depth++;
     nanosleep(&ms, NULL); /* passes straight through: depth is raised */
-    bw__self.depth--;
+    bwsh__self.depth--;
   }
-  bw__self.depth++;
+  bwsh__self.depth++;
   int saved = errno;
-  if (bw__opt.report & BW_REPORT_TEXT)
+  if (bwsh__opt.report & BW_REPORT_TEXT)
     write_text(why);
-  if (bw__opt.report & BW_REPORT_JSON)
+  if (bwsh__opt.report & BW_REPORT_JSON)
     write_json(why);
-  if (why != BW_WHY_INTERIM && bw__opt.trace_path[0])
-    bw__trace_write();
-  bw__symbolize_end();
+  if (why != BW_WHY_INTERIM && bwsh__opt.trace_path[0])
+    bwsh__trace_write();
+  bwsh__symbolize_end();
   errno = saved;
-  bw__self.depth--;
+  bwsh__self.depth--;
   atomic_store(&report_busy, 0);
 }
 
-void bw__report_final(int why) {
-  if (!atomic_load(&bw__active) || atomic_exchange(&final_done, 1))
+void bwsh__report_final(int why) {
+  if (!atomic_load(&bwsh__active) || atomic_exchange(&final_done, 1))
     return;
-  bw__report_write(why);
+  bwsh__report_write(why);
 }
 
-int bw__has_findings(void) {
-  bw__totals t;
-  bw__totals_get(&t);
+int bwsh__has_findings(void) {
+  bwsh__totals t;
+  bwsh__totals_get(&t);
   return t.calls_worker > 0;
 }

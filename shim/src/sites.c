@@ -12,7 +12,7 @@
  *  - Frames that lie inside libblockwatch.so itself are skipped, so frame 0
  *    is the caller of the blocking function.
  *  - backtrace() allocates on its first call (it loads libgcc_s): the
- *    constructor primes it (bw__sites_init) before any wrapper counts.
+ *    constructor primes it (bwsh__sites_init) before any wrapper counts.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -56,15 +56,15 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
   return 1;
 }
 
-void bw__sites_init(void) {
+void bwsh__sites_init(void) {
   Dl_info info;
-  if (dladdr((void *)&bw__sites_init, &info) && info.dli_fbase)
+  if (dladdr((void *)&bwsh__sites_init, &info) && info.dli_fbase)
     dl_iterate_phdr(find_self, info.dli_fbase);
   void *prime[2];
   backtrace(prime, 2);
 }
 
-int bw__capture_frames(void **frames, int n) {
+int bwsh__capture_frames(void **frames, int n) {
   void *raw[BW_SITE_FRAMES + 16];
   int got = backtrace(raw, (int)(sizeof raw / sizeof raw[0]));
   int k = 0;
@@ -84,7 +84,7 @@ static uint64_t hash_site(int fn, void *caller) {
   return h ? h : 1;
 }
 
-int bw__site_add(int fn, void *caller, uint64_t count, uint64_t blocked_ns) {
+int bwsh__site_add(int fn, void *caller, uint64_t count, uint64_t blocked_ns) {
   uint64_t key = hash_site(fn, caller);
   for (unsigned probe = 0; probe < BW_MAX_SITES; probe++) {
     site *s = &sites[(key + probe) % BW_MAX_SITES];
@@ -93,7 +93,7 @@ int bw__site_add(int fn, void *caller, uint64_t count, uint64_t blocked_ns) {
       uint64_t expected = 0;
       if (atomic_compare_exchange_strong(&s->key, &expected, key)) {
         s->fn = fn;
-        s->nframes = bw__capture_frames(s->frames, (int)bw__opt.frames);
+        s->nframes = bwsh__capture_frames(s->frames, (int)bwsh__opt.frames);
         if (s->nframes == 0 && caller) {
           s->frames[0] = caller; /* no unwinder: at least the caller */
           s->nframes = 1;
@@ -115,13 +115,13 @@ int bw__site_add(int fn, void *caller, uint64_t count, uint64_t blocked_ns) {
   return -1;
 }
 
-void bw__site_add_ns(int i, uint64_t blocked_ns) {
+void bwsh__site_add_ns(int i, uint64_t blocked_ns) {
   if (i >= 0 && i < BW_MAX_SITES)
     atomic_fetch_add_explicit(&sites[i].blocked_ns, blocked_ns,
                               memory_order_relaxed);
 }
 
-int bw__site_get(int i, bw__site_view *out) {
+int bwsh__site_get(int i, bwsh__site_view *out) {
   site *s = &sites[i];
   if (!atomic_load_explicit(&s->ready, memory_order_acquire))
     return 0;
@@ -133,11 +133,11 @@ int bw__site_get(int i, bw__site_view *out) {
   return out->count > 0;
 }
 
-uint64_t bw__sites_dropped(void) {
+uint64_t bwsh__sites_dropped(void) {
   return atomic_load(&dropped);
 }
 
-void bw__sites_after_fork(void) {
+void bwsh__sites_after_fork(void) {
   memset(sites, 0, sizeof sites);
   atomic_store(&dropped, 0);
 }

@@ -5,7 +5,7 @@
  *    address of a report is symbolized: the shim has no link dependency on
  *    it, and a machine without it still gets function names from dladdr.
  *    Only the libdw header is used at build time, for the types.
- *  - One Dwfl session per report (bw__symbolize_end closes it), so a fork
+ *  - One Dwfl session per report (bwsh__symbolize_end closes it), so a fork
  *    child or a program that dlopens more code later sees its own maps.
  *  - In a signal handler (safe_only) nothing that can allocate or lock is
  *    called: the address is printed as it is.
@@ -99,7 +99,7 @@ static void copy(char *dst, size_t size, const char *src) {
   dst[n] = '\0';
 }
 
-static void raw_address(void *pc, bw__sym *out) {
+static void raw_address(void *pc, bwsh__sym *out) {
   static const char hex[] = "0123456789abcdef";
   uintptr_t v = (uintptr_t)pc;
   char buf[2 + 16 + 1];
@@ -114,14 +114,14 @@ static void raw_address(void *pc, bw__sym *out) {
   copy(out->function, sizeof out->function, buf + i);
 }
 
-void bw__symbolize(void *pc, bw__sym *out, int safe_only) {
+void bwsh__symbolize(void *pc, bwsh__sym *out, int safe_only) {
   out->function[0] = out->file[0] = '\0';
   out->line = 0;
   if (safe_only) {
     raw_address(pc, out);
     return;
   }
-  bw__self.depth++;
+  bwsh__self.depth++;
   Dwarf_Addr addr = (Dwarf_Addr)(uintptr_t)pc - 1;
   Dwfl *d = get_session();
   Dwfl_Module *mod = d ? dw.addrmodule(d, addr) : NULL;
@@ -154,14 +154,14 @@ void bw__symbolize(void *pc, bw__sym *out, int safe_only) {
       raw_address(pc, out);
     }
   }
-  bw__self.depth--;
+  bwsh__self.depth--;
 }
 
-void bw__symbolize_end(void) {
+void bwsh__symbolize_end(void) {
   if (session) {
-    bw__self.depth++;
+    bwsh__self.depth++;
     dw.end(session);
     session = NULL;
-    bw__self.depth--;
+    bwsh__self.depth--;
   }
 }

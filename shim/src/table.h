@@ -89,18 +89,18 @@
     (c, m, clk, ts), WAIT, 1)                                                  \
   X(ssize_t, mq_receive, mq_receive,                                           \
     (mqd_t q, char *msg, size_t len, unsigned *prio), (q, msg, len, prio),     \
-    WAIT, RULE(bw__fd_blocking(q)))                                            \
+    WAIT, RULE(bwsh__fd_blocking(q)))                                          \
   X(ssize_t, mq_timedreceive, mq_timedreceive,                                 \
     (mqd_t q, char *msg, size_t len, unsigned *prio,                           \
      const struct timespec *ts),                                               \
-    (q, msg, len, prio, ts), WAIT, RULE(bw__fd_blocking(q)))                   \
+    (q, msg, len, prio, ts), WAIT, RULE(bwsh__fd_blocking(q)))                 \
   X(int, mq_send, mq_send,                                                     \
     (mqd_t q, const char *msg, size_t len, unsigned prio),                     \
-    (q, msg, len, prio), WAIT, RULE(bw__fd_blocking(q)))                       \
+    (q, msg, len, prio), WAIT, RULE(bwsh__fd_blocking(q)))                     \
   X(int, mq_timedsend, mq_timedsend,                                           \
     (mqd_t q, const char *msg, size_t len, unsigned prio,                      \
      const struct timespec *ts),                                               \
-    (q, msg, len, prio, ts), WAIT, RULE(bw__fd_blocking(q)))                   \
+    (q, msg, len, prio, ts), WAIT, RULE(bwsh__fd_blocking(q)))                 \
   X(ssize_t, msgrcv, msgrcv,                                                   \
     (int id, void *msg, size_t sz, long type, int flg),                        \
     (id, msg, sz, type, flg), WAIT, RULE(!(flg & IPC_NOWAIT)))                 \
@@ -130,22 +130,22 @@
   X(int, pclose, pclose, (FILE * fp), (fp), PROCESS, 1)                        \
   /* descriptor I/O: only descriptors without O_NONBLOCK */                    \
   X(ssize_t, read, read, (int fd, void *buf, size_t n), (fd, buf, n), IO,      \
-    RULE(bw__fd_blocking(fd)))                                                 \
+    RULE(bwsh__fd_blocking(fd)))                                               \
   X(ssize_t, __read_chk, read, (int fd, void *buf, size_t n, size_t blen),     \
-    (fd, buf, n, blen), IO, RULE(bw__fd_blocking(fd)))                         \
+    (fd, buf, n, blen), IO, RULE(bwsh__fd_blocking(fd)))                       \
   X(ssize_t, write, write, (int fd, const void *buf, size_t n), (fd, buf, n),  \
-    IO, RULE(bw__fd_blocking(fd)))                                             \
+    IO, RULE(bwsh__fd_blocking(fd)))                                           \
   X(ssize_t, readv, readv, (int fd, const struct iovec *iov, int cnt),         \
-    (fd, iov, cnt), IO, RULE(bw__fd_blocking(fd)))                             \
+    (fd, iov, cnt), IO, RULE(bwsh__fd_blocking(fd)))                           \
   X(ssize_t, writev, writev, (int fd, const struct iovec *iov, int cnt),       \
-    (fd, iov, cnt), IO, RULE(bw__fd_blocking(fd)))                             \
+    (fd, iov, cnt), IO, RULE(bwsh__fd_blocking(fd)))                           \
   X(ssize_t, pread, pread, (int fd, void *buf, size_t n, off_t off),           \
-    (fd, buf, n, off), IO, RULE(bw__fd_blocking(fd)))                          \
+    (fd, buf, n, off), IO, RULE(bwsh__fd_blocking(fd)))                        \
   X(ssize_t, __pread_chk, pread,                                               \
     (int fd, void *buf, size_t n, off_t off, size_t blen),                     \
-    (fd, buf, n, off, blen), IO, RULE(bw__fd_blocking(fd)))                    \
+    (fd, buf, n, off, blen), IO, RULE(bwsh__fd_blocking(fd)))                  \
   X(ssize_t, pwrite, pwrite, (int fd, const void *buf, size_t n, off_t off),   \
-    (fd, buf, n, off), IO, RULE(bw__fd_blocking(fd)))                          \
+    (fd, buf, n, off), IO, RULE(bwsh__fd_blocking(fd)))                        \
   X(ssize_t, recv, recv, (int fd, void *buf, size_t n, int fl),                \
     (fd, buf, n, fl), IO, RULE(sock_blocks(fd, fl)))                           \
   X(ssize_t, __recv_chk, recv,                                                 \
@@ -170,12 +170,12 @@
   X(ssize_t, sendmsg, sendmsg, (int fd, const struct msghdr *msg, int fl),     \
     (fd, msg, fl), IO, RULE(sock_blocks(fd, fl)))                              \
   X(int, accept, accept, (int fd, __SOCKADDR_ARG sa, socklen_t *salen),        \
-    (fd, sa, salen), IO, RULE(bw__fd_blocking(fd)))                            \
+    (fd, sa, salen), IO, RULE(bwsh__fd_blocking(fd)))                          \
   X(int, accept4, accept4,                                                     \
     (int fd, __SOCKADDR_ARG sa, socklen_t *salen, int fl),                     \
-    (fd, sa, salen, fl), IO, RULE(bw__fd_blocking(fd)))                        \
+    (fd, sa, salen, fl), IO, RULE(bwsh__fd_blocking(fd)))                      \
   X(int, connect, connect, (int fd, __CONST_SOCKADDR_ARG sa, socklen_t salen), \
-    (fd, sa, salen), IO, RULE(bw__fd_blocking(fd)))                            \
+    (fd, sa, salen), IO, RULE(bwsh__fd_blocking(fd)))                          \
   X(int, fsync, fsync, (int fd), (fd), IO, 1)                                  \
   X(int, fdatasync, fdatasync, (int fd), (fd), IO, 1)                          \
   X(int, syncfs, syncfs, (int fd), (fd), IO, 1)                                \
@@ -243,15 +243,15 @@
  * after) - `before` runs ahead of the real call, `after` with its result in
  * `r`; both forget what the descriptor cache knew (state.c). */
 #define BW_SHIM_FDS(X)                                                         \
-  X(int, close, (int fd), (fd), bw__fd_forget(fd), bw__fd_forget(fd))          \
-  X(int, dup, (int fd), (fd), (void)0, bw__fd_forget(r))                       \
-  X(int, dup2, (int fd, int nfd), (fd, nfd), (void)0, bw__fd_forget(nfd))      \
+  X(int, close, (int fd), (fd), bwsh__fd_forget(fd), bwsh__fd_forget(fd))      \
+  X(int, dup, (int fd), (fd), (void)0, bwsh__fd_forget(r))                     \
+  X(int, dup2, (int fd, int nfd), (fd, nfd), (void)0, bwsh__fd_forget(nfd))    \
   X(int, dup3, (int fd, int nfd, int fl), (fd, nfd, fl), (void)0,              \
-    bw__fd_forget(nfd))                                                        \
+    bwsh__fd_forget(nfd))                                                      \
   X(int, pipe, (int fds[2]), (fds), (void)0, forget_pair(r, fds))              \
   X(int, pipe2, (int fds[2], int fl), (fds, fl), (void)0, forget_pair(r, fds)) \
   X(int, socket, (int dom, int type, int proto), (dom, type, proto), (void)0,  \
-    bw__fd_forget(r))                                                          \
+    bwsh__fd_forget(r))                                                        \
   X(int, socketpair, (int dom, int type, int proto, int fds[2]),               \
     (dom, type, proto, fds), (void)0, forget_pair(r, fds))                     \
   /* closes that happen inside libc */                                         \
@@ -261,13 +261,13 @@
     (first, last, fl), (void)0, forget_range(r, first, last, fl))              \
   /* the fortified opens (_FORTIFY_SOURCE, no mode argument) */                \
   X(int, __open_2, (const char *path, int fl), (path, fl), (void)0,            \
-    bw__fd_forget(r))                                                          \
+    bwsh__fd_forget(r))                                                        \
   X(int, __open64_2, (const char *path, int fl), (path, fl), (void)0,          \
-    bw__fd_forget(r))                                                          \
+    bwsh__fd_forget(r))                                                        \
   X(int, __openat_2, (int dfd, const char *path, int fl), (dfd, path, fl),     \
-    (void)0, bw__fd_forget(r))                                                 \
+    (void)0, bwsh__fd_forget(r))                                               \
   X(int, __openat64_2, (int dfd, const char *path, int fl), (dfd, path, fl),   \
-    (void)0, bw__fd_forget(r))
+    (void)0, bwsh__fd_forget(r))
 
 /* X(name, type, trylock, category, (extra params), (extra args)): the
  * extra ones follow the lock pointer (a timeout), each list in parentheses

@@ -14,8 +14,8 @@
  *    program starving millions of items cannot crowd the blocked calls out
  *    of the buffer; waits over the cap are only counted.
  *  - Timestamps are microseconds since the shim started (CLOCK_MONOTONIC).
- *  - The file is written at the final report, atomically (bw__file_*); a
- *    fork child writes its own (bw__output_path).
+ *  - The file is written at the final report, atomically (bwsh__file_*); a
+ *    fork child writes its own (bwsh__output_path).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -48,14 +48,14 @@ static event *events;
 static atomic_uint_least64_t next, lost, waits, lost_waits;
 static uint64_t origin;
 
-void bw__trace_init(void) {
-  origin = bw__now_ns();
-  if (!bw__opt.trace_path[0] || events)
+void bwsh__trace_init(void) {
+  origin = bwsh__now_ns();
+  if (!bwsh__opt.trace_path[0] || events)
     return;
   void *p = mmap(NULL, CAPACITY * sizeof(event), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
-    bw__log("warning: trace: cannot map the event buffer; no trace");
+    bwsh__log("warning: trace: cannot map the event buffer; no trace");
     return;
   }
   events = p;
@@ -79,7 +79,7 @@ static void add(int type, int tid, int which, uint64_t ts, uint64_t value,
   atomic_store_explicit(&e->type, type, memory_order_release);
 }
 
-void bw__trace_slice(int fn, int tid, uint64_t start_ns, uint64_t dur_ns) {
+void bwsh__trace_slice(int fn, int tid, uint64_t start_ns, uint64_t dur_ns) {
   add(EV_SLICE, tid, fn, start_ns, dur_ns, 0);
 }
 
@@ -88,8 +88,8 @@ void bw__trace_slice(int fn, int tid, uint64_t start_ns, uint64_t dur_ns) {
  * the waits that matter (the report still counts it). */
 #define WAIT_MIN_STARVED_NS 1000000u
 
-void bw__trace_queue_wait(int pool, uint64_t enqueue_ns, uint64_t wait_ns,
-                          uint64_t starved_ns) {
+void bwsh__trace_queue_wait(int pool, uint64_t enqueue_ns, uint64_t wait_ns,
+                            uint64_t starved_ns) {
   if (!events || starved_ns < WAIT_MIN_STARVED_NS)
     return;
   if (atomic_fetch_add_explicit(&waits, 1, memory_order_relaxed) >= WAIT_CAP) {
@@ -99,18 +99,18 @@ void bw__trace_queue_wait(int pool, uint64_t enqueue_ns, uint64_t wait_ns,
   add(EV_WAIT, pool, 0, enqueue_ns, wait_ns, starved_ns);
 }
 
-void bw__trace_counter(int pool, int which, uint64_t ts_ns, uint64_t value) {
+void bwsh__trace_counter(int pool, int which, uint64_t ts_ns, uint64_t value) {
   add(EV_COUNTER, pool, which, ts_ns, value, 0);
 }
 
 /* The name's 16 bytes ride in ts and value. */
-void bw__trace_thread_name(int tid, const char name[16]) {
+void bwsh__trace_thread_name(int tid, const char name[16]) {
   uint64_t w[2];
   memcpy(w, name, sizeof w);
   add(EV_NAME, tid, 0, w[0], w[1], 0);
 }
 
-void bw__trace_after_fork(void) {
+void bwsh__trace_after_fork(void) {
   if (events)
     memset(events, 0, CAPACITY * sizeof(event));
   atomic_store(&next, 0);
@@ -119,42 +119,42 @@ void bw__trace_after_fork(void) {
   atomic_store(&lost_waits, 0);
 }
 
-int bw__file_begin(const char *path, char *tmp, size_t tmpsize);
-int bw__file_commit(int fd, const char *tmp, const char *path, int ok);
+int bwsh__file_begin(const char *path, char *tmp, size_t tmpsize);
+int bwsh__file_commit(int fd, const char *tmp, const char *path, int ok);
 
-static void ts_field(bw__out *o, uint64_t ns) {
-  bw__out_str(o, ",\"ts\":");
-  bw__out_us(o, ns > origin ? ns - origin : 0);
+static void ts_field(bwsh__out *o, uint64_t ns) {
+  bwsh__out_str(o, ",\"ts\":");
+  bwsh__out_us(o, ns > origin ? ns - origin : 0);
 }
 
 /* The fields every "X" slice has after its name and kind. */
-static void slice_fields(bw__out *o, uint64_t ts, uint64_t dur, int64_t pid,
+static void slice_fields(bwsh__out *o, uint64_t ts, uint64_t dur, int64_t pid,
                          int64_t tid) {
   ts_field(o, ts);
-  bw__out_str(o, ",\"dur\":");
-  bw__out_us(o, dur);
-  bw__out_str(o, ",\"pid\":");
-  bw__out_i64(o, pid);
-  bw__out_str(o, ",\"tid\":");
-  bw__out_i64(o, tid);
+  bwsh__out_str(o, ",\"dur\":");
+  bwsh__out_us(o, dur);
+  bwsh__out_str(o, ",\"pid\":");
+  bwsh__out_i64(o, pid);
+  bwsh__out_str(o, ",\"tid\":");
+  bwsh__out_i64(o, tid);
 }
 
-void bw__trace_write(void) {
+void bwsh__trace_write(void) {
   if (!events)
     return;
   char path[600], tmp[700];
-  bw__output_path(bw__opt.trace_path, path, sizeof path);
-  int fd = bw__file_begin(path, tmp, sizeof tmp);
+  bwsh__output_path(bwsh__opt.trace_path, path, sizeof path);
+  int fd = bwsh__file_begin(path, tmp, sizeof tmp);
   if (fd < 0)
     return;
-  bw__out o = {.fd = fd};
+  bwsh__out o = {.fd = fd};
   int pid = (int)getpid();
-  bw__out_str(&o, "{\"traceEvents\":[\n");
-  bw__out_str(&o, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
-  bw__out_i64(&o, pid);
-  bw__out_str(&o, ",\"tid\":0,\"args\":{\"name\":");
-  bw__out_jstr(&o, program_invocation_name);
-  bw__out_str(&o, "}}");
+  bwsh__out_str(&o, "{\"traceEvents\":[\n");
+  bwsh__out_str(&o, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
+  bwsh__out_i64(&o, pid);
+  bwsh__out_str(&o, ",\"tid\":0,\"args\":{\"name\":");
+  bwsh__out_jstr(&o, program_invocation_name);
+  bwsh__out_str(&o, "}}");
   uint64_t n = atomic_load(&next);
   if (n > CAPACITY)
     n = CAPACITY;
@@ -162,59 +162,59 @@ void bw__trace_write(void) {
     const event *e = &events[i];
     int type = atomic_load_explicit(&e->type, memory_order_acquire);
     if (type == EV_SLICE) {
-      bw__out_str(&o, ",\n{\"name\":");
-      bw__out_jstr(&o, bw__fn_name(e->which));
-      bw__out_str(&o, ",\"cat\":\"blocking\",\"ph\":\"X\"");
+      bwsh__out_str(&o, ",\n{\"name\":");
+      bwsh__out_jstr(&o, bwsh__fn_name(e->which));
+      bwsh__out_str(&o, ",\"cat\":\"blocking\",\"ph\":\"X\"");
       slice_fields(&o, e->ts, e->value, pid, e->tid);
-      bw__out_str(&o, ",\"args\":{}}");
+      bwsh__out_str(&o, ",\"args\":{}}");
     } else if (type == EV_WAIT) {
-      bw__pool_report pr;
-      bw__pool_get(e->tid, &pr);
-      bw__out_str(&o, ",\n{\"name\":\"queue wait\",\"cat\":\"queue\","
-                      "\"ph\":\"X\"");
+      bwsh__pool_report pr;
+      bwsh__pool_get(e->tid, &pr);
+      bwsh__out_str(&o, ",\n{\"name\":\"queue wait\",\"cat\":\"queue\","
+                        "\"ph\":\"X\"");
       slice_fields(&o, e->ts, e->value, pid, WAIT_LANE_TID + e->tid);
-      bw__out_str(&o, ",\"args\":{\"pool\":");
-      bw__out_jstr(&o, pr.name);
-      bw__out_str(&o, ",\"starvation_ms\":");
-      bw__out_ms(&o, e->extra);
-      bw__out_str(&o, ",\"wait_ms\":");
-      bw__out_ms(&o, e->value);
-      bw__out_str(&o, "}}");
+      bwsh__out_str(&o, ",\"args\":{\"pool\":");
+      bwsh__out_jstr(&o, pr.name);
+      bwsh__out_str(&o, ",\"starvation_ms\":");
+      bwsh__out_ms(&o, e->extra);
+      bwsh__out_str(&o, ",\"wait_ms\":");
+      bwsh__out_ms(&o, e->value);
+      bwsh__out_str(&o, "}}");
     } else if (type == EV_NAME) {
       char name[17];
       uint64_t w[2] = {e->ts, e->value};
       memcpy(name, w, 16);
       name[16] = '\0';
-      bw__out_str(&o, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
-      bw__out_i64(&o, pid);
-      bw__out_str(&o, ",\"tid\":");
-      bw__out_i64(&o, e->tid);
-      bw__out_str(&o, ",\"args\":{\"name\":");
-      bw__out_jstr(&o, name);
-      bw__out_str(&o, "}}");
+      bwsh__out_str(&o, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
+      bwsh__out_i64(&o, pid);
+      bwsh__out_str(&o, ",\"tid\":");
+      bwsh__out_i64(&o, e->tid);
+      bwsh__out_str(&o, ",\"args\":{\"name\":");
+      bwsh__out_jstr(&o, name);
+      bwsh__out_str(&o, "}}");
     } else if (type == EV_COUNTER) {
-      bw__pool_report pr;
-      bw__pool_get(e->tid, &pr);
+      bwsh__pool_report pr;
+      bwsh__pool_get(e->tid, &pr);
       int blocked = e->which == BW_TRACE_BLOCKED;
-      bw__out_str(&o, ",\n{\"name\":\"");
-      bw__out_str(&o, blocked ? "blocked workers" : "queue length");
-      bw__out_str(&o, "\",\"ph\":\"C\"");
+      bwsh__out_str(&o, ",\n{\"name\":\"");
+      bwsh__out_str(&o, blocked ? "blocked workers" : "queue length");
+      bwsh__out_str(&o, "\",\"ph\":\"C\"");
       ts_field(&o, e->ts);
-      bw__out_str(&o, ",\"pid\":");
-      bw__out_i64(&o, pid);
-      bw__out_str(&o, ",\"tid\":0,\"args\":{");
-      bw__out_jstr(&o, pr.name);
-      bw__out_str(&o, ":");
-      bw__out_u64(&o, e->value);
-      bw__out_str(&o, "}}");
+      bwsh__out_str(&o, ",\"pid\":");
+      bwsh__out_i64(&o, pid);
+      bwsh__out_str(&o, ",\"tid\":0,\"args\":{");
+      bwsh__out_jstr(&o, pr.name);
+      bwsh__out_str(&o, ":");
+      bwsh__out_u64(&o, e->value);
+      bwsh__out_str(&o, "}}");
     }
   }
-  bw__out_str(&o, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{"
-                  "\"tool\":\"blockwatch\",\"dropped_events\":");
-  bw__out_u64(&o, atomic_load(&lost));
-  bw__out_str(&o, ",\"dropped_queue_waits\":");
-  bw__out_u64(&o, atomic_load(&lost_waits));
-  bw__out_str(&o, "}}\n");
-  bw__out_flush(&o);
-  bw__file_commit(fd, tmp, path, !o.failed);
+  bwsh__out_str(&o, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{"
+                    "\"tool\":\"blockwatch\",\"dropped_events\":");
+  bwsh__out_u64(&o, atomic_load(&lost));
+  bwsh__out_str(&o, ",\"dropped_queue_waits\":");
+  bwsh__out_u64(&o, atomic_load(&lost_waits));
+  bwsh__out_str(&o, "}}\n");
+  bwsh__out_flush(&o);
+  bwsh__file_commit(fd, tmp, path, !o.failed);
 }
