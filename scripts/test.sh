@@ -10,7 +10,7 @@ build=${BUILD_DIR:-build}
 
 scripts/setup.sh --test
 # shellcheck disable=SC2086
-scripts/build.sh "$build" -DBLOCKWATCH_WERROR=ON ${CMAKE_ARGS:-}
+scripts/build.sh "$build" -DBLOCKWATCH_WERROR=ON -DBLOCKWATCH_BUILD_TESTS=ON ${CMAKE_ARGS:-}
 
 log="$build/ctest.log"
 status=0
