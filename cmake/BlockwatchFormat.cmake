@@ -6,7 +6,7 @@ if(CLANG_FORMAT_EXE)
     ${PROJECT_SOURCE_DIR}/runtime/*.[ch] ${PROJECT_SOURCE_DIR}/rules/*.[ch]
     ${PROJECT_SOURCE_DIR}/analyzer/*.[ch] ${PROJECT_SOURCE_DIR}/shim/*.[ch]
     ${PROJECT_SOURCE_DIR}/samples/*.[ch] ${PROJECT_SOURCE_DIR}/tests/*.[ch]
-    ${PROJECT_SOURCE_DIR}/bench/*.[ch])
+    ${PROJECT_SOURCE_DIR}/bench/*.[ch] ${PROJECT_SOURCE_DIR}/tools/*.[ch])
   # Fixture inputs of the analyzer tests are kept exactly as written: their
   # line numbers are part of the expected output.
   list(FILTER _bw_format_sources EXCLUDE REGEX "/tests/analyzer/fixtures/")
