@@ -1,5 +1,5 @@
-/* Loading: the public load entry points, files and includes, error
- * reporting, and the all-or-nothing commit / rollback of one load.
+/* Loading: the public load entry points, files and includes, and the
+ * all-or-nothing commit / rollback of one load.
  *
  * Invariants:
  *  - A load first appends new rules to the set's vectors and remembers the
@@ -28,79 +28,6 @@
 /* Internal error code of read_file(): the path is not a regular file. It
  * only travels from read_file() to errno_text() and the load's result. */
 #define ENOTREG 4095
-
-/* ---- errors ---- */
-
-static char *dup_string(const char *s) {
-  size_t n = strlen(s) + 1;
-  char *out = malloc(n);
-  if (out != NULL)
-    memcpy(out, s, n);
-  return out;
-}
-
-/* Keeps a copy of the error in the set's list. */
-static int record(bw_rules *rs, const bw_rules_error *err) {
-  if (rs->n_errors == rs->cap_errors) {
-    size_t cap = rs->cap_errors ? rs->cap_errors * 2 : 16;
-    bw_rules_error *errors = realloc(rs->errors, cap * sizeof(*errors));
-    if (errors == NULL)
-      return -ENOMEM;
-    rs->errors = errors;
-    rs->cap_errors = cap;
-  }
-  bw_rules_error copy = *err;
-  copy.file = dup_string(err->file);
-  copy.message = dup_string(err->message);
-  copy.formatted = dup_string(err->formatted);
-  if (!copy.file || !copy.message || !copy.formatted) {
-    free((char *)copy.file);
-    free((char *)copy.message);
-    free((char *)copy.formatted);
-    return -ENOMEM;
-  }
-  rs->errors[rs->n_errors++] = copy;
-  return 0;
-}
-
-void bwrl__vreport(bwrl__load *ld, const char *file, unsigned line,
-                   unsigned column, const char *fmt, va_list ap) {
-  char message[1024];
-  char formatted[1400];
-  vsnprintf(message, sizeof(message), fmt, ap);
-  if (line == 0)
-    snprintf(formatted, sizeof(formatted), "%s: error: %s", file, message);
-  else
-    snprintf(formatted, sizeof(formatted), "%s:%u:%u: error: %s", file, line,
-             column, message);
-  bw_rules_error err = {file, line, column, message, formatted};
-  ld->n_errors++;
-  if (record(ld->rs, &err))
-    ld->oom = 1;
-  if (ld->rs->error_fn != NULL)
-    ld->rs->error_fn(ld->rs->error_ctx, &err);
-}
-
-void bwrl__report(bwrl__load *ld, const char *file, unsigned line,
-                  unsigned column, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  bwrl__vreport(ld, file, line, column, fmt, ap);
-  va_end(ap);
-}
-
-/* ---- lookups during a load ---- */
-
-bw_blocking_rule *bwrl__load_find_blocking(const bwrl__load *ld,
-                                           const char *name) {
-  bw_blocking_rule *rule = bwrl__index_get(&ld->rs->blocking_index, name);
-  return rule ? rule : bwrl__index_get(&ld->new_blocking, name);
-}
-
-bw_entry_rule *bwrl__load_find_entry(const bwrl__load *ld, const char *name) {
-  bw_entry_rule *rule = bwrl__index_get(&ld->rs->entry_index, name);
-  return rule ? rule : bwrl__index_get(&ld->new_entries, name);
-}
 
 /* ---- begin / commit / rollback ---- */
 
@@ -273,8 +200,10 @@ static const char *errno_text(int err, char *buf, size_t size) {
   return buf;
 }
 
-void bwrl__load_path(bwrl__load *ld, const char *path, const char *from_file,
-                     unsigned from_line, unsigned from_column) {
+/* Loads the file at path for an include: line of from_file (NULL for a
+ * top-level load). */
+static void load_path(bwrl__load *ld, const char *path, const char *from_file,
+                      unsigned from_line, unsigned from_column) {
   char reason[128];
   const char *where = from_file ? from_file : path;
   char *canonical = realpath(path, NULL);
@@ -326,6 +255,26 @@ void bwrl__load_path(bwrl__load *ld, const char *path, const char *from_file,
   ld->depth--;
 }
 
+void bwrl__load_include(bwrl__load *ld, const char *dir, const char *name,
+                        const char *from_file, unsigned from_line,
+                        unsigned from_column) {
+  size_t dl = name[0] == '/' ? 0 : strlen(dir);
+  size_t nl = strlen(name);
+  char *path = malloc(dl + nl + 2);
+  if (path == NULL) {
+    ld->oom = 1;
+    return;
+  }
+  memcpy(path, dir, dl);
+  /* dir "/" already ends with the separator. */
+  size_t at = dl;
+  if (dl > 0 && dir[dl - 1] != '/')
+    path[at++] = '/';
+  memcpy(path + at, name, nl + 1);
+  load_path(ld, path, from_file, from_line, from_column);
+  free(path);
+}
+
 /* ---- public entry points ---- */
 
 int bw_rules_load_file(bw_rules *rs, const char *path) {
@@ -334,7 +283,7 @@ int bw_rules_load_file(bw_rules *rs, const char *path) {
   bwrl__load ld;
   if (load_begin(&ld, rs))
     return -ENOMEM;
-  bwrl__load_path(&ld, path, NULL, 0, 0);
+  load_path(&ld, path, NULL, 0, 0);
   return load_end(&ld);
 }
 

@@ -1,4 +1,5 @@
-/* bw_rules set: creation, names of enums, lookups, iteration, categories.
+/* bw_rules set: creation, names of enums, lookups (also the loader's, which
+ * see the rules of the load under way), iteration, categories.
  *
  * Invariants: the lookup and iteration functions here only read the set
  * (no allocation, no locking, no output), so the shim may call them from
@@ -143,30 +144,9 @@ void bw_rules_free(bw_rules *rs) {
   bwrl__index_clear(&rs->blocking_index);
   bwrl__index_clear(&rs->entry_index);
   bwrl__index_clear(&rs->allow_index);
-  for (size_t i = 0; i < rs->n_errors; i++) {
-    free((char *)rs->errors[i].file);
-    free((char *)rs->errors[i].message);
-    free((char *)rs->errors[i].formatted);
-  }
-  free(rs->errors);
+  bwrl__errors_free(rs);
   bwrl__arena_free(&rs->arena);
   free(rs);
-}
-
-void bw_rules_set_error_callback(bw_rules *rs, bw_rules_error_fn fn,
-                                 void *ctx) {
-  if (rs == NULL)
-    return;
-  rs->error_fn = fn;
-  rs->error_ctx = ctx;
-}
-
-size_t bw_rules_error_count(const bw_rules *rs) {
-  return rs ? rs->n_errors : 0;
-}
-
-const bw_rules_error *bw_rules_error_at(const bw_rules *rs, size_t i) {
-  return rs && i < rs->n_errors ? &rs->errors[i] : NULL;
 }
 
 /* ---- indexes ---- */
@@ -271,6 +251,19 @@ int bw_rules_is_active(const bw_rules *rs, const bw_blocking_rule *rule) {
   if (rs == NULL || rule == NULL || !category_valid(rule->category))
     return 0;
   return rs->enabled[rule->category];
+}
+
+/* ---- lookups during a load: committed rules, then this load's ---- */
+
+bw_blocking_rule *bwrl__load_find_blocking(const bwrl__load *ld,
+                                           const char *name) {
+  bw_blocking_rule *rule = bwrl__index_get(&ld->rs->blocking_index, name);
+  return rule ? rule : bwrl__index_get(&ld->new_blocking, name);
+}
+
+bw_entry_rule *bwrl__load_find_entry(const bwrl__load *ld, const char *name) {
+  bw_entry_rule *rule = bwrl__index_get(&ld->rs->entry_index, name);
+  return rule ? rule : bwrl__index_get(&ld->new_entries, name);
 }
 
 /* ---- categories ---- */

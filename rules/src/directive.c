@@ -1,0 +1,360 @@
+/* The directives: building blocking, entry and allow rules from a line
+ * parse.c has read, and carrying out include:, enable: and disable:.
+ *
+ * Invariants:
+ *  - A rule is added only after every field of its line checked out; the
+ *    checks compare the scratch copies, so a bad line keeps nothing.
+ *  - Duplicates are found against the committed rules and the ones this
+ *    load added (bwrl__load_find_*), so they are caught across files.
+ */
+#include "rules_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const bwrl__key_spec blocking_keys[] = {
+    {"category", 0}, {"severity", 0}, {"message", 0}, {"hint", 0},
+    {"unless", 1},   {"api", 0},      {NULL, 0}};
+static const bwrl__key_spec entry_keys[] = {
+    {"arg", 0},    {"on", 0},  {"field", 0}, {"setter", 0},
+    {"object", 0}, {"api", 0}, {NULL, 0}};
+static const bwrl__key_spec allow_keys[] = {{"reason", 0}, {NULL, 0}};
+
+/* ---- directives ---- */
+
+static void add_blocking(bwrl__line *lc, const bwrl__subject *subj,
+                         unsigned kcol) {
+  char q[BWRL__QUOTE_BUF];
+  if (!bwrl__valid_ident(subj->text, subj->len)) {
+    bwrl__fail(lc, subj->column, "invalid function name '%s'",
+               bwrl__quote(subj->text, subj->len, q));
+    return;
+  }
+  if (bwrl__read_fields(lc, blocking_keys, "blocking"))
+    return;
+  bw_blocking_rule tmp = {0};
+  tmp.severity = BW_SEVERITY_WARNING;
+  const bwrl__field *f = bwrl__get_field(lc, "category");
+  if (f == NULL) {
+    bwrl__fail(lc, kcol,
+               "missing required key 'category' in blocking rule for '%s'",
+               bwrl__quote(subj->text, subj->len, q));
+    return;
+  }
+  if (bw_rule_category_parse(f->value, &tmp.category)) {
+    bwrl__fail(lc, f->column, "unknown category '%s'",
+               bwrl__quote(f->value, f->len, q));
+    return;
+  }
+  if ((f = bwrl__get_field(lc, "severity")) != NULL) {
+    if (strcmp(f->value, "note") == 0)
+      tmp.severity = BW_SEVERITY_NOTE;
+    else if (strcmp(f->value, "warning") == 0)
+      tmp.severity = BW_SEVERITY_WARNING;
+    else if (strcmp(f->value, "error") == 0)
+      tmp.severity = BW_SEVERITY_ERROR;
+    else {
+      bwrl__fail(lc, f->column,
+                 "unknown severity '%s' (expected note, warning or error)",
+                 bwrl__quote(f->value, f->len, q));
+      return;
+    }
+  }
+  for (size_t i = 0; i < lc->n_fields; i++) {
+    f = &lc->fields[i];
+    if (strcmp(f->key, "unless") != 0)
+      continue;
+    if (tmp.n_unless == BW_RULE_MAX_CONDS) {
+      bwrl__fail(lc, f->key_column, "too many 'unless' conditions (at most %d)",
+                 BW_RULE_MAX_CONDS);
+      return;
+    }
+    if (bwrl__parse_condition(lc, f, &tmp.unless[tmp.n_unless]))
+      return;
+    tmp.n_unless++;
+  }
+  const bw_blocking_rule *old = bwrl__load_find_blocking(lc->ld, subj->text);
+  if (old != NULL) {
+    bwrl__fail(lc, subj->column,
+               "duplicate blocking rule for '%s' (first defined at %s:%u)",
+               subj->text, old->origin.file, old->origin.line);
+    return;
+  }
+  tmp.function = bwrl__keep(lc, subj->text, subj->len);
+  tmp.id = bw_rule_category_id(tmp.category);
+  f = bwrl__get_field(lc, "api");
+  tmp.api = f ? bwrl__keep(lc, f->value, f->len) : lc->api;
+  f = bwrl__get_field(lc, "message");
+  if (f != NULL) {
+    tmp.message = bwrl__keep(lc, f->value, f->len);
+  } else {
+    /* Default: "sleep() sleeps on a pool or loop thread". */
+    char msg[512];
+    int n = snprintf(msg, sizeof(msg), "%s() %s", subj->text,
+                     bw_rule_category_description(tmp.category));
+    tmp.message = bwrl__keep(lc, msg, n < 0 ? 0 : (size_t)n);
+  }
+  f = bwrl__get_field(lc, "hint");
+  tmp.hint =
+      f ? bwrl__keep(lc, f->value, f->len) : bwrl__category_hint(tmp.category);
+  tmp.origin.file = lc->file;
+  tmp.origin.line = lc->lineno;
+  if (!tmp.function || !tmp.api || !tmp.message || !tmp.hint)
+    return;
+  bw_blocking_rule *rule = malloc(sizeof(*rule));
+  if (rule == NULL) {
+    lc->ld->oom = 1;
+    return;
+  }
+  *rule = tmp;
+  if (bwrl__vec_push(&lc->ld->rs->blocking, rule)) {
+    free(rule);
+    lc->ld->oom = 1;
+    return;
+  }
+  if (bwrl__index_put(&lc->ld->new_blocking, rule->function, rule))
+    lc->ld->oom = 1;
+}
+
+static int same_callback(const bw_entry_callback *a,
+                         const bw_entry_callback *b) {
+  if (a->kind != b->kind || a->arg != b->arg || a->object != b->object)
+    return 0;
+  if ((a->field == NULL) != (b->field == NULL) ||
+      (a->field && strcmp(a->field, b->field) != 0))
+    return 0;
+  if ((a->setter == NULL) != (b->setter == NULL) ||
+      (a->setter && strcmp(a->setter, b->setter) != 0))
+    return 0;
+  return 1;
+}
+
+static int parse_index_field(bwrl__line *lc, const bwrl__field *f, int *out) {
+  char q[BWRL__QUOTE_BUF];
+  if (bwrl__parse_arg_index(f->value, f->len, out)) {
+    bwrl__fail(lc, f->column,
+               "bad argument index '%s' for '%s' (expected 0 to %d)",
+               bwrl__quote(f->value, f->len, q), f->key, BWRL__MAX_ARG);
+    return -EINVAL;
+  }
+  return 0;
+}
+
+static void add_entry(bwrl__line *lc, const bwrl__subject *subj,
+                      unsigned kcol) {
+  char q[BWRL__QUOTE_BUF];
+  if (!bwrl__valid_ident(subj->text, subj->len)) {
+    bwrl__fail(lc, subj->column, "invalid function name '%s'",
+               bwrl__quote(subj->text, subj->len, q));
+    return;
+  }
+  if (bwrl__read_fields(lc, entry_keys, "entry"))
+    return;
+  bw_entry_callback cb = {0};
+  cb.kind = BW_CALLBACK_ARG;
+  cb.object = -1;
+  const bwrl__field *arg = bwrl__get_field(lc, "arg");
+  const bwrl__field *on = bwrl__get_field(lc, "on");
+  const bwrl__field *fld = bwrl__get_field(lc, "field");
+  const bwrl__field *setter = bwrl__get_field(lc, "setter");
+  const bwrl__field *object = bwrl__get_field(lc, "object");
+  if (arg == NULL || on == NULL) {
+    bwrl__fail(lc, kcol, "missing required key '%s' in entry rule for '%s'",
+               arg == NULL ? "arg" : "on",
+               bwrl__quote(subj->text, subj->len, q));
+    return;
+  }
+  if (parse_index_field(lc, arg, &cb.arg))
+    return;
+  if (strcmp(on->value, "pool") == 0)
+    cb.runs_on = BW_RUNS_ON_POOL;
+  else if (strcmp(on->value, "loop") == 0)
+    cb.runs_on = BW_RUNS_ON_LOOP;
+  else {
+    bwrl__fail(lc, on->column,
+               "unknown value '%s' for 'on' (expected pool or loop)",
+               bwrl__quote(on->value, on->len, q));
+    return;
+  }
+  if (fld != NULL && setter != NULL) {
+    bwrl__fail(lc, setter->key_column,
+               "'field' and 'setter' cannot be combined");
+    return;
+  }
+  if (fld != NULL) {
+    if (!bwrl__valid_ident(fld->value, fld->len)) {
+      bwrl__fail(lc, fld->column, "invalid field name '%s'",
+                 bwrl__quote(fld->value, fld->len, q));
+      return;
+    }
+    cb.kind = BW_CALLBACK_FIELD;
+  }
+  if (setter != NULL) {
+    if (!bwrl__valid_ident(setter->value, setter->len)) {
+      bwrl__fail(lc, setter->column, "invalid function name '%s'",
+                 bwrl__quote(setter->value, setter->len, q));
+      return;
+    }
+    if (object == NULL) {
+      bwrl__fail(lc, setter->key_column,
+                 "'setter' needs 'object' (the argument "
+                 "the callback was set on)");
+      return;
+    }
+    cb.kind = BW_CALLBACK_SETTER;
+  }
+  if (object != NULL) {
+    if (setter == NULL) {
+      bwrl__fail(lc, object->key_column,
+                 "'object' is only valid with 'setter'");
+      return;
+    }
+    if (parse_index_field(lc, object, &cb.object))
+      return;
+  }
+  const bwrl__field *api = bwrl__get_field(lc, "api");
+  const char *api_name = api ? api->value : lc->api;
+  /* Compare with the scratch copies first: nothing is kept on error. */
+  cb.field = fld ? fld->value : NULL;
+  cb.setter = setter ? setter->value : NULL;
+  bw_entry_rule *rule = bwrl__load_find_entry(lc->ld, subj->text);
+  if (rule != NULL) {
+    if (strcmp(rule->api, api_name) != 0) {
+      bwrl__fail(lc, api ? api->column : kcol,
+                 "conflicting api '%s' for entry '%s' (first defined with api "
+                 "'%s' at %s:%u)",
+                 api_name, subj->text, rule->api,
+                 rule->callbacks[0].origin.file,
+                 rule->callbacks[0].origin.line);
+      return;
+    }
+    for (size_t i = 0; i < rule->n_callbacks; i++) {
+      if (same_callback(&rule->callbacks[i], &cb)) {
+        bwrl__fail(lc, arg->key_column,
+                   "duplicate callback arg=%d for entry '%s' (first defined at "
+                   "%s:%u)",
+                   cb.arg, subj->text, rule->callbacks[i].origin.file,
+                   rule->callbacks[i].origin.line);
+        return;
+      }
+    }
+    if (rule->n_callbacks == BW_ENTRY_MAX_CALLBACKS) {
+      bwrl__fail(lc, kcol, "too many callbacks for entry '%s' (at most %d)",
+                 subj->text, BW_ENTRY_MAX_CALLBACKS);
+      return;
+    }
+  }
+  cb.field = fld ? bwrl__keep(lc, fld->value, fld->len) : NULL;
+  cb.setter = setter ? bwrl__keep(lc, setter->value, setter->len) : NULL;
+  cb.origin.file = lc->file;
+  cb.origin.line = lc->lineno;
+  if ((fld && !cb.field) || (setter && !cb.setter))
+    return;
+  if (rule != NULL) {
+    rule->callbacks[rule->n_callbacks++] = cb;
+    return;
+  }
+  rule = calloc(1, sizeof(*rule));
+  if (rule == NULL) {
+    lc->ld->oom = 1;
+    return;
+  }
+  rule->function = bwrl__keep(lc, subj->text, subj->len);
+  rule->api = api ? bwrl__keep(lc, api->value, api->len) : lc->api;
+  rule->n_callbacks = 1;
+  rule->callbacks[0] = cb;
+  if (!rule->function || !rule->api ||
+      bwrl__vec_push(&lc->ld->rs->entries, rule)) {
+    free(rule);
+    lc->ld->oom = 1;
+    return;
+  }
+  if (bwrl__index_put(&lc->ld->new_entries, rule->function, rule))
+    lc->ld->oom = 1;
+}
+
+static void add_allow(bwrl__line *lc, const bwrl__subject *subj,
+                      unsigned kcol) {
+  (void)kcol;
+  char q[BWRL__QUOTE_BUF];
+  if (!bwrl__valid_pattern(subj->text, subj->len)) {
+    bwrl__fail(lc, subj->column, "invalid function pattern '%s'",
+               bwrl__quote(subj->text, subj->len, q));
+    return;
+  }
+  if (bwrl__read_fields(lc, allow_keys, "allow"))
+    return;
+  bwrl__vec *allows = &lc->ld->rs->allows;
+  for (size_t i = 0; i < allows->n; i++) {
+    const bw_allow_rule *old = allows->items[i];
+    if (strcmp(old->pattern, subj->text) == 0) {
+      bwrl__fail(lc, subj->column,
+                 "duplicate allow rule for '%s' (first defined at %s:%u)",
+                 subj->text, old->origin.file, old->origin.line);
+      return;
+    }
+  }
+  const bwrl__field *reason = bwrl__get_field(lc, "reason");
+  bw_allow_rule *rule = malloc(sizeof(*rule));
+  if (rule == NULL) {
+    lc->ld->oom = 1;
+    return;
+  }
+  rule->pattern = bwrl__keep(lc, subj->text, subj->len);
+  rule->reason = reason ? bwrl__keep(lc, reason->value, reason->len) : "";
+  rule->origin.file = lc->file;
+  rule->origin.line = lc->lineno;
+  if (!rule->pattern || !rule->reason || bwrl__vec_push(allows, rule)) {
+    free(rule);
+    lc->ld->oom = 1;
+  }
+}
+
+static void do_include(bwrl__line *lc, const bwrl__subject *subj,
+                       unsigned kcol) {
+  (void)kcol;
+  if (bwrl__expect_end(lc, "include"))
+    return;
+  size_t before = lc->ld->n_errors;
+  bwrl__load_include(lc->ld, lc->dir, subj->text, lc->file, lc->lineno,
+                     subj->column);
+  /* Errors inside the included file were already reported there. */
+  if (lc->ld->n_errors != before)
+    lc->failed = 1;
+}
+
+static void do_category(bwrl__line *lc, const bwrl__subject *subj, int on) {
+  char q[BWRL__QUOTE_BUF];
+  bw_rule_category cat;
+  if (bw_rule_category_parse(subj->text, &cat)) {
+    bwrl__fail(lc, subj->column, "unknown category '%s'",
+               bwrl__quote(subj->text, subj->len, q));
+    return;
+  }
+  if (bwrl__expect_end(lc, on ? "enable" : "disable"))
+    return;
+  lc->ld->rs->enabled[cat] = (unsigned char)on;
+}
+
+static void do_enable(bwrl__line *lc, const bwrl__subject *subj,
+                      unsigned kcol) {
+  (void)kcol;
+  do_category(lc, subj, 1);
+}
+
+static void do_disable(bwrl__line *lc, const bwrl__subject *subj,
+                       unsigned kcol) {
+  (void)kcol;
+  do_category(lc, subj, 0);
+}
+
+const bwrl__directive bwrl__directives[] = {
+    {"blocking", "function name", add_blocking},
+    {"entry", "function name", add_entry},
+    {"allow", "function pattern", add_allow},
+    {"include", "file name", do_include},
+    {"enable", "category", do_enable},
+    {"disable", "category", do_disable},
+    {NULL, NULL, NULL}};
