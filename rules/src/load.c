@@ -200,24 +200,33 @@ static const char *errno_text(int err, char *buf, size_t size) {
   return buf;
 }
 
+/* Reports that path cannot be opened or read (`verb`), at the include:
+ * line of from_file, or for a top-level load against path itself, whose
+ * error then becomes the load's result. */
+static void report_unreadable(bwrl__load *ld, const char *verb,
+                              const char *path, const char *from_file,
+                              unsigned from_line, unsigned from_column,
+                              int err) {
+  char buf[128];
+  const char *reason = errno_text(err, buf, sizeof(buf));
+  if (from_file) {
+    bwrl__report(ld, from_file, from_line, from_column,
+                 "cannot %s include '%s': %s", verb, path, reason);
+    return;
+  }
+  bwrl__report(ld, path, 0, 0, "cannot %s '%s': %s", verb, path, reason);
+  if (!ld->io_err)
+    ld->io_err = err == -ENOTREG ? -EINVAL : err;
+}
+
 /* Loads the file at path for an include: line of from_file (NULL for a
  * top-level load). */
 static void load_path(bwrl__load *ld, const char *path, const char *from_file,
                       unsigned from_line, unsigned from_column) {
-  char reason[128];
-  const char *where = from_file ? from_file : path;
   char *canonical = realpath(path, NULL);
   if (canonical == NULL) {
     int err = errno == ENOMEM ? -ENOMEM : -errno;
-    if (from_file)
-      bwrl__report(ld, where, from_line, from_column,
-                   "cannot open include '%s': %s", path,
-                   errno_text(err, reason, sizeof(reason)));
-    else
-      bwrl__report(ld, where, 0, 0, "cannot open '%s': %s", path,
-                   errno_text(err, reason, sizeof(reason)));
-    if (!from_file && !ld->io_err)
-      ld->io_err = err;
+    report_unreadable(ld, "open", path, from_file, from_line, from_column, err);
     return;
   }
   char *identity =
@@ -233,15 +242,7 @@ static void load_path(bwrl__load *ld, const char *path, const char *from_file,
   size_t len = 0;
   int err = read_file(path, &text, &len);
   if (err) {
-    if (from_file)
-      bwrl__report(ld, where, from_line, from_column,
-                   "cannot read include '%s': %s", path,
-                   errno_text(err, reason, sizeof(reason)));
-    else
-      bwrl__report(ld, where, 0, 0, "cannot read '%s': %s", path,
-                   errno_text(err, reason, sizeof(reason)));
-    if (!from_file && !ld->io_err)
-      ld->io_err = err == -ENOTREG ? -EINVAL : err;
+    report_unreadable(ld, "read", path, from_file, from_line, from_column, err);
   } else {
     char *dir = dir_from_path(ld, path);
     char *api = api_from_name(ld, path);
