@@ -24,15 +24,25 @@ static const bwrl__key_spec allow_keys[] = {{"reason", 0}, {NULL, 0}};
 
 /* ---- directives ---- */
 
+/* Checks the subject of a rule line, a function name (or for allow rules a
+ * pattern), and reads the line's fields; 0, or -EINVAL after reporting. */
+static int read_rule(bwrl__line *lc, const bwrl__subject *subj, int pattern,
+                     const bwrl__key_spec *keys, const char *kind) {
+  char q[BWRL__QUOTE_BUF];
+  if (pattern ? !bwrl__valid_pattern(subj->text, subj->len)
+              : !bwrl__valid_ident(subj->text, subj->len)) {
+    bwrl__fail(lc, subj->column, "invalid function %s '%s'",
+               pattern ? "pattern" : "name",
+               bwrl__quote(subj->text, subj->len, q));
+    return -EINVAL;
+  }
+  return bwrl__read_fields(lc, keys, kind);
+}
+
 static void add_blocking(bwrl__line *lc, const bwrl__subject *subj,
                          unsigned kcol) {
   char q[BWRL__QUOTE_BUF];
-  if (!bwrl__valid_ident(subj->text, subj->len)) {
-    bwrl__fail(lc, subj->column, "invalid function name '%s'",
-               bwrl__quote(subj->text, subj->len, q));
-    return;
-  }
-  if (bwrl__read_fields(lc, blocking_keys, "blocking"))
+  if (read_rule(lc, subj, 0, blocking_keys, "blocking"))
     return;
   bw_blocking_rule tmp = {0};
   tmp.severity = BW_SEVERITY_WARNING;
@@ -145,12 +155,7 @@ static int parse_index_field(bwrl__line *lc, const bwrl__field *f, int *out) {
 static void add_entry(bwrl__line *lc, const bwrl__subject *subj,
                       unsigned kcol) {
   char q[BWRL__QUOTE_BUF];
-  if (!bwrl__valid_ident(subj->text, subj->len)) {
-    bwrl__fail(lc, subj->column, "invalid function name '%s'",
-               bwrl__quote(subj->text, subj->len, q));
-    return;
-  }
-  if (bwrl__read_fields(lc, entry_keys, "entry"))
+  if (read_rule(lc, subj, 0, entry_keys, "entry"))
     return;
   bw_entry_callback cb = {0};
   cb.kind = BW_CALLBACK_ARG;
@@ -278,13 +283,7 @@ static void add_entry(bwrl__line *lc, const bwrl__subject *subj,
 static void add_allow(bwrl__line *lc, const bwrl__subject *subj,
                       unsigned kcol) {
   (void)kcol;
-  char q[BWRL__QUOTE_BUF];
-  if (!bwrl__valid_pattern(subj->text, subj->len)) {
-    bwrl__fail(lc, subj->column, "invalid function pattern '%s'",
-               bwrl__quote(subj->text, subj->len, q));
-    return;
-  }
-  if (bwrl__read_fields(lc, allow_keys, "allow"))
+  if (read_rule(lc, subj, 1, allow_keys, "allow"))
     return;
   bwrl__vec *allows = &lc->ld->rs->allows;
   for (size_t i = 0; i < allows->n; i++) {
