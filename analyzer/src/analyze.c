@@ -113,6 +113,23 @@ static size_t handoffs_of(const analysis *an, const bwsc__node *callee,
   return count;
 }
 
+/* The most hand-offs one call can have: every callback of its entry rule
+ * and every parameter it forwards as a wrapper. */
+#define MAX_HANDOFFS (BW_ENTRY_MAX_CALLBACKS + MAX_WRAPPED)
+
+/* The hand-offs of one call (none when it is not a direct call of a known
+ * function); *callee_out, when asked for, is the callee. */
+static size_t call_handoffs(const analysis *an, const bwsc__call_fact *call,
+                            const bwsc__node **callee_out,
+                            handoff ways[MAX_HANDOFFS]) {
+  const bwsc__node *callee = bwsc__program_node(an->prog, call->callee.ref);
+  if (callee_out)
+    *callee_out = callee;
+  if (call->callee.kind != BWSC__VAL_FUNC || !callee)
+    return 0;
+  return handoffs_of(an, callee, ways, MAX_HANDOFFS);
+}
+
 /* A pool or loop API named by the rules: its body (when the program has
  * it, e.g. the bundled runtime) queues work rather than running it. The
  * program's own wrappers are walked: they may block besides forwarding. */
@@ -131,12 +148,8 @@ static void find_wrappers(analysis *an) {
       wrapping *wrap = &an->wraps[n];
       for (size_t c = 0; c < node->ncalls && wrap->count < MAX_WRAPPED; c++) {
         const bwsc__call_fact *call = prog->calls[node->calls[c]];
-        const bwsc__node *callee = bwsc__program_node(prog, call->callee.ref);
-        if (call->callee.kind != BWSC__VAL_FUNC || !callee)
-          continue;
-        handoff ways[BW_ENTRY_MAX_CALLBACKS + MAX_WRAPPED];
-        size_t nways =
-            handoffs_of(an, callee, ways, BW_ENTRY_MAX_CALLBACKS + MAX_WRAPPED);
+        handoff ways[MAX_HANDOFFS];
+        size_t nways = call_handoffs(an, call, NULL, ways);
         for (size_t w = 0; w < nways && wrap->count < MAX_WRAPPED; w++) {
           int param;
           if (ways[w].field || ways[w].arg < 0 ||
@@ -208,12 +221,9 @@ static void find_roots(analysis *an) {
     }
     for (size_t c = 0; c < node->ncalls; c++) {
       const bwsc__call_fact *call = prog->calls[node->calls[c]];
-      const bwsc__node *callee = bwsc__program_node(prog, call->callee.ref);
-      if (call->callee.kind != BWSC__VAL_FUNC || !callee)
-        continue;
-      handoff ways[BW_ENTRY_MAX_CALLBACKS + MAX_WRAPPED];
-      size_t nways =
-          handoffs_of(an, callee, ways, BW_ENTRY_MAX_CALLBACKS + MAX_WRAPPED);
+      const bwsc__node *callee;
+      handoff ways[MAX_HANDOFFS];
+      size_t nways = call_handoffs(an, call, &callee, ways);
       for (size_t w = 0; w < nways; w++) {
         if (ways[w].field) {
           roots_from_field(an, ways[w].field, call, callee->name,
