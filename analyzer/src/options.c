@@ -87,12 +87,105 @@ static int parse_jobs(const char *text, unsigned *out) {
   return 0;
 }
 
+/* The options that take a value, tried in table order (a {NULL}
+ * sentinel ends it); --output and -o are one option. */
+typedef enum value_option {
+  OPT_BUILD_DIR,
+  OPT_JOBS,
+  OPT_RULES,
+  OPT_ENABLE,
+  OPT_DISABLE,
+  OPT_FORMAT,
+  OPT_OUTPUT,
+  OPT_BASELINE,
+  OPT_WRITE_BASELINE,
+  OPT_COLOR
+} value_option;
+
+static const struct {
+  const char *name;
+  value_option option;
+} value_options[] = {
+    {"-p", OPT_BUILD_DIR},        {"-j", OPT_JOBS},
+    {"--rules", OPT_RULES},       {"--enable", OPT_ENABLE},
+    {"--disable", OPT_DISABLE},   {"--format", OPT_FORMAT},
+    {"--output", OPT_OUTPUT},     {"-o", OPT_OUTPUT},
+    {"--baseline", OPT_BASELINE}, {"--write-baseline", OPT_WRITE_BASELINE},
+    {"--color", OPT_COLOR},       {NULL, OPT_BUILD_DIR}};
+
+/* A word an option accepts and the value it stands for; a table ends with
+ * a {NULL} sentinel. */
+typedef struct choice {
+  const char *word;
+  int value;
+} choice;
+
+static const choice formats[] = {{"text", BWSC__FORMAT_TEXT},
+                                 {"json", BWSC__FORMAT_JSON},
+                                 {"sarif", BWSC__FORMAT_SARIF},
+                                 {NULL, 0}};
+static const choice colors[] = {{"never", BWSC__COLOR_NEVER},
+                                {"always", BWSC__COLOR_ALWAYS},
+                                {"auto", BWSC__COLOR_AUTO},
+                                {NULL, 0}};
+
+/* The value of the choice spelt `word`, or -1. */
+static int pick(const choice *choices, const char *word) {
+  for (; choices->word != NULL; choices++) {
+    if (strcmp(choices->word, word) == 0)
+      return choices->value;
+  }
+  return -1;
+}
+
+/* Stores the value of one option; 0, or -1 after printing the error. */
+static int set_value(bwsc__options *opts, value_option option,
+                     const char *value) {
+  int v;
+  switch (option) {
+  case OPT_BUILD_DIR:
+    opts->build_dir = value;
+    return 0;
+  case OPT_JOBS:
+    if (parse_jobs(value, &opts->jobs) != 0)
+      return bad("-j needs a number from 1 to 1024", value);
+    return 0;
+  case OPT_RULES:
+    push(&opts->rules, &opts->nrules, value);
+    return 0;
+  case OPT_ENABLE:
+    push(&opts->enable, &opts->nenable, value);
+    return 0;
+  case OPT_DISABLE:
+    push(&opts->disable, &opts->ndisable, value);
+    return 0;
+  case OPT_FORMAT:
+    if ((v = pick(formats, value)) < 0)
+      return bad("--format must be text, json or sarif", value);
+    opts->format = (bwsc__format)v;
+    return 0;
+  case OPT_OUTPUT:
+    opts->output = value;
+    return 0;
+  case OPT_BASELINE:
+    opts->baseline = value;
+    return 0;
+  case OPT_WRITE_BASELINE:
+    opts->write_baseline = value;
+    return 0;
+  case OPT_COLOR:
+    if ((v = pick(colors, value)) < 0)
+      return bad("--color must be never, always or auto", value);
+    opts->color = (bwsc__color)v;
+    return 0;
+  }
+  return 0;
+}
+
 int bwsc__options_parse(bwsc__options *opts, int argc, char **argv) {
   memset(opts, 0, sizeof(*opts));
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
-    const char *value = NULL;
-    int m;
     if (strcmp(arg, "--") == 0) {
       opts->have_extra = 1;
       for (i++; i < argc; i++)
@@ -111,64 +204,19 @@ int bwsc__options_parse(bwsc__options *opts, int argc, char **argv) {
       opts->summary = 1;
     } else if (strcmp(arg, "--no-default-rules") == 0) {
       opts->no_default_rules = 1;
-    } else if ((m = take("-p", argc, argv, &i, &value)) != 0) {
-      if (m < 0)
-        return bad("option needs a value", arg);
-      opts->build_dir = value;
-    } else if ((m = take("-j", argc, argv, &i, &value)) != 0) {
-      if (m < 0)
-        return bad("option needs a value", arg);
-      if (parse_jobs(value, &opts->jobs) != 0)
-        return bad("-j needs a number from 1 to 1024", value);
-    } else if ((m = take("--rules", argc, argv, &i, &value)) != 0) {
-      if (m < 0)
-        return bad("option needs a value", arg);
-      push(&opts->rules, &opts->nrules, value);
-    } else if ((m = take("--enable", argc, argv, &i, &value)) != 0) {
-      if (m < 0)
-        return bad("option needs a value", arg);
-      push(&opts->enable, &opts->nenable, value);
-    } else if ((m = take("--disable", argc, argv, &i, &value)) != 0) {
-      if (m < 0)
-        return bad("option needs a value", arg);
-      push(&opts->disable, &opts->ndisable, value);
-    } else if ((m = take("--format", argc, argv, &i, &value)) != 0) {
-      if (m < 0)
-        return bad("option needs a value", arg);
-      if (strcmp(value, "text") == 0)
-        opts->format = BWSC__FORMAT_TEXT;
-      else if (strcmp(value, "json") == 0)
-        opts->format = BWSC__FORMAT_JSON;
-      else if (strcmp(value, "sarif") == 0)
-        opts->format = BWSC__FORMAT_SARIF;
-      else
-        return bad("--format must be text, json or sarif", value);
-    } else if ((m = take("--output", argc, argv, &i, &value)) != 0 ||
-               (m = take("-o", argc, argv, &i, &value)) != 0) {
-      if (m < 0)
-        return bad("option needs a value", arg);
-      opts->output = value;
-    } else if ((m = take("--baseline", argc, argv, &i, &value)) != 0) {
-      if (m < 0)
-        return bad("option needs a value", arg);
-      opts->baseline = value;
-    } else if ((m = take("--write-baseline", argc, argv, &i, &value)) != 0) {
-      if (m < 0)
-        return bad("option needs a value", arg);
-      opts->write_baseline = value;
-    } else if ((m = take("--color", argc, argv, &i, &value)) != 0) {
-      if (m < 0)
-        return bad("option needs a value", arg);
-      if (strcmp(value, "never") == 0)
-        opts->color = BWSC__COLOR_NEVER;
-      else if (strcmp(value, "always") == 0)
-        opts->color = BWSC__COLOR_ALWAYS;
-      else if (strcmp(value, "auto") == 0)
-        opts->color = BWSC__COLOR_AUTO;
-      else
-        return bad("--color must be never, always or auto", value);
     } else {
-      return bad("unknown option", arg);
+      const char *value = NULL;
+      int m = 0;
+      size_t k = 0;
+      while (value_options[k].name != NULL &&
+             (m = take(value_options[k].name, argc, argv, &i, &value)) == 0)
+        k++;
+      if (value_options[k].name == NULL)
+        return bad("unknown option", arg);
+      if (m < 0)
+        return bad("option needs a value", arg);
+      if (set_value(opts, value_options[k].option, value) != 0)
+        return -1;
     }
   }
   return 0;
