@@ -58,68 +58,69 @@ static int body_from(const bwsc__node *node, size_t t) {
   return 0;
 }
 
-/* First pass: functions, so definitions are known before calls. */
-static void merge_functions(bwsc__program *prog, const bwsc__tu_facts *tus,
-                            size_t ntus) {
-  for (size_t t = 0; t < ntus; t++) {
-    if (tus[t].failed)
-      continue;
-    for (size_t i = 0; i < tus[t].nfuncs; i++) {
-      const bwsc__func_fact *fact = &tus[t].funcs[i];
-      bwsc__node *node = node_for(prog, fact->usr, fact->name);
-      if (!node->decl)
-        node->decl = fact;
-      if (fact->is_def && (!node->def || !same_place(node->def, fact))) {
-        if (!node->def)
-          node->def = fact;
-        *BWSC__PUSH(node->body_tus, node->nbody_tus, node->capbody_tus) = t;
-      }
-      node->annotated |= fact->annotated;
+/* The functions of TU t (facts). */
+static void merge_functions(bwsc__program *prog, const bwsc__tu_facts *facts,
+                            size_t t) {
+  for (size_t i = 0; i < facts->nfuncs; i++) {
+    const bwsc__func_fact *fact = &facts->funcs[i];
+    bwsc__node *node = node_for(prog, fact->usr, fact->name);
+    if (!node->decl)
+      node->decl = fact;
+    if (fact->is_def && (!node->def || !same_place(node->def, fact))) {
+      if (!node->def)
+        node->def = fact;
+      *BWSC__PUSH(node->body_tus, node->nbody_tus, node->capbody_tus) = t;
     }
+    node->annotated |= fact->annotated;
   }
 }
 
-static void merge_calls(bwsc__program *prog, const bwsc__tu_facts *tus,
-                        size_t ntus) {
-  for (size_t t = 0; t < ntus; t++) {
-    if (tus[t].failed)
-      continue;
-    for (size_t i = 0; i < tus[t].ncalls; i++) {
-      const bwsc__call_fact *call = &tus[t].calls[i];
-      bwsc__node *caller = bwsc__program_node(prog, call->caller);
-      if (!caller || !body_from(caller, t))
-        continue; /* a second copy of a header function's body */
-      size_t index = prog->ncalls;
-      *BWSC__PUSH(prog->calls, prog->ncalls, prog->capcalls) = call;
-      *BWSC__PUSH(caller->calls, caller->ncalls, caller->capcalls) = index;
-      if (call->callee.kind == BWSC__VAL_FUNC)
-        node_for(prog, call->callee.ref, call->callee.name);
-      for (size_t a = 0; a < call->nargs; a++) {
-        const bwsc__value *arg = &call->args[a];
-        if (arg->kind == BWSC__VAL_FUNC)
-          node_for(prog, arg->ref, arg->name);
-        if (call->callee.kind != BWSC__VAL_FUNC ||
-            (arg->kind != BWSC__VAL_FUNC && arg->kind != BWSC__VAL_SLOT))
-          continue;
-        char *key = bwsc__xasprintf("%s#%zu", call->callee.ref, a);
-        *BWSC__PUSH(prog->owned, prog->nowned, prog->capowned) = key;
-        add_value(prog, key, arg);
-      }
+/* The calls and flows of TU t (facts). */
+static void merge_calls(bwsc__program *prog, const bwsc__tu_facts *facts,
+                        size_t t) {
+  for (size_t i = 0; i < facts->ncalls; i++) {
+    const bwsc__call_fact *call = &facts->calls[i];
+    bwsc__node *caller = bwsc__program_node(prog, call->caller);
+    if (!caller || !body_from(caller, t))
+      continue; /* a second copy of a header function's body */
+    size_t index = prog->ncalls;
+    *BWSC__PUSH(prog->calls, prog->ncalls, prog->capcalls) = call;
+    *BWSC__PUSH(caller->calls, caller->ncalls, caller->capcalls) = index;
+    if (call->callee.kind == BWSC__VAL_FUNC)
+      node_for(prog, call->callee.ref, call->callee.name);
+    for (size_t a = 0; a < call->nargs; a++) {
+      const bwsc__value *arg = &call->args[a];
+      if (arg->kind == BWSC__VAL_FUNC)
+        node_for(prog, arg->ref, arg->name);
+      if (call->callee.kind != BWSC__VAL_FUNC ||
+          (arg->kind != BWSC__VAL_FUNC && arg->kind != BWSC__VAL_SLOT))
+        continue;
+      char *key = bwsc__xasprintf("%s#%zu", call->callee.ref, a);
+      *BWSC__PUSH(prog->owned, prog->nowned, prog->capowned) = key;
+      add_value(prog, key, arg);
     }
-    for (size_t i = 0; i < tus[t].nflows; i++) {
-      const bwsc__flow_fact *flow = &tus[t].flows[i];
-      add_value(prog, flow->slot, &flow->value);
-      if (flow->value.kind == BWSC__VAL_FUNC)
-        node_for(prog, flow->value.ref, flow->value.name);
-    }
+  }
+  for (size_t i = 0; i < facts->nflows; i++) {
+    const bwsc__flow_fact *flow = &facts->flows[i];
+    add_value(prog, flow->slot, &flow->value);
+    if (flow->value.kind == BWSC__VAL_FUNC)
+      node_for(prog, flow->value.ref, flow->value.name);
   }
 }
 
 void bwsc__program_build(bwsc__program *prog, const bwsc__tu_facts *tus,
                          size_t ntus) {
   memset(prog, 0, sizeof(*prog));
-  merge_functions(prog, tus, ntus);
-  merge_calls(prog, tus, ntus);
+  /* Two passes, so that every definition is known before the calls; a TU
+   * that failed to parse adds nothing. */
+  for (size_t t = 0; t < ntus; t++) {
+    if (!tus[t].failed)
+      merge_functions(prog, &tus[t], t);
+  }
+  for (size_t t = 0; t < ntus; t++) {
+    if (!tus[t].failed)
+      merge_calls(prog, &tus[t], t);
+  }
 }
 
 void bwsc__program_free(bwsc__program *prog) {
