@@ -32,11 +32,19 @@ int bwsc__write_sarif(const bwsc__report *report, FILE *out);
 /* Counts per rule, per directory and the top callbacks. */
 void bwsc__write_summary(const bwsc__report *report, FILE *out);
 
-/* Baselines: one "fingerprint rule function" line per finding. */
+/* Baselines. A baseline file starts with the comment line
+ * "# blockscan baseline: fingerprint rule function callback", then has one
+ * "<fingerprint> <rule> <function> <callback>" line per finding, fields
+ * separated by one space: the 16 lower-case hex digits of the fingerprint,
+ * the rule id ("blocking-sleep"), the blocking function and the callback
+ * it is reached from. Returns 0, or -1 when the file cannot be written. */
 int bwsc__baseline_write(const bwsc__findings *findings, const char *path);
-/* Removes the findings whose fingerprint is in the file (each line
- * removes at most one finding, so new copies of a baselined problem still
- * show). Returns 0 or -1 when the file cannot be read. */
+/* Removes the findings whose fingerprint is in the file. Only a line's
+ * first field (up to a space, tab or newline) is read, and only when it is
+ * 16 characters long; other lines, empty lines and lines starting with '#'
+ * are skipped. Each line removes at most one finding, so new copies of a
+ * baselined problem still show. Returns 0 or -1 when the file cannot be
+ * read. */
 int bwsc__baseline_apply(bwsc__findings *findings, const char *path);
 
 #endif /* BLOCKSCAN_REPORT_H */
