@@ -85,20 +85,31 @@ static char *args_detail(json_t *event) {
   return text;
 }
 
+/* Appends a zeroed element to *array (of *count elements of `size`
+ * bytes); NULL, with the load marked failed, when out of memory. */
+static void *append_zeroed(loader *ld, void **array, size_t *count,
+                           size_t size) {
+  if (grow(array, *count, size) != 0) {
+    ld->failed = 1;
+    return NULL;
+  }
+  char *item = (char *)*array + (*count)++ * size;
+  memset(item, 0, size);
+  return item;
+}
+
 static t2s_lane *lane_for(loader *ld, int64_t pid, int64_t tid) {
   t2s_trace *t = ld->trace;
   for (size_t i = 0; i < t->n_lanes; i++) {
     if (t->lanes[i].pid == pid && t->lanes[i].tid == tid)
       return &t->lanes[i];
   }
-  if (grow((void **)&t->lanes, t->n_lanes, sizeof *t->lanes) != 0) {
-    ld->failed = 1;
-    return NULL;
+  t2s_lane *lane =
+      append_zeroed(ld, (void **)&t->lanes, &t->n_lanes, sizeof *t->lanes);
+  if (lane != NULL) {
+    lane->pid = pid;
+    lane->tid = tid;
   }
-  t2s_lane *lane = &t->lanes[t->n_lanes++];
-  memset(lane, 0, sizeof *lane);
-  lane->pid = pid;
-  lane->tid = tid;
   return lane;
 }
 
@@ -219,14 +230,9 @@ static t2s_counter *counter_named(loader *ld, const char *name) {
     if (strcmp(t->counters[i].name, name) == 0)
       return &t->counters[i];
   }
-  if (grow((void **)&t->counters, t->n_counters, sizeof *t->counters) != 0) {
-    ld->failed = 1;
-    return NULL;
-  }
-  t2s_counter *c = &t->counters[t->n_counters++];
-  memset(c, 0, sizeof *c);
-  c->name = strdup(name);
-  if (c->name == NULL)
+  t2s_counter *c = append_zeroed(ld, (void **)&t->counters, &t->n_counters,
+                                 sizeof *t->counters);
+  if (c != NULL && (c->name = strdup(name)) == NULL)
     ld->failed = 1;
   return c;
 }
