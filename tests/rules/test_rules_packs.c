@@ -1,6 +1,6 @@
 /* cmocka tests of the embedded default packs: they load cleanly, match the
- * files installed from rules/packs/, and hold every function the issue
- * lists with the right category, callbacks and non-blocking conditions.
+ * files installed from rules/packs/, and hold every function they must
+ * cover with the right category, callbacks and non-blocking conditions.
  *
  * BW_PACKS_DIR (set by CMake) is rules/packs/ in the source tree.
  */
@@ -137,8 +137,9 @@ typedef struct expect_blocking {
 #define B(fn, cat)                                                             \
   { #fn, BW_CATEGORY_##cat }
 
-/* Every blocking function named in issue 4, pack by pack. */
-static const expect_blocking issue_blocking[] = {
+/* The blocking functions the packs must cover, grouped by pack: a rule
+ * dropped from a pack fails here. */
+static const expect_blocking required_blocking[] = {
     /* libc */
     B(sleep, SLEEP),
     B(usleep, SLEEP),
@@ -234,9 +235,9 @@ static const expect_blocking issue_blocking[] = {
     B(event_base_dispatch, NESTED_LOOP),
     {NULL, BW_CATEGORY_COUNT}};
 
-static void test_issue_blocking_functions_are_present(void **state) {
+static void test_required_blocking_functions_are_present(void **state) {
   bw_rules *rs = *state;
-  for (const expect_blocking *e = issue_blocking; e->function; e++) {
+  for (const expect_blocking *e = required_blocking; e->function; e++) {
     const bw_blocking_rule *r = bw_rules_lookup_blocking(rs, e->function);
     if (r == NULL)
       fail_msg("no blocking rule for %s", e->function);
@@ -256,52 +257,53 @@ typedef struct expect_entry {
 #define E(fn, arg, on)                                                         \
   { #fn, arg, BW_RUNS_ON_##on }
 
-/* Every entry named in issue 4 with the callback's position, and
+/* The entries the packs must cover, with the callback's position, and
  * bw_then_consume, which the runtime added later. */
-static const expect_entry issue_entries[] = {E(bw_submit, 1, POOL),
-                                             E(bw_run, 1, POOL),
-                                             E(bw_then, 1, POOL),
-                                             E(bw_then_consume, 1, POOL),
-                                             E(uv_queue_work, 2, POOL),
-                                             E(uv_queue_work, 3, LOOP),
-                                             E(uv_timer_start, 1, LOOP),
-                                             E(uv_idle_start, 1, LOOP),
-                                             E(uv_prepare_start, 1, LOOP),
-                                             E(uv_check_start, 1, LOOP),
-                                             E(uv_async_init, 2, LOOP),
-                                             E(uv_signal_start, 1, LOOP),
-                                             E(uv_poll_start, 2, LOOP),
-                                             E(uv_read_start, 2, LOOP),
-                                             E(uv_listen, 2, LOOP),
-                                             E(uv_tcp_connect, 3, LOOP),
-                                             E(uv_write, 4, LOOP),
-                                             E(uv_udp_send, 5, LOOP),
-                                             E(uv_udp_recv_start, 2, LOOP),
-                                             E(uv_fs_read, 6, LOOP),
-                                             E(uv_getaddrinfo, 2, LOOP),
-                                             E(g_thread_pool_new, 0, POOL),
-                                             E(g_thread_pool_new_full, 0, POOL),
-                                             E(g_task_run_in_thread, 1, POOL),
-                                             E(g_idle_add, 0, LOOP),
-                                             E(g_idle_add_full, 1, LOOP),
-                                             E(g_timeout_add, 1, LOOP),
-                                             E(g_timeout_add_full, 2, LOOP),
-                                             E(g_timeout_add_seconds, 1, LOOP),
-                                             E(g_source_set_callback, 1, LOOP),
-                                             E(g_unix_fd_add, 2, LOOP),
-                                             E(g_unix_fd_add_full, 3, LOOP),
-                                             E(g_child_watch_add, 1, LOOP),
-                                             E(g_child_watch_add_full, 2, LOOP),
-                                             E(thpool_add_work, 1, POOL),
-                                             E(event_new, 3, LOOP),
-                                             E(event_assign, 4, LOOP),
-                                             E(bufferevent_setcb, 1, LOOP),
-                                             E(bufferevent_setcb, 3, LOOP),
-                                             {NULL, 0, BW_RUNS_ON_POOL}};
+static const expect_entry required_entries[] = {
+    E(bw_submit, 1, POOL),
+    E(bw_run, 1, POOL),
+    E(bw_then, 1, POOL),
+    E(bw_then_consume, 1, POOL),
+    E(uv_queue_work, 2, POOL),
+    E(uv_queue_work, 3, LOOP),
+    E(uv_timer_start, 1, LOOP),
+    E(uv_idle_start, 1, LOOP),
+    E(uv_prepare_start, 1, LOOP),
+    E(uv_check_start, 1, LOOP),
+    E(uv_async_init, 2, LOOP),
+    E(uv_signal_start, 1, LOOP),
+    E(uv_poll_start, 2, LOOP),
+    E(uv_read_start, 2, LOOP),
+    E(uv_listen, 2, LOOP),
+    E(uv_tcp_connect, 3, LOOP),
+    E(uv_write, 4, LOOP),
+    E(uv_udp_send, 5, LOOP),
+    E(uv_udp_recv_start, 2, LOOP),
+    E(uv_fs_read, 6, LOOP),
+    E(uv_getaddrinfo, 2, LOOP),
+    E(g_thread_pool_new, 0, POOL),
+    E(g_thread_pool_new_full, 0, POOL),
+    E(g_task_run_in_thread, 1, POOL),
+    E(g_idle_add, 0, LOOP),
+    E(g_idle_add_full, 1, LOOP),
+    E(g_timeout_add, 1, LOOP),
+    E(g_timeout_add_full, 2, LOOP),
+    E(g_timeout_add_seconds, 1, LOOP),
+    E(g_source_set_callback, 1, LOOP),
+    E(g_unix_fd_add, 2, LOOP),
+    E(g_unix_fd_add_full, 3, LOOP),
+    E(g_child_watch_add, 1, LOOP),
+    E(g_child_watch_add_full, 2, LOOP),
+    E(thpool_add_work, 1, POOL),
+    E(event_new, 3, LOOP),
+    E(event_assign, 4, LOOP),
+    E(bufferevent_setcb, 1, LOOP),
+    E(bufferevent_setcb, 3, LOOP),
+    {NULL, 0, BW_RUNS_ON_POOL}};
 
-static void test_issue_entries_are_present(void **state) {
+static void test_required_entries_are_present(void **state) {
   bw_rules *rs = *state;
-  for (const expect_entry *x = issue_entries; x->function; x++) {
+  for (const expect_entry *x = required_entries; x->function; x++) {
     const bw_entry_rule *e = bw_rules_find_entry(rs, x->function);
     if (e == NULL)
       fail_msg("no entry rule for %s", x->function);
@@ -440,8 +442,8 @@ int main(void) {
       T(test_loading_a_pack_twice_fails_cleanly),
       cmocka_unit_test(test_embedded_text_matches_pack_files),
       T(test_every_rule_has_message_hint_and_api),
-      T(test_issue_blocking_functions_are_present),
-      T(test_issue_entries_are_present),
+      T(test_required_blocking_functions_are_present),
+      T(test_required_entries_are_present),
       T(test_struct_and_setter_entries),
       T(test_non_blocking_conditions),
       T(test_hints_name_the_alternative),
