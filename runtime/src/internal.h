@@ -37,6 +37,13 @@ static inline uint64_t bwrt__now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The struct of `type` whose `member` ptr points to: how a callback that
+ * gets an embedded node (a continuation, a cancel registration, a timer)
+ * finds what it is embedded in. Like the kernel's container_of it drops a
+ * const qualifier: assign the result to a const pointer where ptr was one. */
+#define BWRT__CONTAINER_OF(ptr, type, member)                                  \
+  ((type *)(void *)(((char *)(ptr)) - offsetof(type, member)))
+
 /* A spin-loop hint: lets the sibling hyperthread run, saves power. */
 static inline void bwrt__cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)

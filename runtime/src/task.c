@@ -290,7 +290,7 @@ static void then_fire(bwrt__cont *c, bw_task *done);
 
 static void prefetch_task_of_node(const bwrt__cont *c) {
   __builtin_prefetch(c, 1);
-  __builtin_prefetch((const char *)c - offsetof(bw_task, u.then.node), 1);
+  __builtin_prefetch(BWRT__CONTAINER_OF(c, bw_task, u.then.node), 1);
 }
 
 static void run_task_item(bwrt__item *it) {
@@ -309,8 +309,7 @@ static void run_task_item(bwrt__item *it) {
   if (next != NULL && next != CONTS_DONE) {
     prefetch_task_of_node(next);
     if (next->fire == then_fire) {
-      const bw_task *t = (const bw_task *)((const char *)next -
-                                           offsetof(bw_task, u.then.node));
+      const bw_task *t = BWRT__CONTAINER_OF(next, bw_task, u.then.node);
       bwrt__cont *after =
           untag(atomic_load_explicit(&t->conts, memory_order_relaxed));
       if (after != NULL && after != CONTS_DONE)
@@ -384,7 +383,7 @@ bw_task *bw_run(bw_pool *pool, void *(*fn)(void *arg), void *arg) {
  * firing thread's reference keeps the antecedent alive. Either way before
  * the push: once queued, the continuation may run (and release) at once. */
 static void then_fire(bwrt__cont *c, bw_task *done) {
-  bw_task *t = (bw_task *)((char *)c - offsetof(bw_task, u.then.node));
+  bw_task *t = BWRT__CONTAINER_OF(c, bw_task, u.then.node);
   if (done != NULL && done == tls_finishing &&
       bwrt__pool_push_run_next(t->pool, &t->item)) {
     /* Unqueued: only this thread can run it, after we return, so the
@@ -469,7 +468,7 @@ int bw_task_cancel(bw_task *task) {
 
 /* The token was canceled: cancel the delay; drop the registration's ref. */
 static void delay_token_fire(bwrt__cancel_reg *reg) {
-  bw_task *t = (bw_task *)((char *)reg - offsetof(bw_task, u.delay.reg));
+  bw_task *t = BWRT__CONTAINER_OF(reg, bw_task, u.delay.reg);
   try_resolve(t, BW_TASK_CANCELED, NULL);
   task_release(t);
 }
@@ -626,7 +625,7 @@ static void waiter_task_fire(bwrt__cont *c, bw_task *done) {
 }
 
 static void waiter_token_fire(bwrt__cancel_reg *reg) {
-  waiter *w = (waiter *)((char *)reg - offsetof(waiter, reg));
+  waiter *w = BWRT__CONTAINER_OF(reg, waiter, reg);
   pthread_mutex_lock(&w->mu);
   w->canceled = 1;
   pthread_cond_signal(&w->cv);
