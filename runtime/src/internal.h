@@ -37,6 +37,29 @@ static inline uint64_t bwrt__now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The CLOCK_MONOTONIC time `ms` milliseconds from now, for
+ * pthread_cond_timedwait on a condvar from bwrt__cond_init_monotonic (a
+ * wall-clock step must not stretch or cut a timeout). */
+static inline void bwrt__deadline_in_ms(struct timespec *ts, uint64_t ms) {
+  clock_gettime(CLOCK_MONOTONIC, ts);
+  ts->tv_sec += (time_t)(ms / 1000u);
+  ts->tv_nsec += (long)(ms % 1000u) * 1000000L;
+  if (ts->tv_nsec >= 1000000000L) {
+    ts->tv_sec++;
+    ts->tv_nsec -= 1000000000L;
+  }
+}
+
+/* A condvar whose timed waits take CLOCK_MONOTONIC deadlines. */
+static inline int bwrt__cond_init_monotonic(pthread_cond_t *cv) {
+  pthread_condattr_t attr;
+  pthread_condattr_init(&attr);
+  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+  int rc = pthread_cond_init(cv, &attr);
+  pthread_condattr_destroy(&attr);
+  return rc;
+}
+
 /* The struct of `type` whose `member` ptr points to: how a callback that
  * gets an embedded node (a continuation, a cancel registration, a timer)
  * finds what it is embedded in. Like the kernel's container_of it drops a

@@ -367,16 +367,6 @@ int bwrt__help_run_one(bw_pool *pool) {
   return 1;
 }
 
-static void deadline_after_ms(struct timespec *ts, unsigned ms) {
-  clock_gettime(CLOCK_MONOTONIC, ts);
-  ts->tv_sec += ms / 1000u;
-  ts->tv_nsec += (long)(ms % 1000u) * 1000000L;
-  if (ts->tv_nsec >= 1000000000L) {
-    ts->tv_sec++;
-    ts->tv_nsec -= 1000000000L;
-  }
-}
-
 enum { PARK_AGAIN = 0, PARK_WOKEN, PARK_EXIT, PARK_RETIRE };
 
 /* Parks the worker until there may be work (see the park protocol at the
@@ -405,7 +395,7 @@ static int park(bwrt__worker *w) {
     int rc;
     if (live > pool->min_workers) {
       if (!timed) {
-        deadline_after_ms(&deadline, pool->idle_timeout_ms);
+        bwrt__deadline_in_ms(&deadline, pool->idle_timeout_ms);
         timed = 1;
       }
       rc = pthread_cond_timedwait(&pool->park_cv, &pool->park_mu, &deadline);
@@ -605,15 +595,6 @@ static unsigned cpu_count(void) {
   return n > 0 ? (unsigned)n : 1u;
 }
 
-static int cond_init_monotonic(pthread_cond_t *cv) {
-  pthread_condattr_t attr;
-  pthread_condattr_init(&attr);
-  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-  int rc = pthread_cond_init(cv, &attr);
-  pthread_condattr_destroy(&attr);
-  return rc;
-}
-
 /* Joins every thread and frees the pool; workers must have been told to
  * stop (or never started). */
 static void pool_free(bw_pool *pool) {
@@ -714,9 +695,9 @@ static bw_pool *pool_create(const bw_pool_config *cfg, int is_default) {
   atomic_init(&pool->next_item_id, 1);
   pthread_mutex_init(&pool->park_mu, NULL);
   pthread_mutex_init(&pool->gate_mu, NULL);
-  cond_init_monotonic(&pool->park_cv);
-  cond_init_monotonic(&pool->quiesce_cv);
-  cond_init_monotonic(&pool->gate_cv);
+  bwrt__cond_init_monotonic(&pool->park_cv);
+  bwrt__cond_init_monotonic(&pool->quiesce_cv);
+  bwrt__cond_init_monotonic(&pool->gate_cv);
 
   /* The tool (if any) attaches before the pool is announced, so it sees
    * pool_created for this very pool. */

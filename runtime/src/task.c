@@ -659,16 +659,6 @@ static int would_deadlock(const bw_task *task, bwrt__worker *self) {
   return blocked + 1 >= live && !can_grow;
 }
 
-static void deadline_in(struct timespec *ts, int64_t ms) {
-  clock_gettime(CLOCK_MONOTONIC, ts);
-  ts->tv_sec += (time_t)(ms / 1000);
-  ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-  if (ts->tv_nsec >= 1000000000L) {
-    ts->tv_sec++;
-    ts->tv_nsec -= 1000000000L;
-  }
-}
-
 /* Whether this thread is running items as a helping waiter: a wait inside
  * such an item does not help again (no unbounded nesting on one stack). */
 static BWRT__TLS int tls_helping;
@@ -742,11 +732,7 @@ int bw_wait_cancelable(bw_task *task, int64_t timeout_ms,
   if (w == NULL)
     return -ENOMEM;
   pthread_mutex_init(&w->mu, NULL);
-  pthread_condattr_t attr;
-  pthread_condattr_init(&attr);
-  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-  pthread_cond_init(&w->cv, &attr);
-  pthread_condattr_destroy(&attr);
+  bwrt__cond_init_monotonic(&w->cv);
   w->done = 0;
   w->canceled = 0;
   w->cont.fire = waiter_task_fire;
@@ -765,7 +751,7 @@ int bw_wait_cancelable(bw_task *task, int64_t timeout_ms,
     bw_pool_notify_blocked();
   struct timespec deadline;
   if (timeout_ms > 0)
-    deadline_in(&deadline, timeout_ms);
+    bwrt__deadline_in_ms(&deadline, (uint64_t)timeout_ms);
   pthread_mutex_lock(&w->mu);
   while (!w->done && !w->canceled) {
     if (timeout_ms < 0) {
