@@ -2,13 +2,14 @@
  * joining retired workers (.NET's gate thread and timer queue in one).
  *
  * Invariants:
- *  - pool->timers is a binary min-heap on task deadline, under gate_mu; each
- *    entry holds one reference to its delay task. A delay canceled early
- *    stays in the heap (lazy removal) until its deadline or until the gate
- *    compacts the heap (about once a second, when half of it is dead);
- *    firing it is then a no-op but for dropping references, because the
- *    task has already been resolved.
- *  - Timers fire (and delays are canceled at stop) with gate_mu released:
+ *  - pool->timers is a binary min-heap of timer nodes (bwrt__timer) on their
+ *    deadlines, under gate_mu; the gate knows nothing of what embeds them
+ *    (delay tasks, whose heap reference fire drops). A timer whose owner
+ *    resolved early (a canceled delay) stays in the heap (lazy removal)
+ *    until its deadline or until the gate compacts the heap (about once a
+ *    second, when half of it is resolved); firing it then changes nothing
+ *    but references.
+ *  - Timers fire (and are fired as canceled at stop) with gate_mu released:
  *    completing a task runs continuations and token code whose locks come
  *    before gate_mu in the lock order (token->mu -> gate_mu -> park_mu).
  *  - Starvation: when work is queued, no worker is parked, and for
@@ -28,27 +29,26 @@
  * (and their slots reused) within about a second. */
 #define GATE_MAX_SLEEP_NS 1000000000ull
 
-static void heap_swap(bw_task **a, bw_task **b) {
-  bw_task *t = *a;
+static void heap_swap(bwrt__timer **a, bwrt__timer **b) {
+  bwrt__timer *t = *a;
   *a = *b;
   *b = t;
 }
 
-static int heap_push(bwrt__timer_heap *h, bw_task *task) {
+static int heap_push(bwrt__timer_heap *h, bwrt__timer *tm) {
   if (h->len == h->cap) {
     size_t cap = h->cap ? h->cap * 2 : 64;
-    bw_task **items = realloc(h->items, cap * sizeof(*items));
+    bwrt__timer **items = realloc(h->items, cap * sizeof(*items));
     if (items == NULL)
       return -ENOMEM;
     h->items = items;
     h->cap = cap;
   }
   size_t i = h->len++;
-  h->items[i] = task;
+  h->items[i] = tm;
   while (i > 0) {
     size_t parent = (i - 1) / 2;
-    if (bwrt__task_deadline(h->items[parent]) <=
-        bwrt__task_deadline(h->items[i]))
+    if (h->items[parent]->deadline_ns <= h->items[i]->deadline_ns)
       break;
     heap_swap(&h->items[parent], &h->items[i]);
     i = parent;
@@ -59,11 +59,9 @@ static int heap_push(bwrt__timer_heap *h, bw_task *task) {
 static void sift_down(bwrt__timer_heap *h, size_t i) {
   for (;;) {
     size_t l = 2 * i + 1, r = l + 1, min = i;
-    if (l < h->len &&
-        bwrt__task_deadline(h->items[l]) < bwrt__task_deadline(h->items[min]))
+    if (l < h->len && h->items[l]->deadline_ns < h->items[min]->deadline_ns)
       min = l;
-    if (r < h->len &&
-        bwrt__task_deadline(h->items[r]) < bwrt__task_deadline(h->items[min]))
+    if (r < h->len && h->items[r]->deadline_ns < h->items[min]->deadline_ns)
       min = r;
     if (min == i)
       break;
@@ -72,37 +70,37 @@ static void sift_down(bwrt__timer_heap *h, size_t i) {
   }
 }
 
-static bw_task *heap_pop(bwrt__timer_heap *h) {
+static bwrt__timer *heap_pop(bwrt__timer_heap *h) {
   if (h->len == 0)
     return NULL;
-  bw_task *top = h->items[0];
+  bwrt__timer *top = h->items[0];
   h->items[0] = h->items[--h->len];
   sift_down(h, 0);
   return top;
 }
 
-/* Takes delays that were resolved early (canceled) out of the heap, so a
- * program that cancels long timeouts by the thousand does not keep them
- * until their deadlines. Runs when at least half the heap is dead (so its
- * O(n) cost is amortized over the cancellations). Caller holds gate_mu;
- * returns a malloc'd array of the removed tasks (each still holding the
- * heap's reference) and its length, or NULL. */
-static bw_task **heap_compact(bwrt__timer_heap *h, size_t *n_out) {
+/* Takes timers whose owners resolved early (canceled delays) out of the
+ * heap, so a program that cancels long timeouts by the thousand does not
+ * keep them until their deadlines. Runs when at least half the heap is
+ * resolved (so its O(n) cost is amortized over the cancellations). Caller
+ * holds gate_mu; returns a malloc'd array of the removed timers (not yet
+ * fired) and its length, or NULL. */
+static bwrt__timer **heap_compact(bwrt__timer_heap *h, size_t *n_out) {
   *n_out = 0;
   if (h->len < 64)
     return NULL;
   size_t dead = 0;
   for (size_t i = 0; i < h->len; i++)
-    dead += bw_task_state_get(h->items[i]) != BW_TASK_PENDING;
+    dead += h->items[i]->resolved(h->items[i]) != 0;
   if (dead * 2 < h->len)
     return NULL;
-  bw_task **out = malloc(dead * sizeof(*out));
+  bwrt__timer **out = malloc(dead * sizeof(*out));
   if (out == NULL)
     return NULL; /* try again next time */
   size_t keep = 0, n = 0;
   for (size_t i = 0; i < h->len; i++) {
-    bw_task *t = h->items[i];
-    if (bw_task_state_get(t) != BW_TASK_PENDING && n < dead)
+    bwrt__timer *t = h->items[i];
+    if (t->resolved(t) && n < dead)
       out[n++] = t;
     else
       h->items[keep++] = t;
@@ -114,15 +112,15 @@ static bw_task **heap_compact(bwrt__timer_heap *h, size_t *n_out) {
   return out;
 }
 
-int bwrt__gate_add_timer(bw_pool *pool, bw_task *task) {
+int bwrt__gate_add_timer(bw_pool *pool, bwrt__timer *tm) {
   pthread_mutex_lock(&pool->gate_mu);
   if (pool->gate_stop) {
     pthread_mutex_unlock(&pool->gate_mu);
     return -ESHUTDOWN;
   }
-  int rc = heap_push(&pool->timers, task);
+  int rc = heap_push(&pool->timers, tm);
   /* Wake the gate only when this deadline is the new earliest one. */
-  if (rc == 0 && pool->timers.items[0] == task)
+  if (rc == 0 && pool->timers.items[0] == tm)
     pthread_cond_signal(&pool->gate_cv);
   pthread_mutex_unlock(&pool->gate_mu);
   return rc;
@@ -175,11 +173,10 @@ static void *gate_main(void *arg) {
   pthread_mutex_lock(&pool->gate_mu);
   while (!pool->gate_stop) {
     uint64_t now = bwrt__now_ns();
-    if (pool->timers.len > 0 &&
-        bwrt__task_deadline(pool->timers.items[0]) <= now) {
-      bw_task *task = heap_pop(&pool->timers);
+    if (pool->timers.len > 0 && pool->timers.items[0]->deadline_ns <= now) {
+      bwrt__timer *tm = heap_pop(&pool->timers);
       pthread_mutex_unlock(&pool->gate_mu);
-      bwrt__task_fire_delay(task, 0);
+      tm->fire(tm, 0);
       pthread_mutex_lock(&pool->gate_mu);
       continue;
     }
@@ -187,7 +184,7 @@ static void *gate_main(void *arg) {
       pthread_mutex_unlock(&pool->gate_mu);
       check_starvation(pool, now, &progress, &since);
       size_t ndead = 0;
-      bw_task **dead = NULL;
+      bwrt__timer **dead = NULL;
       if (now >= next_reap) {
         pthread_mutex_lock(&pool->park_mu);
         bwrt__pool_reap_locked(pool);
@@ -198,16 +195,15 @@ static void *gate_main(void *arg) {
         pthread_mutex_unlock(&pool->gate_mu);
       }
       for (size_t i = 0; i < ndead; i++)
-        bwrt__task_fire_delay(dead[i], 1); /* a no-op but for the references */
+        dead[i]->fire(dead[i], 1); /* a no-op but for the references */
       free(dead);
       pthread_mutex_lock(&pool->gate_mu);
       next_check = now + tick;
       continue;
     }
     uint64_t wake = next_check;
-    if (pool->timers.len > 0 &&
-        bwrt__task_deadline(pool->timers.items[0]) < wake)
-      wake = bwrt__task_deadline(pool->timers.items[0]);
+    if (pool->timers.len > 0 && pool->timers.items[0]->deadline_ns < wake)
+      wake = pool->timers.items[0]->deadline_ns;
     struct timespec ts;
     abs_time(&ts, wake);
     pthread_cond_timedwait(&pool->gate_cv, &pool->gate_mu, &ts);
@@ -240,7 +236,7 @@ void bwrt__gate_stop(bw_pool *pool) {
   }
   /* No one adds timers once gate_stop is set and the gate has exited, so
    * the heap is ours. */
-  bw_task *task;
-  while ((task = heap_pop(&pool->timers)) != NULL)
-    bwrt__task_fire_delay(task, 1);
+  bwrt__timer *tm;
+  while ((tm = heap_pop(&pool->timers)) != NULL)
+    tm->fire(tm, 1);
 }

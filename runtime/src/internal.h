@@ -190,6 +190,34 @@ void bwrt__hist_merge(const bwrt__hist *src, uint64_t *buckets,
 uint64_t bwrt__hist_quantile(const uint64_t *buckets, uint64_t samples,
                              double q);
 
+/* ---- gate / timer thread (gate.c) --------------------------------------- */
+
+/* A deadline in a pool's timer heap, embedded in what waits for it (a delay
+ * task, which finds itself with BWRT__CONTAINER_OF). Its owner keeps it
+ * alive from bwrt__gate_add_timer until fire has run. */
+typedef struct bwrt__timer bwrt__timer;
+struct bwrt__timer {
+  uint64_t deadline_ns; /* bwrt__now_ns() time */
+  /* Runs once, with no runtime lock held: canceled == 0 when the deadline
+   * passed, 1 when the gate stops or compaction takes the timer out. */
+  void (*fire)(bwrt__timer *tm, int canceled);
+  /* Whether the owner stopped waiting before the deadline (a delay canceled
+   * early): firing it would change nothing but references, so the gate may
+   * take it out of the heap early. Called under gate_mu. */
+  int (*resolved)(const bwrt__timer *tm);
+};
+
+typedef struct bwrt__timer_heap {
+  bwrt__timer **items; /* min-heap on deadline_ns */
+  size_t len, cap;
+} bwrt__timer_heap;
+
+int bwrt__gate_start(bw_pool *pool);
+/* Stops the gate thread and fires every pending timer as canceled. */
+void bwrt__gate_stop(bw_pool *pool);
+/* Adds a timer; -ESHUTDOWN once the gate stops, -ENOMEM. */
+int bwrt__gate_add_timer(bw_pool *pool, bwrt__timer *tm);
+
 /* ---- workers and pools (pool.c) ----------------------------------------- */
 
 enum { BWRT__SLOT_FREE = 0, BWRT__SLOT_LIVE, BWRT__SLOT_ZOMBIE };
@@ -211,11 +239,6 @@ typedef struct bwrt__worker {
   _Atomic int running;
   bwrt__hist hist;
 } bwrt__worker;
-
-typedef struct bwrt__timer_heap {
-  bw_task **items; /* min-heap on task deadline */
-  size_t len, cap;
-} bwrt__timer_heap;
 
 struct bw_pool {
   uint64_t id;
@@ -311,14 +334,6 @@ size_t bwrt__pool_queue_length(bw_pool *pool);
 /* Sum of items started by all workers: the gate's progress signal. */
 uint64_t bwrt__pool_progress(bw_pool *pool);
 
-/* ---- gate / timer thread (gate.c) --------------------------------------- */
-
-int bwrt__gate_start(bw_pool *pool);
-/* Stops the gate thread and cancels every pending delay. */
-void bwrt__gate_stop(bw_pool *pool);
-/* Adds a delay task (holding one reference for the heap). */
-int bwrt__gate_add_timer(bw_pool *pool, bw_task *task);
-
 /* ---- observer (observer.c) ---------------------------------------------- */
 
 /* What the registered observer's callbacks need from the item paths,
@@ -389,9 +404,6 @@ bw_cancel_token *bwrt__token_retain(bw_cancel_token *token);
 
 /* ---- tasks (task.c) ----------------------------------------------------- */
 
-/* Called by the gate: completes (or cancels) a delay task. */
-void bwrt__task_fire_delay(bw_task *task, int canceled);
-uint64_t bwrt__task_deadline(const bw_task *task);
 /* The task the calling worker is running, or NULL. */
 extern BWRT__TLS bw_task *bwrt__tls_task;
 

@@ -75,7 +75,13 @@ typedef struct when_node {
 } when_node;
 
 struct bw_task {
-  bwrt__item item; /* first: queued as an item (run/then) */
+  /* How the runtime holds the task: queued as an item (run/then), or in the
+   * pool's timer heap (delay), never both. First, so an item pointer is a
+   * task pointer. */
+  union {
+    bwrt__item item;
+    bwrt__timer timer;
+  };
   uint32_t magic;
   int kind;
   _Atomic int state;
@@ -101,7 +107,6 @@ struct bw_task {
       bwrt__cont node;
     } then;
     struct {
-      uint64_t deadline_ns;
       bw_cancel_token *token;
       bwrt__cancel_reg reg;
     } delay;
@@ -138,10 +143,6 @@ static bw_task *task_new(int kind, bw_pool *pool, unsigned refs) {
 
 static int task_ok(const bw_task *t) {
   return t != NULL && t->magic == TASK_LIVE;
-}
-
-uint64_t bwrt__task_deadline(const bw_task *task) {
-  return task->u.delay.deadline_ns;
 }
 
 /* The library's own retain and release on tasks it knows to be live:
@@ -473,12 +474,22 @@ static void delay_token_fire(bwrt__cancel_reg *reg) {
   task_release(t);
 }
 
-void bwrt__task_fire_delay(bw_task *task, int canceled) {
+/* The delay's timer fired (or the gate stopped, or never took it):
+ * completes or cancels it and drops the heap's and the registration's
+ * references. */
+static void delay_timer_fire(bwrt__timer *tm, int canceled) {
+  bw_task *task = BWRT__CONTAINER_OF(tm, bw_task, timer);
   try_resolve(task, canceled ? BW_TASK_CANCELED : BW_TASK_COMPLETED, NULL);
   if (task->u.delay.token != NULL &&
       bwrt__token_unregister(task->u.delay.token, &task->u.delay.reg))
     task_release(task); /* the registration's reference */
   task_release(task);   /* the heap's reference */
+}
+
+/* Canceled before its deadline: see bwrt__timer. */
+static int delay_timer_resolved(const bwrt__timer *tm) {
+  return bw_task_state_get(BWRT__CONTAINER_OF(tm, bw_task, timer)) !=
+         BW_TASK_PENDING;
 }
 
 bw_task *bw_delay_cancelable(bw_pool *pool, uint64_t ms,
@@ -492,7 +503,9 @@ bw_task *bw_delay_cancelable(bw_pool *pool, uint64_t ms,
   bw_task *t = task_new(K_DELAY, pool, token != NULL ? 3 : 2);
   if (t == NULL)
     return NULL;
-  t->u.delay.deadline_ns = bwrt__now_ns() + ms * 1000000u;
+  t->timer.deadline_ns = bwrt__now_ns() + ms * 1000000u;
+  t->timer.fire = delay_timer_fire;
+  t->timer.resolved = delay_timer_resolved;
   t->u.delay.token = token != NULL ? bwrt__token_retain(token) : NULL;
   t->u.delay.reg.fire = delay_token_fire;
   if (token != NULL && bwrt__token_register(token, &t->u.delay.reg)) {
@@ -500,11 +513,11 @@ bw_task *bw_delay_cancelable(bw_pool *pool, uint64_t ms,
     atomic_fetch_sub_explicit(&t->refs, 2, memory_order_relaxed);
     return t;
   }
-  int rc = bwrt__gate_add_timer(pool, t);
+  int rc = bwrt__gate_add_timer(pool, &t->timer);
   if (rc != 0) {
     /* Never in the heap: cancel it and drop the heap's and the
      * registration's references the way a firing timer does. */
-    bwrt__task_fire_delay(t, 1);
+    delay_timer_fire(&t->timer, 1);
     task_release(t);
     errno = -rc;
     return NULL;
