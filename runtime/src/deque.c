@@ -9,7 +9,7 @@
  *    buffers are chained on the new one and freed with the deque.
  *  - Orderings are seq_cst rather than the paper's fences, because
  *    ThreadSanitizer understands atomics but not fences. The seq_cst store of
- *    `bottom` in push is also what the park protocol in pool.c relies on.
+ *    `bottom` in push is also what the park protocol in worker.c relies on.
  */
 #include <errno.h>
 #include <stdlib.h>

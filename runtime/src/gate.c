@@ -19,7 +19,6 @@
  *    the clock starts again.
  */
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -214,12 +213,7 @@ static void *gate_main(void *arg) {
 
 int bwrt__gate_start(bw_pool *pool) {
   /* Like the workers, the gate runs with every signal blocked. */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  int rc = pthread_create(&pool->gate, NULL, gate_main, pool);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (rc != 0)
+  if (bwrt__thread_start(&pool->gate, gate_main, pool) != 0)
     return -EAGAIN;
   pool->gate_started = 1;
   return 0;

@@ -19,7 +19,7 @@
  *    list, which accepts them while closed.
  *  - The tail CAS and the overflow length update are seq_cst: a producer's
  *    item is visible to bwrt__gq_nonempty() in the single total order, which
- *    the park protocol in pool.c relies on. A ticket taken but not yet
+ *    the park protocol in worker.c relies on. A ticket taken but not yet
  *    written makes the queue look non-empty while pop returns NULL; the
  *    worker then polls again rather than parking (a short window).
  */

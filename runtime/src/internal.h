@@ -218,7 +218,7 @@ void bwrt__gate_stop(bw_pool *pool);
 /* Adds a timer; -ESHUTDOWN once the gate stops, -ENOMEM. */
 int bwrt__gate_add_timer(bw_pool *pool, bwrt__timer *tm);
 
-/* ---- workers and pools (pool.c) ----------------------------------------- */
+/* ---- workers and pools (pool.c, worker.c, spawn.c) ---------------------- */
 
 enum { BWRT__SLOT_FREE = 0, BWRT__SLOT_LIVE, BWRT__SLOT_ZOMBIE };
 
@@ -287,6 +287,17 @@ struct bw_pool {
   bw_pool *reg_next; /* the process-wide registry list (observer.c) */
 };
 
+#define BWRT__POOL_LIVE 0x6277706cu /* "bwpl" */
+#define BWRT__POOL_DEAD 0xdead9001u
+
+/* pool.c: a pool's life. */
+
+/* Resolves NULL to the default pool; NULL with errno ESHUTDOWN for a pool
+ * that has been destroyed, EAGAIN when the default pool cannot exist. */
+bw_pool *bwrt__pool_resolve(bw_pool *pool);
+
+/* worker.c: the worker loop, pushes, helping waiters, blocked spans. */
+
 /* The worker the calling thread is, or NULL. */
 bwrt__worker *bwrt__current_worker(void);
 enum {
@@ -301,24 +312,11 @@ int bwrt__pool_push(bw_pool *pool, bwrt__item *it, int flags);
  * run_next, unqueued and unseen by other threads, and returns 1; returns 0
  * (and does nothing) when this thread is neither or already has one. */
 int bwrt__pool_push_run_next(bw_pool *pool, bwrt__item *it);
-/* Formats a worker's thread name "<pool name>-<n>" (15 chars at most). */
-char *bwrt__thread_name(char out[16], const char *pool_name, unsigned index);
-#define BWRT__POOL_LIVE 0x6277706cu /* "bwpl" */
-#define BWRT__POOL_DEAD 0xdead9001u
-/* Resolves NULL to the default pool; NULL with errno ESHUTDOWN for a pool
- * that has been destroyed, EAGAIN when the default pool cannot exist. */
-bw_pool *bwrt__pool_resolve(bw_pool *pool);
-/* Starts one more worker if below max_workers; reason is the observer's
- * worker_added_or_retired reason (0 injection, 1 compensation). Caller holds
- * park_mu. Returns 0 or a negative errno. */
-int bwrt__pool_spawn_locked(bw_pool *pool, int reason);
-/* bw_pool_notify_blocked with the compensation decision made by the caller:
- * the user API compensates only on BW_POOL_COMPENSATE pools, a tool's hook
- * (its user asked for compensation) on any pool. Calls nest; the first
- * one in a blocked span that asks for compensation does the check. */
-int bwrt__pool_notify_blocked(int compensate);
-/* Joins retired workers; caller holds park_mu. */
-void bwrt__pool_reap_locked(bw_pool *pool);
+/* Racy but ordered (seq_cst) check for queued work anywhere in the pool. */
+int bwrt__pool_has_work(bw_pool *pool);
+size_t bwrt__pool_queue_length(bw_pool *pool);
+/* Sum of items started by all workers: the gate's progress signal. */
+uint64_t bwrt__pool_progress(bw_pool *pool);
 /* Helping waiters (bw_wait off the pool): enter returns 1 when the calling
  * thread may run the pool's queued items until it calls leave, 0 when the
  * pool is being destroyed (or does not allow helping). */
@@ -328,11 +326,28 @@ void bwrt__help_leave(bw_pool *pool);
  * next, else the oldest item of the global queue; returns 0 when there was
  * none. leave queues a kept continuation for the workers. */
 int bwrt__help_run_one(bw_pool *pool);
-/* Racy but ordered (seq_cst) check for queued work anywhere in the pool. */
-int bwrt__pool_has_work(bw_pool *pool);
-size_t bwrt__pool_queue_length(bw_pool *pool);
-/* Sum of items started by all workers: the gate's progress signal. */
-uint64_t bwrt__pool_progress(bw_pool *pool);
+/* bw_pool_notify_blocked with the compensation decision made by the caller:
+ * the user API compensates only on BW_POOL_COMPENSATE pools, a tool's hook
+ * (its user asked for compensation) on any pool. Calls nest; the first
+ * one in a blocked span that asks for compensation does the check. */
+int bwrt__pool_notify_blocked(int compensate);
+/* Starts the thread of w, a slot just made LIVE (the thread's body lives
+ * in worker.c). Returns pthread_create's result. */
+int bwrt__worker_start(bwrt__worker *w);
+
+/* spawn.c: starting, naming and joining threads. */
+
+/* pthread_create with every signal blocked in the new thread; returns
+ * pthread_create's result. */
+int bwrt__thread_start(pthread_t *thread, void *(*fn)(void *arg), void *arg);
+/* Formats a worker's thread name "<pool name>-<n>" (15 chars at most). */
+char *bwrt__thread_name(char out[16], const char *pool_name, unsigned index);
+/* Starts one more worker if below max_workers; reason is the observer's
+ * worker_added_or_retired reason (0 injection, 1 compensation). Caller holds
+ * park_mu. Returns 0 or a negative errno. */
+int bwrt__pool_spawn_locked(bw_pool *pool, int reason);
+/* Joins retired workers; caller holds park_mu. */
+void bwrt__pool_reap_locked(bw_pool *pool);
 
 /* ---- observer (observer.c) ---------------------------------------------- */
 
