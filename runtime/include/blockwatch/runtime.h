@@ -60,7 +60,8 @@ typedef struct bw_pool_config {
   unsigned flags;           /* BW_POOL_* */
 } bw_pool_config;
 
-/* A snapshot of a pool, filled by bw_pool_stats(). Times in nanoseconds. */
+/* A snapshot of a pool, filled by bw_pool_stats_get(). Times in
+ * nanoseconds. */
 typedef struct bw_pool_stats {
   unsigned workers;          /* live worker threads */
   unsigned idle;             /* workers parked with nothing to run */
@@ -77,7 +78,7 @@ typedef struct bw_pool_stats {
   uint64_t queue_wait_max_ns;
 } bw_pool_stats;
 
-/* Task states, as returned by bw_task_state(). */
+/* Task states, as returned by bw_task_state_get(). */
 typedef enum bw_task_state {
   BW_TASK_PENDING = 0, /* not yet completed (queued, running or waiting) */
   BW_TASK_COMPLETED,   /* ran to completion; bw_task_result() is valid */
@@ -104,6 +105,8 @@ bw_pool *bw_pool_default(void);
 
 /* Copies a consistent-enough snapshot of the pool's counters into *out. */
 int bw_pool_stats_get(bw_pool *pool, bw_pool_stats *out);
+/* The older spelling of bw_pool_stats_get. A macro, not a function: a
+ * function may not share its name with the bw_pool_stats typedef. */
 #define bw_pool_stats(pool, out) bw_pool_stats_get((pool), (out))
 
 /* The pool whose worker is the calling thread, or NULL. */
