@@ -123,7 +123,7 @@ static void test_untimed_wait_runs_queued_items(void **state) {
     assert_int_equal(atomic_load(&r.runs[i]), 1);
   /* Helped items count as completed (the blocker has not completed). */
   bw_pool_stats st;
-  assert_int_equal(bw_pool_stats(p.pool, &st), 0);
+  assert_int_equal(bw_pool_stats_get(p.pool, &st), 0);
   assert_int_equal(st.items_completed, ROUND);
   bw_task_release(r.done);
   pin_end(&p);
@@ -344,7 +344,7 @@ static void test_helpers_and_workers_run_each_item_once(void **state) {
     assert_int_equal(args[i].bad, 0);
   }
   bw_pool_stats st;
-  assert_int_equal(bw_pool_stats(pool, &st), 0);
+  assert_int_equal(bw_pool_stats_get(pool, &st), 0);
   assert_int_equal(st.items_completed, (uint64_t)HELPERS * HELP_ROUNDS * ROUND);
   assert_int_equal(bw_pool_destroy(pool), 0);
 }

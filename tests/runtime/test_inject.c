@@ -61,7 +61,7 @@ static void test_inject_compensation_hides_blocking(void **state) {
   sleeper s = {.ms = 200, .announce = 1, .done = 0};
   uint64_t with = makespan(pool, &s, 20);
   bw_pool_stats st;
-  assert_int_equal(bw_pool_stats(pool, &st), 0);
+  assert_int_equal(bw_pool_stats_get(pool, &st), 0);
   assert_true(st.threads_compensated >= 10);
   assert_int_equal(st.threads_injected, 0);
   assert_int_equal(bw_pool_destroy(pool), 0);
@@ -69,7 +69,7 @@ static void test_inject_compensation_hides_blocking(void **state) {
   pool = make_pool(2, 64, BW_POOL_NO_INJECTION, 0, 0);
   sleeper s2 = {.ms = 200, .announce = 1, .done = 0};
   uint64_t without = makespan(pool, &s2, 20);
-  assert_int_equal(bw_pool_stats(pool, &st), 0);
+  assert_int_equal(bw_pool_stats_get(pool, &st), 0);
   assert_int_equal(st.threads_compensated, 0);
   assert_int_equal(st.workers, 2);
   assert_int_equal(bw_pool_destroy(pool), 0);
@@ -85,7 +85,7 @@ static void test_inject_compensation_is_bounded_by_max(void **state) {
   sleeper s = {.ms = 100, .announce = 1, .done = 0};
   (void)makespan(pool, &s, 10);
   bw_pool_stats st;
-  assert_int_equal(bw_pool_stats(pool, &st), 0);
+  assert_int_equal(bw_pool_stats_get(pool, &st), 0);
   assert_true(st.workers <= 3);
   assert_true(st.threads_compensated <= 2);
   assert_int_equal(bw_pool_destroy(pool), 0);
@@ -98,7 +98,7 @@ static void test_inject_starvation_adds_workers(void **state) {
   sleeper s = {.ms = 300, .announce = 0, .done = 0};
   uint64_t took = makespan(pool, &s, 8);
   bw_pool_stats st;
-  assert_int_equal(bw_pool_stats(pool, &st), 0);
+  assert_int_equal(bw_pool_stats_get(pool, &st), 0);
   assert_true(st.threads_injected >= 1);
   assert_true(st.workers >= 2);
   assert_true(took < 8 * 300);
@@ -113,7 +113,7 @@ static void test_inject_blocked_workers_count_as_starvation(void **state) {
   sleeper s = {.ms = 50, .announce = 1, .done = 0};
   uint64_t took = makespan(pool, &s, 60);
   bw_pool_stats st;
-  assert_int_equal(bw_pool_stats(pool, &st), 0);
+  assert_int_equal(bw_pool_stats_get(pool, &st), 0);
   assert_true(st.threads_injected >= 1);
   assert_int_equal(st.threads_compensated, 0);
   /* 3 s serially; about 0.6 s with a worker added every 100 ms. */
@@ -127,7 +127,7 @@ static void test_inject_no_injection_flag_holds_the_line(void **state) {
   sleeper s = {.ms = 100, .announce = 0, .done = 0};
   uint64_t took = makespan(pool, &s, 5);
   bw_pool_stats st;
-  assert_int_equal(bw_pool_stats(pool, &st), 0);
+  assert_int_equal(bw_pool_stats_get(pool, &st), 0);
   assert_int_equal(st.threads_injected, 0);
   assert_int_equal(st.workers, 1);
   assert_true(took >= 5 * 100 - 5);
@@ -141,13 +141,13 @@ static void test_inject_idle_extra_workers_retire(void **state) {
   sleeper s = {.ms = 100, .announce = 1, .done = 0};
   (void)makespan(pool, &s, 4);
   bw_pool_stats st;
-  assert_int_equal(bw_pool_stats(pool, &st), 0);
+  assert_int_equal(bw_pool_stats_get(pool, &st), 0);
   assert_true(st.threads_compensated >= 1);
   /* Extra workers leave after 100 ms idle; the pool keeps min_workers. */
   uint64_t end = rt_now_ms() + 20000;
   do {
     rt_sleep_ms(20);
-    assert_int_equal(bw_pool_stats(pool, &st), 0);
+    assert_int_equal(bw_pool_stats_get(pool, &st), 0);
   } while (st.workers > 1 && rt_now_ms() < end);
   assert_int_equal(st.workers, 1);
   assert_true(st.threads_retired >= 1);

@@ -405,7 +405,7 @@ static void hook_blocking_item(void *arg) {
     assert_int_equal(bw_submit(pool, inner_item, &p->inner), 0);
     p->inner_seen = rt_wait_count(&p->inner, 1, 20000);
   }
-  bw_pool_stats(pool, &p->during);
+  bw_pool_stats_get(pool, &p->during);
   for (int i = 0; i < p->hook_calls; i++)
     p->rc_unblocked |= g_hooks->notify_unblocked();
   if (p->via_user_first)
@@ -523,7 +523,7 @@ static void test_observer_sees_injection_and_retirement(void **state) {
   uint64_t end = rt_now_ms() + 20000;
   do {
     rt_sleep_ms(10);
-    bw_pool_stats(pool, &st);
+    bw_pool_stats_get(pool, &st);
   } while (st.workers > 1 && rt_now_ms() < end);
   assert_int_equal(bw_pool_destroy(pool), 0);
   pthread_mutex_lock(&g_rec.mu);

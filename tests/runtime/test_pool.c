@@ -35,7 +35,7 @@ static void test_pool_create_with_defaults_and_destroy(void **state) {
   bw_pool *pool = bw_pool_create(NULL);
   assert_non_null(pool);
   bw_pool_stats st;
-  assert_int_equal(bw_pool_stats(pool, &st), 0);
+  assert_int_equal(bw_pool_stats_get(pool, &st), 0);
   assert_true(st.workers >= 1);
   assert_int_equal(bw_pool_destroy(pool), 0);
 }
@@ -63,7 +63,7 @@ static void test_pool_submit_runs_each_item_once(void **state) {
     assert_int_equal(bw_submit(pool, count_item, &count), 0);
   assert_int_equal(rt_wait_count(&count, 10000, 20000), 10000);
   bw_pool_stats st;
-  assert_int_equal(bw_pool_stats(pool, &st), 0);
+  assert_int_equal(bw_pool_stats_get(pool, &st), 0);
   assert_int_equal(bw_pool_destroy(pool), 0);
   assert_int_equal(atomic_load(&count), 10000);
 }
@@ -138,7 +138,7 @@ static void test_pool_fifo_holds_past_the_ring_into_the_overflow(void **state) {
   for (long i = 0; i < N; i++)
     assert_int_equal(bw_submit(pool, check_big_order, (void *)(intptr_t)i), 0);
   bw_pool_stats st;
-  assert_int_equal(bw_pool_stats(pool, &st), 0);
+  assert_int_equal(bw_pool_stats_get(pool, &st), 0);
   assert_true(st.queue_length >= N);
   rt_latch_open(&gate);
   assert_int_equal(bw_pool_destroy(pool), 0);
@@ -347,7 +347,7 @@ static void test_pool_default_pool_takes_null(void **state) {
     assert_int_equal(bw_submit(NULL, count_item, &count), 0);
   assert_int_equal(rt_wait_count(&count, 100, 20000), 100);
   bw_pool_stats st;
-  assert_int_equal(bw_pool_stats(NULL, &st), 0);
+  assert_int_equal(bw_pool_stats_get(NULL, &st), 0);
   assert_true(st.workers >= 1);
   if (expect != NULL && strcmp(expect, "cpus") == 0)
     assert_int_equal(st.workers, (unsigned)sysconf(_SC_NPROCESSORS_ONLN));
@@ -367,12 +367,12 @@ static void blocked_item(void *arg) {
   bw_pool_stats st;
   p->rc_block = bw_pool_notify_blocked();
   p->rc_nested = bw_pool_notify_blocked();
-  bw_pool_stats(p->pool, &st);
+  bw_pool_stats_get(p->pool, &st);
   p->blocked_during = st.blocked;
   p->rc_unblock = bw_pool_notify_unblocked();
   p->rc_unblock2 = bw_pool_notify_unblocked();
   p->rc_extra = bw_pool_notify_unblocked();
-  bw_pool_stats(p->pool, &st);
+  bw_pool_stats_get(p->pool, &st);
   p->blocked_after = st.blocked;
   atomic_fetch_add(&p->done, 1);
 }
@@ -399,7 +399,7 @@ static void test_pool_stats_count_items_and_queue_waits(void **state) {
   (void)state;
   bw_pool *pool = make_pool("stats", 2);
   bw_pool_stats st;
-  assert_int_equal(bw_pool_stats(pool, NULL), -EINVAL);
+  assert_int_equal(bw_pool_stats_get(pool, NULL), -EINVAL);
   atomic_long count = 0;
   for (int i = 0; i < 1000; i++)
     assert_int_equal(bw_submit(pool, count_item, &count), 0);
@@ -407,7 +407,7 @@ static void test_pool_stats_count_items_and_queue_waits(void **state) {
   /* items_completed is bumped just after the function returns. */
   uint64_t end = rt_now_ms() + 20000;
   do {
-    assert_int_equal(bw_pool_stats(pool, &st), 0);
+    assert_int_equal(bw_pool_stats_get(pool, &st), 0);
   } while (st.items_completed < 1000 && rt_now_ms() < end);
   assert_int_equal(st.items_completed, 1000);
   assert_int_equal(st.workers, 2);
@@ -431,7 +431,7 @@ static void test_pool_queue_length_shows_waiting_items(void **state) {
     assert_int_equal(bw_submit(pool, count_item, &count), 0);
   bw_pool_stats st;
   /* The latch item may not have been dequeued yet: 50 or 51. */
-  assert_int_equal(bw_pool_stats(pool, &st), 0);
+  assert_int_equal(bw_pool_stats_get(pool, &st), 0);
   assert_true(st.queue_length >= 50 && st.queue_length <= 51);
   rt_latch_open(&gate);
   assert_int_equal(bw_pool_destroy(pool), 0);
