@@ -67,10 +67,16 @@ done
 work=$(mktemp -d "${TMPDIR:-/tmp}/gen-docs.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
+# A path as an extended regular expression (a checkout may be named a+b).
+regex_of() { sed -E 's/[][\\.*^$+?(){}|#]/\\&/g' <<<"$1"; }
+build_re=$(regex_of "$build")
+root_re=$(regex_of "$root")
+build_sub=$(sed -E 's/[\\&#]/\\&/g' <<<"$build") # as a sed replacement
+
 # The normalisation described above, for every line a command prints.
 # shellcheck disable=SC2016
 normalise() {
-  sed -E -e "s#$build/#build/#g; s#$build([^/]|\$)#build\\1#g; s#$root/##g" \
+  sed -E -e "s#$build_re/#build/#g; s#$build_re([^/]|\$)#build\\1#g; s#$root_re/##g" \
     -e 's/report for pid [0-9]+/report for pid <pid>/; s/"pid":[0-9]+/"pid":<pid>/' \
     -e 's/ +[0-9]+\.[0-9]+/ <t>/g; s/:[0-9]+\.[0-9]+/:<t>/g' \
     -e 's/; [0-9]+ on other threads/; <n> on other threads/' \
@@ -109,7 +115,7 @@ normalise() {
 # through $scratch, a directory of the block's own.
 show() {
   local shown=$1 extra=${2:-} real status=0
-  real=$(sed -E "s#(^| )(\.\./)*build(/| |\$)#\\1$build\\3#g" <<<"$shown")
+  real=$(sed -E "s#(^| )(\.\./)*build(/| |\$)#\\1$build_sub\\3#g" <<<"$shown")
   printf '$ %s\n' "$shown"
   eval "$real" >"$scratch/out" 2>&1 || status=$?
   if [ "$status" -gt 1 ]; then # 1 is blockscan's "findings"
