@@ -197,7 +197,11 @@ for name in $names; do
     exit 1
   fi
   mkdir -p "$work/$name.d"
-  (scratch=$work/$name.d && fence "block_$name" >"$work/$name.block") &
+  # Not an && list: set -e must stay in force inside the block's commands.
+  (
+    scratch=$work/$name.d
+    fence "block_$name" >"$work/$name.block"
+  ) &
   pids+=("$!:$name")
 done
 failed=0
