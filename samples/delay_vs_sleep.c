@@ -57,7 +57,7 @@ static int wait_batch(batch *b, unsigned *peak_workers) {
   int rc;
   do {
     rc = bw_wait(b->done, 20);
-    if (bw_pool_stats(NULL, &st) == 0 && st.workers > *peak_workers)
+    if (bw_pool_stats_get(NULL, &st) == 0 && st.workers > *peak_workers)
       *peak_workers = st.workers;
   } while (rc == -ETIMEDOUT);
   return rc;
@@ -67,7 +67,7 @@ static int run_delays(unsigned items, unsigned wait_ms) {
   batch b = {.wait_ms = wait_ms, .done = bw_completion_create(NULL)};
   atomic_init(&b.remaining, items);
   bw_pool_stats st;
-  bw_pool_stats(NULL, &st);
+  bw_pool_stats_get(NULL, &st);
   unsigned start_workers = st.workers, peak = st.workers;
 
   double t0 = sample_now_ms();
@@ -100,7 +100,7 @@ static int run_sleeps(unsigned items, unsigned wait_ms) {
   batch b = {.wait_ms = wait_ms, .done = bw_completion_create(NULL)};
   atomic_init(&b.remaining, items);
   bw_pool_stats before, after;
-  bw_pool_stats(NULL, &before);
+  bw_pool_stats_get(NULL, &before);
   unsigned peak = before.workers;
 
   double t0 = sample_now_ms();
@@ -118,7 +118,7 @@ static int run_sleeps(unsigned items, unsigned wait_ms) {
     fprintf(stderr, "delay_vs_sleep: wait failed: %s\n", bw_strerror(rc));
     return 1;
   }
-  bw_pool_stats(NULL, &after);
+  bw_pool_stats_get(NULL, &after);
   unsigned workers = before.workers ? before.workers : 1;
   printf(
       "%u x sleep item (%u ms): %8.1f ms elapsed, pool threads %u at "

@@ -126,7 +126,7 @@ static int run_variant(int compensate, unsigned items, unsigned wait_ms) {
   double batch_ms = sample_now_ms() - t0;
 
   bw_pool_stats st;
-  bw_pool_stats(pool, &st);
+  bw_pool_stats_get(pool, &st);
   printf("compensation %s: %u sleepers of %u ms on %u workers\n",
          compensate ? "on " : "off", items, wait_ms, cfg.min_workers);
   if (p.err != 0 || rc != 0) {

@@ -105,7 +105,7 @@ static int run(const char *label, const char *pool_name,
     bw_task_release(dones[i]);
   }
   bw_pool_stats st;
-  bw_pool_stats(pool, &st);
+  bw_pool_stats_get(pool, &st);
   printf("%-22s %u requests x %u ms lookup: %8.1f ms, pool threads %u "
          "(%llu injected)%s\n",
          label, n, latency_ms, elapsed, st.workers,

@@ -105,9 +105,6 @@ bw_pool *bw_pool_default(void);
 
 /* Copies a consistent-enough snapshot of the pool's counters into *out. */
 int bw_pool_stats_get(bw_pool *pool, bw_pool_stats *out);
-/* The older spelling of bw_pool_stats_get. A macro, not a function: a
- * function may not share its name with the bw_pool_stats typedef. */
-#define bw_pool_stats(pool, out) bw_pool_stats_get((pool), (out))
 
 /* The pool whose worker is the calling thread, or NULL. */
 bw_pool *bw_current_pool(void);
