@@ -30,7 +30,7 @@ static void usage(FILE *out) {
           "  --only LIST     sections to run, e.g. ad (default abcd)\n"
           "  --reps N        repetitions of (a) and (d) (default 9)\n"
           "  --delay-reps N  repetitions of (b) (default 5)\n"
-          "  --full          (c) with 1 s sleeps as the issue states (about\n"
+          "  --full          (c) with the target's 1 s sleeps (about\n"
           "                  100 s per uncompensated pool) instead of 100 ms\n"
           "  --sleep-ms N    (c) sleep per item (default 100, --full 1000)\n"
           "  --comp-reps N   (c) runs with compensation (default 3)\n"
@@ -380,7 +380,7 @@ int main(int argc, char **argv) {
            "without\n",
            o.sleepers, o.sleep_ms, o.sleep_workers,
            o.sleep_ms == 1000 ? ""
-                              : " (SCALED: the issue's case is sleep(1 s), "
+                              : " (SCALED: the target's case is sleep(1 s), "
                                 "run it with --full)",
            o.comp_reps, o.ref_reps);
     table_print(&tc, 1.0, "%.1f");

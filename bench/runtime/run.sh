@@ -2,7 +2,7 @@
 # bench/runtime/run.sh - runs bw_bench_runtime (the runtime against libuv,
 # GLib, C-Thread-Pool, OpenMP and oneTBB) from a bench build made by
 # bench/run.sh. Flags go to the benchmark (see --help), e.g. --full for the
-# issue's unscaled 200 x sleep(1 s) case (about 10 minutes).
+# target's unscaled 200 x sleep(1 s) case (about 10 minutes).
 #
 # env: BLOCKWATCH_BENCH_BUILD  build directory (default <repo>/build-bench)
 #      BENCH_RUNTIME_ARGS      flags added before the command line's

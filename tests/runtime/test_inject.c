@@ -159,7 +159,8 @@ static void test_inject_idle_extra_workers_retire(void **state) {
 
 static void test_inject_many_blocking_items_with_compensation(void **state) {
   (void)state;
-  /* The scenario scaled down: 100 x sleep(500 ms), 2 workers. */
+  /* The benchmark's sleep scenario scaled down: 100 x sleep(500 ms), 2 workers.
+   */
   bw_pool *pool = make_pool(2, 256, BW_POOL_COMPENSATE, 0, 0);
   sleeper s = {.ms = 500, .announce = 1, .done = 0};
   uint64_t took = makespan(pool, &s, 100);
