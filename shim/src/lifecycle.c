@@ -18,7 +18,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "shim.h"
+#include "policy.h"
+#include "real.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -27,55 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-const bw_rules *bwsh__rules;
-
-void bwsh__report_mark_fork_child(void); /* report.c */
-void bwsh__report_set_in_signal(int on);
-
-static void rules_error(void *ctx, const bw_rules_error *err) {
-  (void)ctx;
-  bwsh__log("warning: rules: %s", err->formatted);
-}
-
-/* Loads the embedded libc and blockwatch packs (unless default_rules=0:
- * a pack's rule cannot be redefined, so a file that changes one replaces
- * the packs), then rules=FILE, then applies lock=1 / categories=. Any
- * failure leaves the built-in table. */
-static void load_rules(void) {
-  bw_rules *rs = bw_rules_create();
-  if (!rs)
-    return;
-  bw_rules_set_error_callback(rs, rules_error, NULL);
-  int rc = 0;
-  if (bwsh__opt.default_rules) {
-    rc = bw_rules_load_default(rs, "libc");
-    if (rc == 0)
-      rc = bw_rules_load_default(rs, "blockwatch");
-  }
-  if (rc != 0 && bwsh__opt.verbosity >= 2)
-    bwsh__log("embedded rules not loaded (error %d); using built-in ones", rc);
-  if (bwsh__opt.rules_path[0] &&
-      bw_rules_load_file(rs, bwsh__opt.rules_path) != 0)
-    bwsh__log("warning: rules=%s could not be loaded", bwsh__opt.rules_path);
-  if (bwsh__opt.categories[0]) {
-    for (int c = 0; c < BW_CATEGORY_COUNT; c++)
-      bw_rules_set_category(rs, (bw_rule_category)c, 0);
-    char list[sizeof bwsh__opt.categories];
-    memcpy(list, bwsh__opt.categories, sizeof list);
-    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
-         tok = strtok_r(NULL, ",", &save)) {
-      bw_rule_category cat;
-      if (bw_rule_category_parse(tok, &cat) == 0)
-        bw_rules_set_category(rs, cat, 1);
-      else
-        bwsh__log("warning: BLOCKWATCH_OPTIONS: unknown category '%s'", tok);
-    }
-  }
-  if (bwsh__opt.lock)
-    bw_rules_set_category(rs, BW_CATEGORY_LOCK, 1);
-  bwsh__rules = rs;
-}
 
 /* ---- signals ------------------------------------------------------------- */
 
@@ -145,8 +97,7 @@ __attribute__((constructor(101))) static void shim_init(void) {
   bwsh__resolve_all();
   const char *env = getenv("BLOCKWATCH_OPTIONS");
   bwsh__options_parse(env);
-  load_rules();
-  bwsh__fn_enable_init();
+  bwsh__policy_init();
   bwsh__state_init();
   bwsh__sites_init();
   bwsh__trace_init();

@@ -12,7 +12,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "shim.h"
+#include "real.h"
 
 #include <errno.h>
 #include <stdarg.h>

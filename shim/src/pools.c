@@ -91,8 +91,6 @@ static atomic_int option_pool = -1;
 /* 1 while shard k (of every pool) has an owner (see the invariants). */
 static atomic_int shard_owner[SHARDS];
 
-void bwsh__reclassify_all(void);
-
 /* The copy's current_item hook, or NULL when its runtime predates it. */
 static int (*item_query_of(int copy))(void) {
   const bw_runtime_hooks *h =

@@ -18,7 +18,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "shim.h"
+#include "real.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,21 +33,18 @@ static atomic_int report_busy;
 static int in_fork_child;
 static BWSH__TLS __thread int in_signal;
 
-void bwsh__report_mark_fork_child(void);
 void bwsh__report_mark_fork_child(void) {
   in_fork_child = 1;
   atomic_store(&final_done, 0);
   atomic_store(&report_busy, 0);
 }
 
-void bwsh__report_set_in_signal(int on);
 void bwsh__report_set_in_signal(int on) {
   in_signal = on;
 }
 
 /* ---- files --------------------------------------------------------------- */
 
-int bwsh__file_begin(const char *path, char *tmp, size_t tmpsize);
 int bwsh__file_begin(const char *path, char *tmp, size_t tmpsize) {
   static atomic_uint serial;
   for (int attempt = 0; attempt < 8; attempt++) {
@@ -68,8 +65,8 @@ int bwsh__file_begin(const char *path, char *tmp, size_t tmpsize) {
   return -1;
 }
 
-int bwsh__file_commit(int fd, const char *tmp, const char *path, int ok);
 int bwsh__file_commit(int fd, const char *tmp, const char *path, int ok) {
+  bwsh__fd_forget(fd);
   if (bwsh__real_close(fd) != 0)
     ok = 0;
   if (ok && rename(tmp, path) == 0)

@@ -91,7 +91,7 @@ BWSH__HIDDEN int bwsh__write_all(int fd, const char *p, size_t n);
 
 BWSH__HIDDEN uint64_t bwsh__now_ns(void);
 
-/* ---- wrapped functions (interpose.c, table.h) ---------------------------- */
+/* ---- wrapped functions: their ids (table.h) ------------------------------ */
 
 #define BWSH__FN_ENUM(ret, name, canon, params, args, cat, gate) BW_FN_##name,
 #define BWSH__LOCK_ENUM(name, type, trylock, cat, xp, xa) BW_FN_##name,
@@ -106,21 +106,9 @@ enum bwsh__fn {
 #undef BWSH__FN_ENUM
 #undef BWSH__LOCK_ENUM
 
-/* Name of a wrapped function as reported ("read" for __read_chk too). */
+/* Name of a wrapped function as reported ("read" for __read_chk too);
+ * policy.c, which looks the names up in the rules. */
 BWSH__HIDDEN const char *bwsh__fn_name(int fn);
-/* Per function: 1 when its calls count as blocking (rules + options). */
-BWSH__HIDDEN extern unsigned char bwsh__fn_enabled[BW_FN_COUNT];
-/* Computes bwsh__fn_enabled from the rules and options. */
-BWSH__HIDDEN void bwsh__fn_enable_init(void);
-
-/* Resolves every real function (dlsym RTLD_NEXT). Idempotent. */
-BWSH__HIDDEN void bwsh__resolve_all(void);
-
-/* Real functions the shim itself needs (resolved by bwsh__resolve_all). */
-BWSH__HIDDEN long bwsh__real_write(int fd, const void *p, size_t n);
-BWSH__HIDDEN int bwsh__real_close(int fd);
-BWSH__HIDDEN int bwsh__real_fcntl(int fd, int cmd, long arg);
-BWSH__HIDDEN void bwsh__real_exit_now(int status) __attribute__((noreturn));
 
 /* ---- per-thread state and ledger (state.c) ------------------------------ */
 
@@ -196,6 +184,12 @@ BWSH__HIDDEN void bwsh__fd_forget(int fd);
 /* Thread bookkeeping. */
 BWSH__HIDDEN bwsh__slot *bwsh__slot_get(void);
 BWSH__HIDDEN void bwsh__thread_classify(void);
+/* Makes every thread classify itself again at its next counted call (a
+ * pool appeared, a runtime attached, a thread was renamed). */
+BWSH__HIDDEN void bwsh__reclassify_all(void);
+/* The calling thread runs the worker_start routine: a worker for life
+ * (the pthread_create trampoline, interpose.c). */
+BWSH__HIDDEN void bwsh__thread_is_option_worker(void);
 /* Records the calling thread's name in its slot (trace metadata). */
 BWSH__HIDDEN void bwsh__thread_name_slot(void);
 /* Resets per-process state in a fork child. */
@@ -314,6 +308,18 @@ enum { BW_TRACE_BLOCKED = 0, BW_TRACE_QUEUE = 1 };
 enum { BW_WHY_EXIT = 0, BW_WHY_SIGNAL, BW_WHY_INTERIM, BW_WHY_FAIL };
 /* Writes the report (text and/or JSON per options). */
 BWSH__HIDDEN void bwsh__report_write(int why);
+/* Marks this process a fork child (its report file gets its pid) and lets
+ * it write a final report of its own. */
+BWSH__HIDDEN void bwsh__report_mark_fork_child(void);
+/* Set while a signal handler writes the report: symbols stay raw. */
+BWSH__HIDDEN void bwsh__report_set_in_signal(int on);
+/* An output file written atomically: bwsh__file_begin opens a temporary
+ * file next to path (returned in tmp) and returns its descriptor, or -1
+ * with a warning; bwsh__file_commit closes it and, when ok, renames it to
+ * path (0), else removes it (-1, with a warning). */
+BWSH__HIDDEN int bwsh__file_begin(const char *path, char *tmp, size_t tmpsize);
+BWSH__HIDDEN int bwsh__file_commit(int fd, const char *tmp, const char *path,
+                                   int ok);
 /* The final report, at most once per process. */
 BWSH__HIDDEN void bwsh__report_final(int why);
 /* The file `given` (report_path, trace) names in this process: "%p" is
@@ -321,7 +327,5 @@ BWSH__HIDDEN void bwsh__report_final(int why);
 BWSH__HIDDEN void bwsh__output_path(const char *given, char *out, size_t size);
 /* Nonzero when findings should make the process fail (fail=report). */
 BWSH__HIDDEN int bwsh__has_findings(void);
-
-BWSH__HIDDEN extern const bw_rules *bwsh__rules;
 
 #endif /* BW_SHIM_H */

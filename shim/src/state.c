@@ -15,7 +15,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "shim.h"
+#include "policy.h"
+#include "real.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -53,7 +54,6 @@ uint64_t bwsh__now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void bwsh__reclassify_all(void);
 void bwsh__reclassify_all(void) {
   atomic_fetch_add_explicit(&classify_epoch, 1, memory_order_relaxed);
 }
@@ -244,7 +244,6 @@ void bwsh__thread_classify(void) {
 }
 
 /* Called by the pthread_create trampoline for a start routine match. */
-void bwsh__thread_is_option_worker(void);
 void bwsh__thread_is_option_worker(void) {
   bwsh__self.depth++;
   join_option_pool();
@@ -339,8 +338,7 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
   /* Counted now, so that a call that never returns (a hang, a deadlock
    * ended by a signal) is in the report; with a threshold (or fail=1, whose
    * report must hold exactly the first call) only once it returned. */
-  c->counted_early =
-      bwsh__opt.threshold_ns == 0 && bwsh__opt.fail != BW_FAIL_NOW;
+  c->counted_early = bwsh__policy_counts_at_begin();
   c->site = -1;
   if (c->counted_early) {
     slot_add(s, &s->calls_worker, 1);
@@ -371,7 +369,7 @@ void bwsh__call_end(bwsh__call *c) {
   if (record) {
     slot_add(s, &s->blocked_ns_worker, dur);
     bwsh__site_add_ns(c->site, dur);
-  } else if (dur >= bwsh__opt.threshold_ns &&
+  } else if (bwsh__policy_long_enough(dur) &&
              !atomic_load_explicit(&fail_fired, memory_order_relaxed)) {
     record = 1;
     slot_add(s, &s->calls_worker, 1);

@@ -36,11 +36,11 @@
   X(int, pause, pause, (void), (), WAIT, 1)                                    \
   X(int, select, select,                                                       \
     (int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv),           \
-    (n, rd, wr, ex, tv), WAIT, RULE(tv_waits(tv)))                             \
+    (n, rd, wr, ex, tv), WAIT, RULE(bwsh__tv_waits(tv)))                       \
   X(int, pselect, pselect,                                                     \
     (int n, fd_set *rd, fd_set *wr, fd_set *ex, const struct timespec *ts,     \
      const sigset_t *mask),                                                    \
-    (n, rd, wr, ex, ts, mask), WAIT, RULE(ts_waits(ts)))                       \
+    (n, rd, wr, ex, ts, mask), WAIT, RULE(bwsh__ts_waits(ts)))                 \
   X(int, poll, poll, (struct pollfd * fds, nfds_t n, int tmo), (fds, n, tmo),  \
     WAIT, RULE(tmo != 0))                                                      \
   X(int, __poll_chk, poll,                                                     \
@@ -49,11 +49,11 @@
   X(int, ppoll, ppoll,                                                         \
     (struct pollfd * fds, nfds_t n, const struct timespec *ts,                 \
      const sigset_t *mask),                                                    \
-    (fds, n, ts, mask), WAIT, RULE(ts_waits(ts)))                              \
+    (fds, n, ts, mask), WAIT, RULE(bwsh__ts_waits(ts)))                        \
   X(int, __ppoll_chk, ppoll,                                                   \
     (struct pollfd * fds, nfds_t n, const struct timespec *ts,                 \
      const sigset_t *mask, size_t fdslen),                                     \
-    (fds, n, ts, mask, fdslen), WAIT, RULE(ts_waits(ts)))                      \
+    (fds, n, ts, mask, fdslen), WAIT, RULE(bwsh__ts_waits(ts)))                \
   X(int, epoll_wait, epoll_wait,                                               \
     (int epfd, struct epoll_event *ev, int max, int tmo),                      \
     (epfd, ev, max, tmo), WAIT, RULE(tmo != 0))                                \
@@ -64,7 +64,7 @@
   X(int, epoll_pwait2, epoll_pwait2,                                           \
     (int epfd, struct epoll_event *ev, int max, const struct timespec *ts,     \
      const sigset_t *mask),                                                    \
-    (epfd, ev, max, ts, mask), WAIT, RULE(ts_waits(ts)))                       \
+    (epfd, ev, max, ts, mask), WAIT, RULE(bwsh__ts_waits(ts)))                 \
   X(int, sem_wait, sem_wait, (sem_t * s), (s), WAIT, 1)                        \
   X(int, sem_timedwait, sem_timedwait, (sem_t * s, const struct timespec *ts), \
     (s, ts), WAIT, 1)                                                          \
@@ -80,7 +80,7 @@
     (set, info), WAIT, 1)                                                      \
   X(int, sigtimedwait, sigtimedwait,                                           \
     (const sigset_t *set, siginfo_t *info, const struct timespec *ts),         \
-    (set, info, ts), WAIT, RULE(ts_waits(ts)))                                 \
+    (set, info, ts), WAIT, RULE(bwsh__ts_waits(ts)))                           \
   X(int, pthread_barrier_wait, pthread_barrier_wait, (pthread_barrier_t * b),  \
     (b), WAIT, 1)                                                              \
   X(int, pthread_cond_clockwait, pthread_cond_clockwait,                       \
@@ -147,28 +147,28 @@
   X(ssize_t, pwrite, pwrite, (int fd, const void *buf, size_t n, off_t off),   \
     (fd, buf, n, off), IO, RULE(bwsh__fd_blocking(fd)))                        \
   X(ssize_t, recv, recv, (int fd, void *buf, size_t n, int fl),                \
-    (fd, buf, n, fl), IO, RULE(sock_blocks(fd, fl)))                           \
+    (fd, buf, n, fl), IO, RULE(bwsh__sock_blocks(fd, fl)))                     \
   X(ssize_t, __recv_chk, recv,                                                 \
     (int fd, void *buf, size_t n, size_t blen, int fl),                        \
-    (fd, buf, n, blen, fl), IO, RULE(sock_blocks(fd, fl)))                     \
+    (fd, buf, n, blen, fl), IO, RULE(bwsh__sock_blocks(fd, fl)))               \
   X(ssize_t, recvfrom, recvfrom,                                               \
     (int fd, void *buf, size_t n, int fl, __SOCKADDR_ARG sa,                   \
      socklen_t *salen),                                                        \
-    (fd, buf, n, fl, sa, salen), IO, RULE(sock_blocks(fd, fl)))                \
+    (fd, buf, n, fl, sa, salen), IO, RULE(bwsh__sock_blocks(fd, fl)))          \
   X(ssize_t, __recvfrom_chk, recvfrom,                                         \
     (int fd, void *buf, size_t n, size_t blen, int fl, struct sockaddr *sa,    \
      socklen_t *salen),                                                        \
-    (fd, buf, n, blen, fl, sa, salen), IO, RULE(sock_blocks(fd, fl)))          \
+    (fd, buf, n, blen, fl, sa, salen), IO, RULE(bwsh__sock_blocks(fd, fl)))    \
   X(ssize_t, recvmsg, recvmsg, (int fd, struct msghdr *msg, int fl),           \
-    (fd, msg, fl), IO, RULE(sock_blocks(fd, fl)))                              \
+    (fd, msg, fl), IO, RULE(bwsh__sock_blocks(fd, fl)))                        \
   X(ssize_t, send, send, (int fd, const void *buf, size_t n, int fl),          \
-    (fd, buf, n, fl), IO, RULE(sock_blocks(fd, fl)))                           \
+    (fd, buf, n, fl), IO, RULE(bwsh__sock_blocks(fd, fl)))                     \
   X(ssize_t, sendto, sendto,                                                   \
     (int fd, const void *buf, size_t n, int fl, __CONST_SOCKADDR_ARG sa,       \
      socklen_t salen),                                                         \
-    (fd, buf, n, fl, sa, salen), IO, RULE(sock_blocks(fd, fl)))                \
+    (fd, buf, n, fl, sa, salen), IO, RULE(bwsh__sock_blocks(fd, fl)))          \
   X(ssize_t, sendmsg, sendmsg, (int fd, const struct msghdr *msg, int fl),     \
-    (fd, msg, fl), IO, RULE(sock_blocks(fd, fl)))                              \
+    (fd, msg, fl), IO, RULE(bwsh__sock_blocks(fd, fl)))                        \
   X(int, accept, accept, (int fd, __SOCKADDR_ARG sa, socklen_t *salen),        \
     (fd, sa, salen), IO, RULE(bwsh__fd_blocking(fd)))                          \
   X(int, accept4, accept4,                                                     \
@@ -185,33 +185,33 @@
     RULE(cmd == F_LOCK))                                                       \
   /* stdio reads */                                                            \
   X(char *, fgets, fgets, (char *s, int n, FILE *fp), (s, n, fp), IO,          \
-    RULE(file_blocks(fp)))                                                     \
+    RULE(bwsh__file_blocks(fp)))                                               \
   X(char *, __fgets_chk, fgets, (char *s, size_t size, int n, FILE *fp),       \
-    (s, size, n, fp), IO, RULE(file_blocks(fp)))                               \
+    (s, size, n, fp), IO, RULE(bwsh__file_blocks(fp)))                         \
   X(char *, fgets_unlocked, fgets_unlocked, (char *s, int n, FILE *fp),        \
-    (s, n, fp), IO, RULE(file_blocks(fp)))                                     \
+    (s, n, fp), IO, RULE(bwsh__file_blocks(fp)))                               \
   X(char *, __fgets_unlocked_chk, fgets_unlocked,                              \
     (char *s, size_t size, int n, FILE *fp), (s, size, n, fp), IO,             \
-    RULE(file_blocks(fp)))                                                     \
-  X(int, _IO_getc, getc, (FILE * fp), (fp), IO, RULE(file_blocks(fp)))         \
+    RULE(bwsh__file_blocks(fp)))                                               \
+  X(int, _IO_getc, getc, (FILE * fp), (fp), IO, RULE(bwsh__file_blocks(fp)))   \
   X(int, getc_unlocked, getc_unlocked, (FILE * fp), (fp), IO,                  \
-    RULE(file_blocks(fp)))                                                     \
-  X(int, getchar, getchar, (void), (), IO, file_blocks(stdin))                 \
-  X(int, getc, getc, (FILE * fp), (fp), IO, RULE(file_blocks(fp)))             \
-  X(int, fgetc, fgetc, (FILE * fp), (fp), IO, RULE(file_blocks(fp)))           \
+    RULE(bwsh__file_blocks(fp)))                                               \
+  X(int, getchar, getchar, (void), (), IO, bwsh__file_blocks(stdin))           \
+  X(int, getc, getc, (FILE * fp), (fp), IO, RULE(bwsh__file_blocks(fp)))       \
+  X(int, fgetc, fgetc, (FILE * fp), (fp), IO, RULE(bwsh__file_blocks(fp)))     \
   X(size_t, fread, fread, (void *p, size_t sz, size_t n, FILE *fp),            \
-    (p, sz, n, fp), IO, RULE(file_blocks(fp)))                                 \
+    (p, sz, n, fp), IO, RULE(bwsh__file_blocks(fp)))                           \
   X(size_t, __fread_chk, fread,                                                \
     (void *p, size_t psize, size_t sz, size_t n, FILE *fp),                    \
-    (p, psize, sz, n, fp), IO, RULE(file_blocks(fp)))                          \
+    (p, psize, sz, n, fp), IO, RULE(bwsh__file_blocks(fp)))                    \
   X(ssize_t, getline, getline, (char **line, size_t *n, FILE *fp),             \
-    (line, n, fp), IO, RULE(file_blocks(fp)))                                  \
+    (line, n, fp), IO, RULE(bwsh__file_blocks(fp)))                            \
   X(ssize_t, getdelim, getdelim,                                               \
     (char **line, size_t *n, int delim, FILE *fp), (line, n, delim, fp), IO,   \
-    RULE(file_blocks(fp)))                                                     \
+    RULE(bwsh__file_blocks(fp)))                                               \
   X(ssize_t, __getdelim, getdelim,                                             \
     (char **line, size_t *n, int delim, FILE *fp), (line, n, delim, fp), IO,   \
-    RULE(file_blocks(fp)))                                                     \
+    RULE(bwsh__file_blocks(fp)))                                               \
   /* name resolution */                                                        \
   X(int, getaddrinfo, getaddrinfo,                                             \
     (const char *node, const char *svc, const struct addrinfo *hints,          \

@@ -119,9 +119,6 @@ void bwsh__trace_after_fork(void) {
   atomic_store(&lost_waits, 0);
 }
 
-int bwsh__file_begin(const char *path, char *tmp, size_t tmpsize);
-int bwsh__file_commit(int fd, const char *tmp, const char *path, int ok);
-
 static void ts_field(bwsh__out *o, uint64_t ns) {
   bwsh__out_str(o, ",\"ts\":");
   bwsh__out_us(o, ns > origin ? ns - origin : 0);

@@ -1,0 +1,225 @@
+/* policy.c - what counts: loads the rules at start-up and answers, per
+ * wrapped function, whether its calls count and which of them cannot block.
+ *
+ * Invariants:
+ *  - The rule set is built once, in the constructor, and then only read
+ *    (bw_rules lookups never allocate, lock or print).
+ *  - A function counts when the rules name it as blocking in an enabled
+ *    category; a function no rule names falls back to its built-in
+ *    category (enabled per the rule set, or all but "lock" without one).
+ *  - An "unless" condition that cannot be answered (an argument out of
+ *    range) does not excuse the call: it counts.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "policy.h"
+
+#include <string.h>
+
+static const bw_rules *rules;
+
+/* ---- names ----------------------------------------------------------------
+ */
+
+/* The name reported and looked up in the rules ("read" for __read_chk). */
+static const char *const fn_names[BW_FN_COUNT] = {
+#define NAME_FUNC(ret, name, canon, params, args, cat, gate) #canon,
+#define NAME_LOCK(name, type, trylock, cat, xp, xa) #name,
+    BW_SHIM_FUNCS(NAME_FUNC) BW_SHIM_LOCKS(NAME_LOCK) "pthread_cond_wait",
+    "pthread_cond_timedwait", "sync"
+#undef NAME_FUNC
+#undef NAME_LOCK
+};
+
+/* The symbol itself ("__read_chk"). */
+static const char *const fn_symbols[BW_FN_COUNT] = {
+#define SYM_FUNC(ret, name, canon, params, args, cat, gate) #name,
+#define SYM_LOCK(name, type, trylock, cat, xp, xa) #name,
+    BW_SHIM_FUNCS(SYM_FUNC) BW_SHIM_LOCKS(SYM_LOCK) "pthread_cond_wait",
+    "pthread_cond_timedwait", "sync"
+#undef SYM_FUNC
+#undef SYM_LOCK
+};
+
+static const bw_rule_category fn_categories[BW_FN_COUNT] = {
+#define CAT_FUNC(ret, name, canon, params, args, cat, gate) BW_CATEGORY_##cat,
+#define CAT_LOCK(name, type, trylock, cat, xp, xa) BW_CATEGORY_##cat,
+    BW_SHIM_FUNCS(CAT_FUNC) BW_SHIM_LOCKS(CAT_LOCK) BW_CATEGORY_WAIT,
+    BW_CATEGORY_WAIT, BW_CATEGORY_IO
+#undef CAT_FUNC
+#undef CAT_LOCK
+};
+
+const char *bwsh__fn_name(int fn) {
+  return fn >= 0 && fn < BW_FN_COUNT ? fn_names[fn] : "?";
+}
+
+/* ---- the rules' "unless" conditions -------------------------------------- */
+
+/* The rule whose "unless" conditions say when each wrapped symbol cannot
+ * block, or NULL: the rule that names the symbol itself ("__recv_chk"), or
+ * failing that the plain function's ("recv", fn_rule_plain set). When there
+ * is one, its conditions replace the table's RULE() gate, so a rule file
+ * decides what cannot block; without one the gate decides. */
+static const bw_blocking_rule *fn_rule[BW_FN_COUNT];
+static unsigned char fn_rule_plain[BW_FN_COUNT];
+
+/* Where a fortified form's extra size argument sits: its index + 1. A
+ * plain function's rule is read against the fortified form's arguments
+ * with that one left out. 0: the arguments are the plain function's
+ * (_IO_getc, __getdelim) or the symbol is not a fortified form. */
+static const unsigned char chk_extra[BW_FN_COUNT] = {
+    [BW_FN___read_chk] = 4,  [BW_FN___pread_chk] = 5,
+    [BW_FN___recv_chk] = 4,  [BW_FN___recvfrom_chk] = 4,
+    [BW_FN___poll_chk] = 4,  [BW_FN___ppoll_chk] = 5,
+    [BW_FN___fgets_chk] = 2, [BW_FN___fgets_unlocked_chk] = 2,
+    [BW_FN___fread_chk] = 2,
+};
+
+unsigned char bwsh__fn_enabled[BW_FN_COUNT];
+
+int bwsh__fn_ruled(int fn) {
+  return fn_rule[fn] != NULL;
+}
+
+static int cond_holds(const bw_rule_cond *c, const uint64_t *av, size_t n) {
+  if (c->arg < 0 || (size_t)c->arg >= n)
+    return 0; /* unknown: the call counts */
+  uint64_t v = av[c->arg];
+  switch (c->kind) {
+  case BW_COND_EQUALS:
+    return v == (uint64_t)c->value;
+  case BW_COND_HAS_FLAG:
+    return c->value && (v & (uint64_t)c->value) == (uint64_t)c->value;
+  case BW_COND_IS_NULL:
+    return v == 0;
+  case BW_COND_NOT_NULL:
+    return v != 0;
+  case BW_COND_NONBLOCKING_FD:
+    return !bwsh__fd_blocking((int)v);
+  case BW_COND_NONBLOCKING_FILE:
+    return v && !bwsh__fd_blocking(fileno_unlocked((FILE *)(uintptr_t)v));
+  case BW_COND_ZERO_TIMEOUT: {
+    /* struct timespec and struct timeval: two longs, both zero. */
+    const long *t = (const long *)(uintptr_t)v;
+    return t && t[0] == 0 && t[1] == 0;
+  }
+  case BW_COND_COUNT:
+    break;
+  }
+  return 0;
+}
+
+int bwsh__call_excused(int fn, const uint64_t *av, size_t n) {
+  const bw_blocking_rule *rule = fn_rule[fn];
+  if (!rule)
+    return 0;
+  uint64_t plain[8];
+  unsigned extra = chk_extra[fn];
+  if (fn_rule_plain[fn] && extra && extra <= n && n <= 8) {
+    for (size_t i = 0, k = 0; i < n; i++)
+      if (i != extra - 1)
+        plain[k++] = av[i];
+    av = plain;
+    n--;
+  }
+  for (size_t i = 0; i < rule->n_unless; i++)
+    if (cond_holds(&rule->unless[i], av, n))
+      return 1;
+  return 0;
+}
+
+/* ---- start-up ---------------------------------------------------------------
+ */
+
+static void rules_error(void *ctx, const bw_rules_error *err) {
+  (void)ctx;
+  bwsh__log("warning: rules: %s", err->formatted);
+}
+
+/* Loads the embedded libc and blockwatch packs (unless default_rules=0:
+ * a pack's rule cannot be redefined, so a file that changes one replaces
+ * the packs), then rules=FILE, then applies lock=1 / categories=. Any
+ * failure leaves the built-in table. */
+static void load_rules(void) {
+  bw_rules *rs = bw_rules_create();
+  if (!rs)
+    return;
+  bw_rules_set_error_callback(rs, rules_error, NULL);
+  int rc = 0;
+  if (bwsh__opt.default_rules) {
+    rc = bw_rules_load_default(rs, "libc");
+    if (rc == 0)
+      rc = bw_rules_load_default(rs, "blockwatch");
+  }
+  if (rc != 0 && bwsh__opt.verbosity >= 2)
+    bwsh__log("embedded rules not loaded (error %d); using built-in ones", rc);
+  if (bwsh__opt.rules_path[0] &&
+      bw_rules_load_file(rs, bwsh__opt.rules_path) != 0)
+    bwsh__log("warning: rules=%s could not be loaded", bwsh__opt.rules_path);
+  if (bwsh__opt.categories[0]) {
+    for (int c = 0; c < BW_CATEGORY_COUNT; c++)
+      bw_rules_set_category(rs, (bw_rule_category)c, 0);
+    char list[sizeof bwsh__opt.categories];
+    memcpy(list, bwsh__opt.categories, sizeof list);
+    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+      bw_rule_category cat;
+      if (bw_rule_category_parse(tok, &cat) == 0)
+        bw_rules_set_category(rs, cat, 1);
+      else
+        bwsh__log("warning: BLOCKWATCH_OPTIONS: unknown category '%s'", tok);
+    }
+  }
+  if (bwsh__opt.lock)
+    bw_rules_set_category(rs, BW_CATEGORY_LOCK, 1);
+  rules = rs;
+}
+
+static void log_enabled(void) {
+  char on[2048] = "", off[2048] = "";
+  for (int i = 0; i < BW_FN_COUNT; i++) {
+    char *list = bwsh__fn_enabled[i] ? on : off;
+    if (i > 0 && strcmp(fn_names[i], fn_names[i - 1]) == 0)
+      continue; /* a __*_chk form next to its plain one */
+    size_t len = strlen(list);
+    snprintf(list + len, sizeof on - len, " %s", fn_names[i]);
+  }
+  bwsh__log("counting:%s", on);
+  bwsh__log("not counting:%s", off);
+}
+
+static void fn_enable_init(void) {
+  for (int i = 0; i < BW_FN_COUNT; i++) {
+    /* Counted or not: the rule of the name the report uses. Which calls
+     * cannot block: the rule of the symbol itself (fn_rule). */
+    const bw_blocking_rule *rule =
+        rules ? bw_rules_lookup_blocking(rules, fn_names[i]) : NULL;
+    fn_rule[i] = rules ? bw_rules_lookup_blocking(rules, fn_symbols[i]) : NULL;
+    /* A fortified form missing from chk_extra keeps its gate rather than
+     * read a rule at the wrong positions. */
+    size_t len = strlen(fn_symbols[i]);
+    int unmapped = len > 4 && strcmp(fn_symbols[i] + len - 4, "_chk") == 0 &&
+                   !chk_extra[i];
+    fn_rule_plain[i] = !fn_rule[i] && rule && !unmapped &&
+                       strcmp(fn_symbols[i], fn_names[i]) != 0;
+    if (fn_rule_plain[i])
+      fn_rule[i] = rule;
+    if (rule)
+      bwsh__fn_enabled[i] = (unsigned char)bw_rules_is_active(rules, rule);
+    else if (rules)
+      bwsh__fn_enabled[i] =
+          (unsigned char)bw_rules_category_enabled(rules, fn_categories[i]);
+    else
+      bwsh__fn_enabled[i] =
+          fn_categories[i] != BW_CATEGORY_LOCK || bwsh__opt.lock ? 1 : 0;
+  }
+  if (bwsh__opt.verbosity >= 2)
+    log_enabled();
+}
+
+void bwsh__policy_init(void) {
+  load_rules();
+  fn_enable_init();
+}

@@ -1,0 +1,114 @@
+/* policy.h - "does this call count?": which wrapped functions count, which
+ * of their calls cannot block, and how long a counted call must last
+ * (policy.c).
+ *
+ * Invariants:
+ *  - Everything is decided at start-up (bwsh__policy_init, from the
+ *    constructor, before bwsh__active is set); afterwards it is only read,
+ *    with no allocation, no lock and no output, from any thread.
+ *  - bwsh__call_excused keeps errno.
+ */
+#ifndef BW_SHIM_POLICY_H
+#define BW_SHIM_POLICY_H
+
+#include "shim.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+
+/* Loads the rules (embedded packs, rules=FILE, categories=, lock=) and
+ * decides per function whether it counts. */
+BWSH__HIDDEN void bwsh__policy_init(void);
+
+/* Per function: 1 when its calls count as blocking (rules + options). */
+BWSH__HIDDEN extern unsigned char bwsh__fn_enabled[BW_FN_COUNT];
+
+/* 1 when a wrapper goes straight to the real function, with nothing else
+ * done: the shim is not active yet (before the constructor, or in a
+ * process whose options said so), this thread is inside the shim, or the
+ * function does not count. */
+static inline int bwsh__passthrough(int fn) {
+  return !atomic_load_explicit(&bwsh__active, memory_order_relaxed) ||
+         bwsh__self.depth || !bwsh__fn_enabled[fn];
+}
+
+/* 1 when a loaded rule names the wrapped symbol (or, for a fortified form,
+ * its plain function): its "unless" conditions then decide which calls
+ * cannot block. */
+BWSH__HIDDEN int bwsh__fn_ruled(int fn);
+
+/* 1 when an "unless" condition of the function's rule holds for these
+ * arguments (av[i] is argument i as an integer, see BWSH__ARGV): the call
+ * cannot block and does not count. */
+BWSH__HIDDEN int bwsh__call_excused(int fn, const uint64_t *av, size_t n);
+
+/* ---- the arguments of a call as integers, for rule conditions ----------- */
+
+static inline uint64_t bwsh__as_u64(const void *p, size_t size) {
+  /* By bytes: some parameters are transparent unions (__SOCKADDR_ARG). */
+  if (size == 4) {
+    int32_t v;
+    memcpy(&v, p, 4);
+    return (uint64_t)(int64_t)v; /* -1 stays -1 */
+  }
+  uint64_t v = 0;
+  memcpy(&v, p, size < sizeof v ? size : sizeof v);
+  return v;
+}
+#define BWSH__AS_U64(x) bwsh__as_u64(&(x), sizeof(x))
+#define BWSH__MAP1(a) BWSH__AS_U64(a)
+#define BWSH__MAP2(a, b) BWSH__MAP1(a), BWSH__AS_U64(b)
+#define BWSH__MAP3(a, b, c) BWSH__MAP2(a, b), BWSH__AS_U64(c)
+#define BWSH__MAP4(a, b, c, d) BWSH__MAP3(a, b, c), BWSH__AS_U64(d)
+#define BWSH__MAP5(a, b, c, d, e) BWSH__MAP4(a, b, c, d), BWSH__AS_U64(e)
+#define BWSH__MAP6(a, b, c, d, e, f) BWSH__MAP5(a, b, c, d, e), BWSH__AS_U64(f)
+#define BWSH__MAP7(a, b, c, d, e, f, g)                                        \
+  BWSH__MAP6(a, b, c, d, e, f), BWSH__AS_U64(g)
+#define BWSH__PICK(_1, _2, _3, _4, _5, _6, _7, name, ...) name
+#define BWSH__MAP_ALL(...)                                                     \
+  BWSH__PICK(__VA_ARGS__, BWSH__MAP7, BWSH__MAP6, BWSH__MAP5, BWSH__MAP4,      \
+             BWSH__MAP3, BWSH__MAP2, BWSH__MAP1, )                             \
+  (__VA_ARGS__)
+/* BWSH__ARGV(a, b) is {0, a, b}: the leading 0 keeps a no-argument call a
+ * valid array; the arguments start at index 1. */
+#define BWSH__ARGV(...)                                                        \
+  { 0 __VA_OPT__(, BWSH__MAP_ALL(__VA_ARGS__)) }
+
+/* ---- the table's gates (table.h): can this call block? ------------------ */
+
+static inline int bwsh__tv_waits(const struct timeval *tv) {
+  return !tv || tv->tv_sec || tv->tv_usec;
+}
+
+static inline int bwsh__ts_waits(const struct timespec *ts) {
+  return !ts || ts->tv_sec || ts->tv_nsec;
+}
+
+static inline int bwsh__sock_blocks(int fd, int flags) {
+  return !(flags & MSG_DONTWAIT) && bwsh__fd_blocking(fd);
+}
+
+static inline int bwsh__file_blocks(FILE *fp) {
+  return fp && bwsh__fd_blocking(fileno_unlocked(fp));
+}
+
+/* ---- the threshold --------------------------------------------------------
+ */
+
+/* 1 when a counted call on a worker is counted as it begins (no threshold:
+ * a call that never returns still shows), 0 when only once it returned
+ * and lasted long enough (fail=1, whose report holds exactly the first
+ * call, counts at the end too). */
+static inline int bwsh__policy_counts_at_begin(void) {
+  return bwsh__opt.threshold_ns == 0 && bwsh__opt.fail != BW_FAIL_NOW;
+}
+
+/* 1 when a call that lasted dur_ns is long enough to count. */
+static inline int bwsh__policy_long_enough(uint64_t dur_ns) {
+  return dur_ns >= bwsh__opt.threshold_ns;
+}
+
+#endif /* BW_SHIM_POLICY_H */

@@ -1,0 +1,129 @@
+/* real.c - finds the real functions: one dlsym(RTLD_NEXT) per pointer of
+ * real.h, lazily or all at once (bwsh__resolve_all).
+ *
+ * Invariants:
+ *  - lookup is the one place that calls dlsym/dlvsym. It raises
+ *    bwsh__self.depth around the call, so whatever dlsym calls that we wrap
+ *    goes straight through, and refuses to nest: a lookup from inside
+ *    dlsym (calloc -> a preloaded allocator -> one of our wrappers) returns
+ *    NULL instead of recursing into the loader.
+ *  - A resolved pointer never changes again (the same symbol is found
+ *    every time); it is published with a release store and read with an
+ *    acquire load, so any thread may resolve it first.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "real.h"
+
+#include <dlfcn.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+static BWSH__TLS __thread int resolving;
+
+/* dlsym / dlvsym with the re-entrancy guard described above. */
+static void *lookup(const char *name, const char *version) {
+  if (resolving)
+    return NULL;
+  resolving = 1;
+  bwsh__self.depth++;
+  void *p = version ? dlvsym(RTLD_NEXT, name, version) : dlsym(RTLD_NEXT, name);
+  bwsh__self.depth--;
+  resolving = 0;
+  return p;
+}
+
+/* Function pointers may not live in a void *, so the dlsym result is
+ * copied in. */
+#define BWSH__REAL(ret, name, params)                                          \
+  ret(*bwsh__next_##name) params;                                              \
+  ret(*bwsh__resolve_##name(void)) params {                                    \
+    void *p = lookup(#name, NULL);                                             \
+    ret(*fn) params = NULL;                                                    \
+    memcpy(&fn, &p, sizeof fn);                                                \
+    if (fn)                                                                    \
+      __atomic_store_n(&bwsh__next_##name, fn, __ATOMIC_RELEASE);              \
+    return fn;                                                                 \
+  }
+BWSH__ALL_REALS
+#undef BWSH__REAL
+
+/* ---- condition variables: looked up by (name, version) ------------------ */
+
+#if defined(__x86_64__)
+#define COND_NEW "GLIBC_2.3.2"
+#define COND_OLD "GLIBC_2.2.5"
+#else
+#define COND_NEW NULL
+#define COND_OLD NULL
+#endif
+
+/* [0]: the default version, [1]: the old one. */
+static bwsh__cond_wait_fn cond_wait_fns[2];
+static bwsh__cond_timedwait_fn cond_timedwait_fns[2];
+
+bwsh__cond_wait_fn bwsh__real_cond_wait(int old) {
+  bwsh__cond_wait_fn *slot = &cond_wait_fns[old ? 1 : 0];
+  bwsh__cond_wait_fn fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (!fn) {
+    void *p = lookup("pthread_cond_wait", old ? COND_OLD : COND_NEW);
+    memcpy(&fn, &p, sizeof fn);
+    if (fn)
+      __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+  }
+  return fn;
+}
+
+bwsh__cond_timedwait_fn bwsh__real_cond_timedwait(int old) {
+  bwsh__cond_timedwait_fn *slot = &cond_timedwait_fns[old ? 1 : 0];
+  bwsh__cond_timedwait_fn fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (!fn) {
+    void *p = lookup("pthread_cond_timedwait", old ? COND_OLD : COND_NEW);
+    memcpy(&fn, &p, sizeof fn);
+    if (fn)
+      __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+  }
+  return fn;
+}
+
+void bwsh__resolve_all(void) {
+#define BWSH__REAL(ret, name, params) bwsh__resolve_##name();
+  BWSH__ALL_REALS
+#undef BWSH__REAL
+  for (int old = 0; old < 2; old++) {
+    bwsh__real_cond_wait(old);
+    bwsh__real_cond_timedwait(old);
+  }
+}
+
+/* ---- real functions the shim itself uses --------------------------------- */
+
+long bwsh__real_write(int fd, const void *p, size_t n) {
+  ssize_t (*fn)(int, const void *, size_t) = bwsh__get_write();
+  if (!fn)
+    return syscall(SYS_write, fd, p, n);
+  return fn(fd, p, n);
+}
+
+int bwsh__real_close(int fd) {
+  int (*fn)(int) = bwsh__get_close();
+  if (!fn)
+    return (int)syscall(SYS_close, fd);
+  return fn(fd);
+}
+
+int bwsh__real_fcntl(int fd, int cmd, long arg) {
+  int (*fn)(int, int, ...) = bwsh__get_fcntl();
+  if (!fn)
+    return (int)syscall(SYS_fcntl, fd, cmd, arg);
+  return fn(fd, cmd, arg);
+}
+
+void bwsh__real_exit_now(int status) {
+  void (*fn)(int) = bwsh__get__exit();
+  if (fn)
+    fn(status);
+  syscall(SYS_exit_group, status);
+  __builtin_unreachable();
+}
