@@ -1,6 +1,6 @@
-/* pools.c - what the shim knows about pools: the runtime observer
- * (blockwatch_tool_attach), per-pool worker and blocked counts, the
- * "every worker blocked" timeline and the starvation delay of each item.
+/* pools.c - what the shim knows about pools: per-pool worker and blocked
+ * counts, the "every worker blocked" timeline and the starvation delay of
+ * each item (told by the runtime bridge, bridge.c, and by state.c).
  *
  * Invariants:
  *  - A pool's counts and timeline are changed only under its spinlock,
@@ -27,22 +27,15 @@
  *    enqueued at or after it cannot overlap any interval, so its start
  *    takes no lock.
  *  - Pools are never freed: their statistics outlive them for the report.
- *  - The shim never links the runtime: it only calls the hooks table the
- *    runtime hands to blockwatch_tool_attach.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "shim.h"
 
-#include <blockwatch/observer.h>
-
-#include <dlfcn.h>
-#include <errno.h>
 #include <string.h>
 
 #define RING 256
-#define MAX_COPIES 4
 #define SHARDS 16
 
 typedef struct interval {
@@ -82,24 +75,9 @@ typedef struct pool {
 
 static pool pools[BW_MAX_POOLS];
 static atomic_int npools;
-static const bw_runtime_hooks *copies[MAX_COPIES];
-/* 1 when copies[k] lay in a loaded module when it attached (so dladdr can
- * tell later whether that module is still there). */
-static int copy_in_module[MAX_COPIES];
-static atomic_int ncopies;
 static atomic_int option_pool = -1;
 /* 1 while shard k (of every pool) has an owner (see the invariants). */
 static atomic_int shard_owner[SHARDS];
-
-/* The copy's current_item hook, or NULL when its runtime predates it. */
-static int (*item_query_of(int copy))(void) {
-  const bw_runtime_hooks *h =
-      copy >= 0 && copy < MAX_COPIES ? copies[copy] : NULL;
-  if (!h || h->size < offsetof(bw_runtime_hooks, current_item) +
-                          sizeof h->current_item)
-    return NULL;
-  return h->current_item;
-}
 
 static void lock(pool *p) {
   bwsh__self.locks_held++;
@@ -182,14 +160,6 @@ static void gate_all_end(uint64_t end) {
   gate_release();
 }
 
-/* log2 of sample_items, rounded down. */
-static unsigned sample_log2(void) {
-  unsigned n = bwsh__opt.sample_items ? bwsh__opt.sample_items : 1, k = 0;
-  while (n >>= 1)
-    k++;
-  return k;
-}
-
 /* ---- histogram: 8 linear sub-buckets per power of two (12.5% error) ---- */
 
 static unsigned bucket_of(uint64_t v) {
@@ -239,13 +209,20 @@ uint64_t bwsh__hist_quantile(const bwsh__hist *h, double q) {
 
 /* ---- pool table --------------------------------------------------------- */
 
-static int pool_new(int copy, uint64_t id, const char *name) {
+int bwsh__pool_find(int copy, uint64_t id) {
   int n = atomic_load(&npools);
   for (int i = 0; i < n; i++)
     if (pools[i].copy == copy && pools[i].id == id &&
         atomic_load(&pools[i].used))
       return i;
-  int i = atomic_fetch_add(&npools, 1);
+  return -1;
+}
+
+int bwsh__pool_new(int copy, uint64_t id, const char *name) {
+  int i = bwsh__pool_find(copy, id);
+  if (i >= 0)
+    return i;
+  i = atomic_fetch_add(&npools, 1);
   if (i >= BW_MAX_POOLS) {
     atomic_store(&npools, BW_MAX_POOLS);
     return -1;
@@ -256,15 +233,6 @@ static int pool_new(int copy, uint64_t id, const char *name) {
   strncpy(p->name, name ? name : "bw", sizeof p->name - 1);
   atomic_store(&p->used, 1);
   return i;
-}
-
-static int pool_find(int copy, uint64_t id) {
-  int n = atomic_load(&npools);
-  for (int i = 0; i < n; i++)
-    if (pools[i].copy == copy && pools[i].id == id &&
-        atomic_load(&pools[i].used))
-      return i;
-  return -1;
 }
 
 int bwsh__pool_for_option(void) {
@@ -278,7 +246,7 @@ int bwsh__pool_for_option(void) {
   if (p < 0) {
     const char *name = bwsh__opt.worker_name[0] ? bwsh__opt.worker_name
                                                 : bwsh__opt.worker_start;
-    p = pool_new(-1, 0, name);
+    p = bwsh__pool_new(-1, 0, name);
     atomic_store(&option_pool, p);
   }
   atomic_store(&creating, 0);
@@ -459,7 +427,7 @@ static void shard_claim(void) {
 }
 
 /* Gives the calling thread's shard back (its counts stay for the report). */
-static void shard_release(void) {
+void bwsh__pool_shard_release(void) {
   if (bwsh__self.shard)
     atomic_store_explicit(&shard_owner[bwsh__self.shard - 1], 0,
                           memory_order_release);
@@ -499,252 +467,69 @@ static void shared_add(shard *sh, uint64_t wait, int timed, int in_stats) {
   bwsh__hist_add(&sh->qwait_hist, wait);
 }
 
-/* ---- the runtime observer ----------------------------------------------- */
+/* ---- what the runtime bridge reports (bridge.c) ----------------------- */
 
-static int copy_of(void *user) {
-  return (int)(intptr_t)user;
-}
-
-static void on_pool_created(void *user, uint64_t id, const char *name,
-                            unsigned min_workers, unsigned max_workers) {
-  (void)min_workers;
-  (void)max_workers;
-  bwsh__self.depth++;
-  pool_new(copy_of(user), id, name);
-  bwsh__reclassify_all();
-  bwsh__self.depth--;
-}
-
-static void on_pool_destroyed(void *user, uint64_t id) {
-  (void)user;
-  (void)id; /* kept for the report */
-}
-
-static void on_worker_started(void *user, uint64_t id, unsigned index) {
-  (void)index;
-  bwsh__self.depth++;
-  int i = pool_find(copy_of(user), id);
-  if (i < 0)
-    i = pool_new(copy_of(user), id, "bw");
-  if (bwsh__self.kind == BW_THREAD_WORKER && bwsh__self.classified_by_option)
-    bwsh__pool_worker_leave(bwsh__self.pool, bwsh__now_ns());
-  bwsh__self.kind = BW_THREAD_WORKER;
-  bwsh__self.classified_by_option = 0;
-  bwsh__self.pool = i;
-  bwsh__self.in_item = 0;
-  bwsh__self.item_query = item_query_of(copy_of(user));
-  bwsh__pool_worker_join(i, bwsh__now_ns());
-  bwsh__thread_name_slot();
-  bwsh__self.depth--;
-}
-
-static void on_worker_stopped(void *user, uint64_t id, unsigned index) {
-  (void)user;
-  (void)id;
-  (void)index;
-  bwsh__self.depth++;
-  if (bwsh__self.kind == BW_THREAD_WORKER)
-    bwsh__pool_worker_leave(bwsh__self.pool, bwsh__now_ns());
-  shard_release();
-  bwsh__self.kind = BW_THREAD_OTHER;
-  bwsh__self.pool = -1;
-  bwsh__self.in_item = 0;
-  bwsh__self.item_query = NULL;
-  bwsh__self.depth--;
-}
-
-static void on_item_enqueued(void *user, uint64_t id, uint64_t item,
-                             uint64_t enqueue_ns, size_t queue_length) {
-  (void)item;
-  if (!bwsh__opt.trace_path[0])
+/* An item of pool i started at start_ns after waiting since enqueue_ns
+ * (timed: both ends were measured, else they are the gate's bounds). */
+void bwsh__pool_item_started(int i, uint64_t enqueue_ns, uint64_t start_ns,
+                             int timed) {
+  if (i < 0 || start_ns < enqueue_ns)
     return;
-  bwsh__self.depth++;
-  int i = pool_find(copy_of(user), id);
-  if (i >= 0) {
-    atomic_store(&pools[i].queued, (long long)queue_length);
-    bwsh__trace_counter(i, BW_TRACE_QUEUE, enqueue_ns, queue_length);
-  }
-  bwsh__self.depth--;
-}
-
-static void on_item_started_ex(void *user, uint64_t id, uint64_t item,
-                               uint64_t enqueue_ns, uint64_t start_ns,
-                               unsigned flags) {
-  (void)item;
-  bwsh__self.depth++;
-  int i = bwsh__self.kind == BW_THREAD_WORKER ? bwsh__self.pool
-                                              : pool_find(copy_of(user), id);
-  bwsh__self.in_item = 1;
-  if (i >= 0 && start_ns >= enqueue_ns) {
-    pool *p = &pools[i];
-    /* Untimed ends stand for bounds (the gate): good for the overlap with
-     * all-blocked intervals, not for the queue-wait statistics. */
-    int timed = (flags & (BW_ITEM_ENQUEUE_TIMED | BW_ITEM_START_TIMED)) ==
-                (BW_ITEM_ENQUEUE_TIMED | BW_ITEM_START_TIMED);
-    uint64_t wait = start_ns - enqueue_ns;
-    /* The lock and the ring only when an all-blocked interval may overlap
-     * [enqueue, start]: one is open, or the newest ended after the
-     * enqueue. all_recent is always seen in time: this worker was itself
-     * blocked (or not yet live) in every such interval and left it through
-     * the lock that all_recent was stored under. */
-    uint64_t starved = 0;
-    if (atomic_load_explicit(&p->all_recent, memory_order_acquire) >
-        enqueue_ns) {
-      lock(p);
-      starved = overlap(p, enqueue_ns, start_ns);
-      if (starved) {
-        p->starv_total += starved;
-        p->starv_items++;
-        if (starved > p->starv_max)
-          p->starv_max = starved;
-      }
-      unlock(p);
+  pool *p = &pools[i];
+  uint64_t wait = start_ns - enqueue_ns;
+  /* The lock and the ring only when an all-blocked interval may overlap
+   * [enqueue, start]: one is open, or the newest ended after the
+   * enqueue. all_recent is always seen in time: this worker was itself
+   * blocked (or not yet live) in every such interval and left it through
+   * the lock that all_recent was stored under. */
+  uint64_t starved = 0;
+  if (atomic_load_explicit(&p->all_recent, memory_order_acquire) > enqueue_ns) {
+    lock(p);
+    starved = overlap(p, enqueue_ns, start_ns);
+    if (starved) {
+      p->starv_total += starved;
+      p->starv_items++;
+      if (starved > p->starv_max)
+        p->starv_max = starved;
     }
+    unlock(p);
+  }
+  if (starved)
+    bwsh__hist_add(&p->starv_hist, starved);
+  /* An untimed item that starved waited at least that long: its wait
+   * enters the statistics with that lower bound (queue_wait_ms.max is
+   * then never below starvation_delay_ms.max). */
+  uint64_t measured = timed ? wait : starved;
+  int in_stats = timed || starved;
+  if (!bwsh__self.shard && bwsh__self.kind == BW_THREAD_WORKER)
+    shard_claim();
+  if (bwsh__self.shard)
+    own_add(&p->shards[bwsh__self.shard - 1], measured, timed, in_stats);
+  else
+    shared_add(&p->shards[SHARDS], measured, timed, in_stats);
+  if (bwsh__opt.trace_path[0]) {
+    /* Only starved waits: they are what the picture is for, and a busy
+     * pool that is never starved would otherwise fill the trace. */
     if (starved)
-      bwsh__hist_add(&p->starv_hist, starved);
-    /* An untimed item that starved waited at least that long: its wait
-     * enters the statistics with that lower bound (queue_wait_ms.max is
-     * then never below starvation_delay_ms.max). */
-    uint64_t measured = timed ? wait : starved;
-    int in_stats = timed || starved;
-    if (!bwsh__self.shard && bwsh__self.kind == BW_THREAD_WORKER)
-      shard_claim();
-    if (bwsh__self.shard)
-      own_add(&p->shards[bwsh__self.shard - 1], measured, timed, in_stats);
-    else
-      shared_add(&p->shards[SHARDS], measured, timed, in_stats);
-    if (bwsh__opt.trace_path[0]) {
-      /* Only starved waits: they are what the picture is for, and a busy
-       * pool that is never starved would otherwise fill the trace. */
-      if (starved)
-        bwsh__trace_queue_wait(i, enqueue_ns, wait, starved);
-      long long q = atomic_fetch_sub(&p->queued, 1) - 1;
-      bwsh__trace_counter(i, BW_TRACE_QUEUE, start_ns,
-                          q > 0 ? (uint64_t)q : 0u);
-    }
+      bwsh__trace_queue_wait(i, enqueue_ns, wait, starved);
+    long long q = atomic_fetch_sub(&p->queued, 1) - 1;
+    bwsh__trace_counter(i, BW_TRACE_QUEUE, start_ns, q > 0 ? (uint64_t)q : 0u);
   }
-  bwsh__self.depth--;
 }
 
-/* For a runtime without item_started_ex: every item is timed. */
-static void on_item_started(void *user, uint64_t id, uint64_t item,
-                            uint64_t enqueue_ns, uint64_t start_ns) {
-  on_item_started_ex(user, id, item, enqueue_ns, start_ns,
-                     BW_ITEM_ENQUEUE_TIMED | BW_ITEM_START_TIMED);
+const uint64_t *bwsh__pool_item_gate(void) {
+  return &item_gate;
 }
 
-static void on_item_finished(void *user, uint64_t id, uint64_t item,
-                             uint64_t end_ns) {
-  (void)user;
-  (void)id;
-  (void)item;
-  (void)end_ns;
-  bwsh__self.in_item = 0;
+int bwsh__pool_copy(int i) {
+  return i >= 0 && i < BW_MAX_POOLS ? pools[i].copy : -1;
 }
 
-static void on_worker_added_or_retired(void *user, uint64_t id, int reason) {
-  bwsh__self.depth++;
-  int i = pool_find(copy_of(user), id);
-  if (i >= 0 && reason == 1)
-    atomic_fetch_add(&pools[i].compensated, 1);
-  else if (i >= 0 && reason == 0)
-    atomic_fetch_add(&pools[i].injected, 1);
-  bwsh__self.depth--;
+void bwsh__pool_item_enqueued(int i, uint64_t enqueue_ns, size_t queued) {
+  atomic_store(&pools[i].queued, (long long)queued);
+  bwsh__trace_counter(i, BW_TRACE_QUEUE, enqueue_ns, queued);
 }
 
-/* Exported: the runtime finds it with dlsym(RTLD_DEFAULT), once per
- * runtime copy, when its first pool is created (observer.h). */
-__attribute__((visibility("default"))) void
-blockwatch_tool_attach(const bw_runtime_hooks *hooks);
-void blockwatch_tool_attach(const bw_runtime_hooks *hooks) {
-  if (!hooks || hooks->version != BW_OBSERVER_VERSION)
-    return;
-  bwsh__self.depth++;
-  int n = atomic_load(&ncopies);
-  for (int k = 0; k < n; k++)
-    if (copies[k] == hooks) {
-      bwsh__self.depth--;
-      return;
-    }
-  int copy = atomic_fetch_add(&ncopies, 1);
-  if (copy >= MAX_COPIES) {
-    atomic_store(&ncopies, MAX_COPIES);
-    bwsh__log("too many runtime copies; ignoring one");
-    bwsh__self.depth--;
-    return;
-  }
-  Dl_info info;
-  copy_in_module[copy] = dladdr(hooks, &info) != 0;
-  copies[copy] = hooks;
-  bw_observer obs;
-  memset(&obs, 0, sizeof obs);
-  obs.version = BW_OBSERVER_VERSION;
-  obs.size = sizeof obs;
-  obs.user = (void *)(intptr_t)copy;
-  obs.pool_created = on_pool_created;
-  obs.pool_destroyed = on_pool_destroyed;
-  obs.worker_started = on_worker_started;
-  obs.worker_stopped = on_worker_stopped;
-  /* item_enqueued only feeds the trace's queue counter: without a trace
-   * the runtime is spared the call (and its queue length) on every submit.
-   * Before the options are read (a pool made by another constructor) it
-   * stays registered: it then only returns. */
-  if (bwsh__opt.trace_path[0] ||
-      !atomic_load_explicit(&bwsh__active, memory_order_acquire))
-    obs.item_enqueued = on_item_enqueued;
-  obs.item_started = on_item_started;
-  obs.item_started_ex = on_item_started_ex;
-  obs.item_time_gate = &item_gate;
-  obs.item_time_sample_log2 = sample_log2();
-  /* item_finished only marks a worker as between items; a runtime that
-   * answers current_item is asked that on the (slow) blocking path
-   * instead, which spares it a callback and a clock read per item. */
-  if (!item_query_of(copy))
-    obs.item_finished = on_item_finished;
-  obs.worker_added_or_retired = on_worker_added_or_retired;
-  int rc = hooks->observer_register ? hooks->observer_register(&obs) : -EINVAL;
-  if (rc != 0)
-    bwsh__log("could not observe the runtime (error %d)", rc);
-  else if (bwsh__opt.verbosity >= 2)
-    bwsh__log("attached to runtime copy %d", copy);
-  bwsh__reclassify_all();
-  bwsh__self.depth--;
-}
-
-/* Asks each attached runtime copy whether the calling thread is one of its
- * workers (for threads that started before the observer registered). */
-int bwsh__runtime_current_worker(int *out);
-int bwsh__runtime_current_worker(int *out) {
-  int n = atomic_load(&ncopies);
-  for (int k = 0; k < n && k < MAX_COPIES; k++) {
-    uint64_t id;
-    unsigned idx;
-    /* A runtime loaded with dlopen may have been unloaded since: its hooks
-     * table is then unmapped. Checked here, once per thread and epoch. */
-    Dl_info info;
-    if (copies[k] && copy_in_module[k] && !dladdr(copies[k], &info)) {
-      copies[k] = NULL;
-      continue;
-    }
-    if (copies[k] && copies[k]->current_worker &&
-        copies[k]->current_worker(&id, &idx)) {
-      int i = pool_find(k, id);
-      if (i < 0)
-        i = pool_new(k, id, "bw");
-      *out = i;
-      bwsh__self.item_query = item_query_of(k);
-      return i >= 0;
-    }
-  }
-  return 0;
-}
-
-int bwsh__pool_notify(int i, int blocked) {
-  if (i < 0 || pools[i].copy < 0)
-    return -EPERM;
-  const bw_runtime_hooks *h = copies[pools[i].copy];
-  if (!h)
-    return -EPERM;
-  int (*fn)(void) = blocked ? h->notify_blocked : h->notify_unblocked;
-  return fn ? fn() : -ENOSYS;
+void bwsh__pool_spare_worker(int i, int compensated) {
+  atomic_fetch_add(compensated ? &pools[i].compensated : &pools[i].injected, 1);
 }

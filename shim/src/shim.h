@@ -242,7 +242,34 @@ BWSH__HIDDEN void bwsh__pool_worker_leave(int p, uint64_t now);
 BWSH__HIDDEN int bwsh__pool_count(void);
 BWSH__HIDDEN void bwsh__pool_get(int p, bwsh__pool_report *out);
 BWSH__HIDDEN void bwsh__pools_after_fork(void);
-/* Compensation hooks of the runtime copy that owns pool p (or -1). */
+
+/* What the runtime bridge (bridge.c) reports: pool id `id` of runtime copy
+ * `copy` (-1: the option pool) by index, found or made (-1: none / full). */
+BWSH__HIDDEN int bwsh__pool_find(int copy, uint64_t id);
+BWSH__HIDDEN int bwsh__pool_new(int copy, uint64_t id, const char *name);
+/* The runtime copy of pool p, -1 for the option pool or no pool. */
+BWSH__HIDDEN int bwsh__pool_copy(int p);
+/* The item time gate the runtime reads (observer.h, item_time_gate). */
+BWSH__HIDDEN const uint64_t *bwsh__pool_item_gate(void);
+/* An item of pool p was queued (queued: the runtime's queue length). */
+BWSH__HIDDEN void bwsh__pool_item_enqueued(int p, uint64_t enqueue_ns,
+                                           size_t queued);
+/* An item of pool p (-1: ignored) started; timed: both times measured. */
+BWSH__HIDDEN void bwsh__pool_item_started(int p, uint64_t enqueue_ns,
+                                          uint64_t start_ns, int timed);
+/* The runtime added a worker to pool p (compensated: for a blocked one). */
+BWSH__HIDDEN void bwsh__pool_spare_worker(int p, int compensated);
+/* The calling worker stops: its per-item shard is free again. */
+BWSH__HIDDEN void bwsh__pool_shard_release(void);
+
+/* ---- the runtime bridge (bridge.c) ----------------------------------------
+ */
+
+/* Asks each attached runtime copy whether the calling thread is one of its
+ * workers; 1 and its pool in *pool when it is. */
+BWSH__HIDDEN int bwsh__runtime_current_worker(int *pool);
+/* Calls notify_blocked (blocked) / notify_unblocked of the runtime copy
+ * that owns pool p: 0, or a negative errno (-EPERM: not a runtime pool). */
 BWSH__HIDDEN int bwsh__pool_notify(int p, int blocked);
 
 /* ---- call sites (sites.c) ------------------------------------------------ */

@@ -197,8 +197,6 @@ static int glob_list_match(const char *list, const char *s) {
   return 0;
 }
 
-int bwsh__runtime_current_worker(int *pool); /* pools.c */
-
 static void join_option_pool(void) {
   bwsh__self.kind = BW_THREAD_WORKER;
   bwsh__self.pool = bwsh__pool_for_option();
