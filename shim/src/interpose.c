@@ -197,21 +197,17 @@ static int fcntl_common(int (*fn)(int, int, ...), int fd, int cmd, long arg) {
   return r;
 }
 
-EXPORT int fcntl(int fd, int cmd, ...) {
-  va_list ap;
-  va_start(ap, cmd);
-  long arg = va_arg(ap, long);
-  va_end(ap);
-  return fcntl_common(bwsh__get_fcntl(), fd, cmd, arg);
-}
-
-EXPORT int fcntl64(int fd, int cmd, ...) {
-  va_list ap;
-  va_start(ap, cmd);
-  long arg = va_arg(ap, long);
-  va_end(ap);
-  return fcntl_common(bwsh__get_fcntl64(), fd, cmd, arg);
-}
+#define WRAP_FCNTL(name)                                                       \
+  EXPORT int name(int fd, int cmd, ...) {                                      \
+    va_list ap;                                                                \
+    va_start(ap, cmd);                                                         \
+    long arg = va_arg(ap, long);                                               \
+    va_end(ap);                                                                \
+    return fcntl_common(bwsh__get_##name(), fd, cmd, arg);                     \
+  }
+WRAP_FCNTL(fcntl)
+WRAP_FCNTL(fcntl64)
+#undef WRAP_FCNTL
 
 EXPORT int ioctl(int fd, unsigned long req, ...) {
   va_list ap;

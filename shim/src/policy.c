@@ -22,37 +22,27 @@ static const bw_rules *rules;
 /* ---- names ----------------------------------------------------------------
  */
 
-/* The name reported and looked up in the rules ("read" for __read_chk). */
-static const char *const fn_names[BW_FN_COUNT] = {
-#define NAME_FUNC(ret, name, canon, params, args, cat, gate) #canon,
-#define NAME_LOCK(name, type, trylock, cat, xp, xa) #name,
-    BW_SHIM_FUNCS(NAME_FUNC) BW_SHIM_LOCKS(NAME_LOCK) "pthread_cond_wait",
-    "pthread_cond_timedwait", "sync"
-#undef NAME_FUNC
-#undef NAME_LOCK
-};
+/* Per function id: the symbol itself ("__read_chk"), the name reported
+ * and looked up in the rules ("read"), the built-in category. */
+typedef struct fn_info {
+  const char *symbol, *name;
+  bw_rule_category category;
+} fn_info;
 
-/* The symbol itself ("__read_chk"). */
-static const char *const fn_symbols[BW_FN_COUNT] = {
-#define SYM_FUNC(ret, name, canon, params, args, cat, gate) #name,
-#define SYM_LOCK(name, type, trylock, cat, xp, xa) #name,
-    BW_SHIM_FUNCS(SYM_FUNC) BW_SHIM_LOCKS(SYM_LOCK) "pthread_cond_wait",
-    "pthread_cond_timedwait", "sync"
-#undef SYM_FUNC
-#undef SYM_LOCK
-};
-
-static const bw_rule_category fn_categories[BW_FN_COUNT] = {
-#define CAT_FUNC(ret, name, canon, params, args, cat, gate) BW_CATEGORY_##cat,
-#define CAT_LOCK(name, type, trylock, cat, xp, xa) BW_CATEGORY_##cat,
-    BW_SHIM_FUNCS(CAT_FUNC) BW_SHIM_LOCKS(CAT_LOCK) BW_CATEGORY_WAIT,
-    BW_CATEGORY_WAIT, BW_CATEGORY_IO
-#undef CAT_FUNC
-#undef CAT_LOCK
+static const fn_info fns[BW_FN_COUNT] = {
+#define INFO_FUNC(ret, name, canon, params, args, cat, gate)                   \
+  {#name, #canon, BW_CATEGORY_##cat},
+#define INFO_LOCK(name, type, trylock, cat, xp, xa)                            \
+  {#name, #name, BW_CATEGORY_##cat},
+#define INFO_HAND(name, cat) {#name, #name, BW_CATEGORY_##cat},
+    BW_SHIM_FUNCS(INFO_FUNC) BW_SHIM_LOCKS(INFO_LOCK) BW_SHIM_BY_HAND(INFO_HAND)
+#undef INFO_FUNC
+#undef INFO_LOCK
+#undef INFO_HAND
 };
 
 const char *bwsh__fn_name(int fn) {
-  return fn >= 0 && fn < BW_FN_COUNT ? fn_names[fn] : "?";
+  return fn >= 0 && fn < BW_FN_COUNT ? fns[fn].name : "?";
 }
 
 /* ---- the rules' "unless" conditions -------------------------------------- */
@@ -181,10 +171,10 @@ static void log_enabled(void) {
   char on[2048] = "", off[2048] = "";
   for (int i = 0; i < BW_FN_COUNT; i++) {
     char *list = bwsh__fn_enabled[i] ? on : off;
-    if (i > 0 && strcmp(fn_names[i], fn_names[i - 1]) == 0)
+    if (i > 0 && strcmp(fns[i].name, fns[i - 1].name) == 0)
       continue; /* a __*_chk form next to its plain one */
     size_t len = strlen(list);
-    snprintf(list + len, sizeof on - len, " %s", fn_names[i]);
+    snprintf(list + len, sizeof on - len, " %s", fns[i].name);
   }
   bwsh__log("counting:%s", on);
   bwsh__log("not counting:%s", off);
@@ -195,25 +185,25 @@ static void fn_enable_init(void) {
     /* Counted or not: the rule of the name the report uses. Which calls
      * cannot block: the rule of the symbol itself (fn_rule). */
     const bw_blocking_rule *rule =
-        rules ? bw_rules_lookup_blocking(rules, fn_names[i]) : NULL;
-    fn_rule[i] = rules ? bw_rules_lookup_blocking(rules, fn_symbols[i]) : NULL;
+        rules ? bw_rules_lookup_blocking(rules, fns[i].name) : NULL;
+    fn_rule[i] = rules ? bw_rules_lookup_blocking(rules, fns[i].symbol) : NULL;
     /* A fortified form missing from chk_extra keeps its gate rather than
      * read a rule at the wrong positions. */
-    size_t len = strlen(fn_symbols[i]);
-    int unmapped = len > 4 && strcmp(fn_symbols[i] + len - 4, "_chk") == 0 &&
+    size_t len = strlen(fns[i].symbol);
+    int unmapped = len > 4 && strcmp(fns[i].symbol + len - 4, "_chk") == 0 &&
                    !chk_extra[i];
     fn_rule_plain[i] = !fn_rule[i] && rule && !unmapped &&
-                       strcmp(fn_symbols[i], fn_names[i]) != 0;
+                       strcmp(fns[i].symbol, fns[i].name) != 0;
     if (fn_rule_plain[i])
       fn_rule[i] = rule;
     if (rule)
       bwsh__fn_enabled[i] = (unsigned char)bw_rules_is_active(rules, rule);
     else if (rules)
       bwsh__fn_enabled[i] =
-          (unsigned char)bw_rules_category_enabled(rules, fn_categories[i]);
+          (unsigned char)bw_rules_category_enabled(rules, fns[i].category);
     else
       bwsh__fn_enabled[i] =
-          fn_categories[i] != BW_CATEGORY_LOCK || bwsh__opt.lock ? 1 : 0;
+          fns[i].category != BW_CATEGORY_LOCK || bwsh__opt.lock ? 1 : 0;
   }
   if (bwsh__opt.verbosity >= 2)
     log_enabled();

@@ -283,14 +283,16 @@ static void settle(pool *p, uint64_t now) {
   }
 }
 
-void bwsh__pool_block(int i, uint64_t now) {
+/* One more (delta 1) or one fewer (-1) blocked worker in pool i. */
+static void blocked_by(int i, int delta, uint64_t now) {
   if (i < 0)
     return;
   pool *p = &pools[i];
   lock(p);
-  p->blocked++;
-  if (p->blocked > p->peak_blocked)
+  if (delta > 0 && ++p->blocked > p->peak_blocked)
     p->peak_blocked = p->blocked;
+  else if (delta < 0 && p->blocked)
+    p->blocked--;
   settle(p, now);
   unsigned b = p->blocked;
   unlock(p);
@@ -298,18 +300,12 @@ void bwsh__pool_block(int i, uint64_t now) {
     bwsh__trace_counter(i, BW_TRACE_BLOCKED, now, b);
 }
 
+void bwsh__pool_block(int i, uint64_t now) {
+  blocked_by(i, 1, now);
+}
+
 void bwsh__pool_unblock(int i, uint64_t now) {
-  if (i < 0)
-    return;
-  pool *p = &pools[i];
-  lock(p);
-  if (p->blocked)
-    p->blocked--;
-  settle(p, now);
-  unsigned b = p->blocked;
-  unlock(p);
-  if (bwsh__opt.trace_path[0])
-    bwsh__trace_counter(i, BW_TRACE_BLOCKED, now, b);
+  blocked_by(i, -1, now);
 }
 
 void bwsh__pool_worker_join(int i, uint64_t now) {

@@ -59,31 +59,32 @@ BWSH__ALL_REALS
 #define COND_OLD NULL
 #endif
 
-/* [0]: the default version, [1]: the old one. */
-static bwsh__cond_wait_fn cond_wait_fns[2];
-static bwsh__cond_timedwait_fn cond_timedwait_fns[2];
+/* [timed][old]: pthread_cond_wait / _timedwait, default / old version. */
+static void *cond_fns[2][2];
+
+static void *cond_lookup(int timed, int old) {
+  void **slot = &cond_fns[timed][old ? 1 : 0];
+  void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  if (!p) {
+    p = lookup(timed ? "pthread_cond_timedwait" : "pthread_cond_wait",
+               old ? COND_OLD : COND_NEW);
+    if (p)
+      __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+  }
+  return p;
+}
 
 bwsh__cond_wait_fn bwsh__real_cond_wait(int old) {
-  bwsh__cond_wait_fn *slot = &cond_wait_fns[old ? 1 : 0];
-  bwsh__cond_wait_fn fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-  if (!fn) {
-    void *p = lookup("pthread_cond_wait", old ? COND_OLD : COND_NEW);
-    memcpy(&fn, &p, sizeof fn);
-    if (fn)
-      __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
-  }
+  void *p = cond_lookup(0, old);
+  bwsh__cond_wait_fn fn;
+  memcpy(&fn, &p, sizeof fn);
   return fn;
 }
 
 bwsh__cond_timedwait_fn bwsh__real_cond_timedwait(int old) {
-  bwsh__cond_timedwait_fn *slot = &cond_timedwait_fns[old ? 1 : 0];
-  bwsh__cond_timedwait_fn fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-  if (!fn) {
-    void *p = lookup("pthread_cond_timedwait", old ? COND_OLD : COND_NEW);
-    memcpy(&fn, &p, sizeof fn);
-    if (fn)
-      __atomic_store_n(slot, fn, __ATOMIC_RELEASE);
-  }
+  void *p = cond_lookup(1, old);
+  bwsh__cond_timedwait_fn fn;
+  memcpy(&fn, &p, sizeof fn);
   return fn;
 }
 
@@ -91,10 +92,8 @@ void bwsh__resolve_all(void) {
 #define BWSH__REAL(ret, name, params) bwsh__resolve_##name();
   BWSH__ALL_REALS
 #undef BWSH__REAL
-  for (int old = 0; old < 2; old++) {
-    bwsh__real_cond_wait(old);
-    bwsh__real_cond_timedwait(old);
-  }
+  for (int k = 0; k < 4; k++)
+    cond_lookup(k / 2, k % 2);
 }
 
 /* ---- real functions the shim itself uses --------------------------------- */

@@ -103,43 +103,60 @@ static void key(bwsh__out *o, const char *k) {
   bwsh__out_bytes(o, ":", 1);
 }
 
+/* A number member of a JSON object: milliseconds (ms, from nanoseconds)
+ * or a count. */
+typedef struct member {
+  const char *name;
+  int ms;
+  uint64_t value;
+} member;
+
+/* Writes n members, each after a comma (comma_first) or between them. */
+static void write_members(bwsh__out *o, const member *m, size_t n,
+                          int comma_first) {
+  for (size_t i = 0; i < n; i++) {
+    if (i > 0 || comma_first)
+      bwsh__out_str(o, ",");
+    key(o, m[i].name);
+    if (m[i].ms)
+      bwsh__out_ms(o, m[i].value);
+    else
+      bwsh__out_u64(o, m[i].value);
+  }
+}
+
+/* ,"name":{members} */
+static void write_object(bwsh__out *o, const char *name, const member *m,
+                         size_t n) {
+  bwsh__out_str(o, ",");
+  key(o, name);
+  bwsh__out_str(o, "{");
+  write_members(o, m, n, 0);
+  bwsh__out_str(o, "}");
+}
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
 static void write_pool(bwsh__out *o, const bwsh__pool_report *p) {
+  const member head[] = {{"workers", 0, p->workers},
+                         {"peak_blocked_workers", 0, p->peak_blocked},
+                         {"all_blocked_ms", 1, p->all_blocked_ns}};
+  const member starvation[] = {{"total", 1, p->starv_total},
+                               {"max", 1, p->starv_max},
+                               {"p99", 1, p->starv_p99},
+                               {"items", 0, p->starv_items}};
+  const member queue_wait[] = {{"max", 1, p->qwait_max},
+                               {"p99", 1, p->qwait_p99},
+                               {"timed_items", 0, p->timed_items}};
+  const member tail[] = {{"items", 0, p->items},
+                         {"compensated_workers", 0, p->compensated}};
   bwsh__out_str(o, "{");
   key(o, "name");
   bwsh__out_jstr(o, p->name);
-  bwsh__out_str(o, ",");
-  key(o, "workers");
-  bwsh__out_u64(o, p->workers);
-  bwsh__out_str(o, ",");
-  key(o, "peak_blocked_workers");
-  bwsh__out_u64(o, p->peak_blocked);
-  bwsh__out_str(o, ",");
-  key(o, "all_blocked_ms");
-  bwsh__out_ms(o, p->all_blocked_ns);
-  bwsh__out_str(o, ",");
-  key(o, "starvation_delay_ms");
-  bwsh__out_str(o, "{\"total\":");
-  bwsh__out_ms(o, p->starv_total);
-  bwsh__out_str(o, ",\"max\":");
-  bwsh__out_ms(o, p->starv_max);
-  bwsh__out_str(o, ",\"p99\":");
-  bwsh__out_ms(o, p->starv_p99);
-  bwsh__out_str(o, ",\"items\":");
-  bwsh__out_u64(o, p->starv_items);
-  bwsh__out_str(o, "},");
-  key(o, "queue_wait_ms");
-  bwsh__out_str(o, "{\"max\":");
-  bwsh__out_ms(o, p->qwait_max);
-  bwsh__out_str(o, ",\"p99\":");
-  bwsh__out_ms(o, p->qwait_p99);
-  bwsh__out_str(o, ",\"timed_items\":");
-  bwsh__out_u64(o, p->timed_items);
-  bwsh__out_str(o, "},");
-  key(o, "items");
-  bwsh__out_u64(o, p->items);
-  bwsh__out_str(o, ",");
-  key(o, "compensated_workers");
-  bwsh__out_u64(o, p->compensated);
+  write_members(o, head, COUNT_OF(head), 1);
+  write_object(o, "starvation_delay_ms", starvation, COUNT_OF(starvation));
+  write_object(o, "queue_wait_ms", queue_wait, COUNT_OF(queue_wait));
+  write_members(o, tail, COUNT_OF(tail), 1);
   bwsh__out_str(o, "}");
 }
 

@@ -95,16 +95,15 @@ BWSH__HIDDEN uint64_t bwsh__now_ns(void);
 
 #define BWSH__FN_ENUM(ret, name, canon, params, args, cat, gate) BW_FN_##name,
 #define BWSH__LOCK_ENUM(name, type, trylock, cat, xp, xa) BW_FN_##name,
+#define BWSH__HAND_ENUM(name, cat) BW_FN_##name,
 #include "table.h"
 enum bwsh__fn {
   BW_SHIM_FUNCS(BWSH__FN_ENUM) BW_SHIM_LOCKS(BWSH__LOCK_ENUM)
-      BW_FN_pthread_cond_wait,
-  BW_FN_pthread_cond_timedwait,
-  BW_FN_sync,
-  BW_FN_COUNT
+      BW_SHIM_BY_HAND(BWSH__HAND_ENUM) BW_FN_COUNT
 };
 #undef BWSH__FN_ENUM
 #undef BWSH__LOCK_ENUM
+#undef BWSH__HAND_ENUM
 
 /* Name of a wrapped function as reported ("read" for __read_chk too);
  * policy.c, which looks the names up in the rules. */

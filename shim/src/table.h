@@ -17,8 +17,9 @@
  *  - BW_SHIM_LOCKS: X(name, type, trylock, category, ...) - lock functions
  *    counted only when contended: the wrapper tries `trylock` first and
  *    times only the slow path.
- *  - pthread_cond_wait/timedwait (two symbol versions) and sync (void) are
- *    written out in interpose.c; they reuse the same begin/end helpers.
+ *  - BW_SHIM_BY_HAND: pthread_cond_wait/timedwait (two symbol versions) and
+ *    sync (void), written out in interpose.c with the same begin/end
+ *    helpers; they have ids and names like the others.
  */
 #ifndef BW_SHIM_TABLE_H
 #define BW_SHIM_TABLE_H
@@ -291,6 +292,13 @@
   X(pthread_rwlock_clockwrlock, pthread_rwlock_t, pthread_rwlock_trywrlock,    \
     LOCK, (, clockid_t clk, const struct timespec *ts), (, clk, ts))           \
   X(pthread_spin_lock, pthread_spinlock_t, pthread_spin_trylock, LOCK, (), ())
+
+/* Counted functions written out by hand in interpose.c (two symbol
+ * versions, a void result): X(name, category). */
+#define BW_SHIM_BY_HAND(X)                                                     \
+  X(pthread_cond_wait, WAIT)                                                   \
+  X(pthread_cond_timedwait, WAIT)                                              \
+  X(sync, IO)
 
 /* Removes one level of parentheses: BW_EXPAND (a, b) is a, b. */
 #define BW_EXPAND(...) __VA_ARGS__
