@@ -161,7 +161,8 @@ static void on_worker_added_or_retired(void *user, uint64_t id, int reason) {
 __attribute__((visibility("default"))) void
 blockwatch_tool_attach(const bw_runtime_hooks *hooks);
 void blockwatch_tool_attach(const bw_runtime_hooks *hooks) {
-  if (!hooks || hooks->version != BW_OBSERVER_VERSION)
+  if (!hooks || hooks->version != BW_OBSERVER_VERSION ||
+      atomic_load(&bwsh__stood_down))
     return;
   bwsh__self.depth++;
   int n = atomic_load(&ncopies);

@@ -7,9 +7,10 @@
  *  - A wrapper whose real function is missing fails loudly (ENOSYS and a
  *    "blockwatch: ERROR" line) - never a call through NULL.
  *  - A wrapper goes straight to the real function, with nothing else done,
- *    when bwsh__passthrough says so or the call cannot block: the table's
- *    gate (O_NONBLOCK, WNOHANG, zero timeout) or an "unless" condition of
- *    the function's rule.
+ *    when bwsh__passthrough says so (the function does not count) or the
+ *    call cannot block: an "unless" condition of the function's rule
+ *    (zero timeouts, WNOHANG, O_NONBLOCK: policy.c), getchar's stdin
+ *    check or, for a lock, a try-lock that succeeds (table.h).
  *  - The return value is the real one, unchanged, and so is errno.
  *  - pthread_cond_wait/timedwait exist in two symbol versions on x86_64
  *    (GLIBC_2.3.2, the default, and the old GLIBC_2.2.5 ABI); each of ours
@@ -111,27 +112,21 @@ static long missing(const char *name) {
 
 /* ---- the generated wrappers ---------------------------------------------- */
 
-/* A table gate the rules can say too (a flag, a zero timeout, O_NONBLOCK):
- * it stands only while no rule names the symbol (own_rule, in the wrapper).
- * Gates outside RULE() (getchar's stdin) always apply. */
-#define RULE(may_block) (own_rule || (may_block))
+/* 1 when an "unless" condition of the function's rule says this call, with
+ * these arguments (a parenthesized list), cannot block. Keeps errno. */
+#define EXCUSED(id, args)                                                      \
+  bwsh__call_excused(                                                          \
+      id, (const uint64_t[])BWSH__ARGV args + 1,                               \
+      sizeof((const uint64_t[])BWSH__ARGV args) / sizeof(uint64_t) - 1)
 
-#define WRAP_FUNC(ret, name, canon, params, args, cat, gate)                   \
+#define WRAP_FUNC(ret, name, canon, params, args, check)                       \
   EXPORT ret name params {                                                     \
     ret(*fn) params = bwsh__get_##name();                                      \
     if (!fn)                                                                   \
       return FAIL_VALUE(ret, name);                                            \
     if (__builtin_expect(bwsh__passthrough(BW_FN_##name), 1))                  \
       return fn args;                                                          \
-    int saved = errno;                                                         \
-    const uint64_t argv_[] = BWSH__ARGV args;                                  \
-    int own_rule = bwsh__fn_ruled(BW_FN_##name);                               \
-    int may_block =                                                            \
-        (gate) &&                                                              \
-        !(own_rule && bwsh__call_excused(BW_FN_##name, argv_ + 1,              \
-                                         sizeof argv_ / sizeof argv_[0] - 1)); \
-    errno = saved;                                                             \
-    if (!may_block)                                                            \
+    if (!(check) || EXCUSED(BW_FN_##name, args))                               \
       return fn args;                                                          \
     if (OTHER_THREAD() && bwsh__count_other_call())                            \
       return fn args;                                                          \
@@ -145,7 +140,7 @@ BW_SHIM_FUNCS(WRAP_FUNC)
 #undef WRAP_FUNC
 
 /* Locks: try first; only a lock that is held by someone else is timed. */
-#define WRAP_LOCK(name, type, trylock, cat, xparams, xargs)                    \
+#define WRAP_LOCK(name, type, trylock, xparams, xargs)                         \
   EXPORT int name(type *lk BW_EXPAND xparams) {                                \
     int (*fn)(type * lk BW_EXPAND xparams) = bwsh__get_##name();               \
     if (!fn)                                                                   \
@@ -157,7 +152,8 @@ BW_SHIM_FUNCS(WRAP_FUNC)
     int r = try_fn(lk);                                                        \
     if (r != EBUSY)                                                            \
       return r; /* taken at once (or an error the lock would give too) */      \
-    if (OTHER_THREAD() && bwsh__count_other_call())                            \
+    if (EXCUSED(BW_FN_##name, (lk BW_EXPAND xargs)) ||                         \
+        (OTHER_THREAD() && bwsh__count_other_call()))                          \
       return fn(lk BW_EXPAND xargs);                                           \
     bwsh__call call;                                                           \
     bwsh__call_begin(&call, BW_FN_##name, CALLER);                             \
@@ -257,7 +253,7 @@ EXPORT void sync(void) {
     missing("sync");
     return;
   }
-  if (bwsh__passthrough(BW_FN_sync)) {
+  if (bwsh__passthrough(BW_FN_sync) || EXCUSED(BW_FN_sync, ())) {
     fn();
     return;
   }
@@ -272,7 +268,8 @@ static int cond_wait_via(bwsh__cond_wait_fn fn, pthread_cond_t *c,
                          pthread_mutex_t *m, void *caller) {
   if (!fn)
     return FAIL_VALUE(int, pthread_cond_wait);
-  if (bwsh__passthrough(BW_FN_pthread_cond_wait))
+  if (bwsh__passthrough(BW_FN_pthread_cond_wait) ||
+      EXCUSED(BW_FN_pthread_cond_wait, (c, m)))
     return fn(c, m);
   bwsh__call call;
   bwsh__call_begin(&call, BW_FN_pthread_cond_wait, caller);
@@ -286,7 +283,8 @@ static int cond_timedwait_via(bwsh__cond_timedwait_fn fn, pthread_cond_t *c,
                               void *caller) {
   if (!fn)
     return FAIL_VALUE(int, pthread_cond_timedwait);
-  if (bwsh__passthrough(BW_FN_pthread_cond_timedwait))
+  if (bwsh__passthrough(BW_FN_pthread_cond_timedwait) ||
+      EXCUSED(BW_FN_pthread_cond_timedwait, (c, m, ts)))
     return fn(c, m, ts);
   bwsh__call call;
   bwsh__call_begin(&call, BW_FN_pthread_cond_timedwait, caller);

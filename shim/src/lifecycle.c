@@ -12,6 +12,9 @@
  *  - Signal handlers are installed only where the program left the default
  *    disposition, and a fatal one restores the default and re-raises, so
  *    the process still dies of the same signal (core dump included).
+ *  - When the embedded rule packs do not load, the constructor says so on
+ *    stderr and stops there: bwsh__active stays 0, no handler, no trace, no
+ *    report, no runtime observer (bwsh__stood_down).
  *  - A fork child resets every per-process counter (its report covers only
  *    what it did itself) and names its own report file.
  */
@@ -97,7 +100,13 @@ __attribute__((constructor(101))) static void shim_init(void) {
   bwsh__resolve_all();
   const char *env = getenv("BLOCKWATCH_OPTIONS");
   bwsh__options_parse(env);
-  bwsh__policy_init();
+  if (bwsh__policy_init() != 0) {
+    /* No rules, nothing known to block: stay out of the way (no report,
+     * no handlers, no trace; every wrapper passes straight through). */
+    atomic_store(&bwsh__stood_down, 1);
+    bwsh__self.depth--;
+    return;
+  }
   bwsh__state_init();
   bwsh__sites_init();
   bwsh__trace_init();

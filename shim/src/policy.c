@@ -5,8 +5,9 @@
  *  - The rule set is built once, in the constructor, and then only read
  *    (bw_rules lookups never allocate, lock or print).
  *  - A function counts when the rules name it as blocking in an enabled
- *    category; a function no rule names falls back to its built-in
- *    category (enabled per the rule set, or all but "lock" without one).
+ *    category; a function no loaded rule names does not count. There is
+ *    no built-in fallback: the embedded packs are part of the shim, and
+ *    when they do not load the shim says so and stays inactive.
  *  - An "unless" condition that cannot be answered (an argument out of
  *    range) does not excuse the call: it counts.
  */
@@ -15,6 +16,7 @@
 #endif
 #include "policy.h"
 
+#include <errno.h>
 #include <string.h>
 
 static const bw_rules *rules;
@@ -22,19 +24,16 @@ static const bw_rules *rules;
 /* ---- names ----------------------------------------------------------------
  */
 
-/* Per function id: the symbol itself ("__read_chk"), the name reported
- * and looked up in the rules ("read"), the built-in category. */
+/* Per function id: the symbol itself ("__read_chk") and the name reported
+ * and looked up in the rules ("read"). */
 typedef struct fn_info {
   const char *symbol, *name;
-  bw_rule_category category;
 } fn_info;
 
 static const fn_info fns[BW_FN_COUNT] = {
-#define INFO_FUNC(ret, name, canon, params, args, cat, gate)                   \
-  {#name, #canon, BW_CATEGORY_##cat},
-#define INFO_LOCK(name, type, trylock, cat, xp, xa)                            \
-  {#name, #name, BW_CATEGORY_##cat},
-#define INFO_HAND(name, cat) {#name, #name, BW_CATEGORY_##cat},
+#define INFO_FUNC(ret, name, canon, params, args, check) {#name, #canon},
+#define INFO_LOCK(name, type, trylock, xp, xa) {#name, #name},
+#define INFO_HAND(name) {#name, #name},
     BW_SHIM_FUNCS(INFO_FUNC) BW_SHIM_LOCKS(INFO_LOCK) BW_SHIM_BY_HAND(INFO_HAND)
 #undef INFO_FUNC
 #undef INFO_LOCK
@@ -49,9 +48,8 @@ const char *bwsh__fn_name(int fn) {
 
 /* The rule whose "unless" conditions say when each wrapped symbol cannot
  * block, or NULL: the rule that names the symbol itself ("__recv_chk"), or
- * failing that the plain function's ("recv", fn_rule_plain set). When there
- * is one, its conditions replace the table's RULE() gate, so a rule file
- * decides what cannot block; without one the gate decides. */
+ * failing that the plain function's ("recv", fn_rule_plain set). Without
+ * one no call of the symbol is excused. */
 static const bw_blocking_rule *fn_rule[BW_FN_COUNT];
 static unsigned char fn_rule_plain[BW_FN_COUNT];
 
@@ -68,10 +66,6 @@ static const unsigned char chk_extra[BW_FN_COUNT] = {
 };
 
 unsigned char bwsh__fn_enabled[BW_FN_COUNT];
-
-int bwsh__fn_ruled(int fn) {
-  return fn_rule[fn] != NULL;
-}
 
 static int cond_holds(const bw_rule_cond *c, const uint64_t *av, size_t n) {
   if (c->arg < 0 || (size_t)c->arg >= n)
@@ -103,7 +97,7 @@ static int cond_holds(const bw_rule_cond *c, const uint64_t *av, size_t n) {
 
 int bwsh__call_excused(int fn, const uint64_t *av, size_t n) {
   const bw_blocking_rule *rule = fn_rule[fn];
-  if (!rule)
+  if (!rule || rule->n_unless == 0)
     return 0;
   uint64_t plain[8];
   unsigned extra = chk_extra[fn];
@@ -128,23 +122,41 @@ static void rules_error(void *ctx, const bw_rules_error *err) {
   bwsh__log("warning: rules: %s", err->formatted);
 }
 
-/* Loads the embedded libc and blockwatch packs (unless default_rules=0:
- * a pack's rule cannot be redefined, so a file that changes one replaces
- * the packs), then rules=FILE, then applies lock=1 / categories=. Any
- * failure leaves the built-in table. */
-static void load_rules(void) {
+/* The packs loaded unless default_rules=0. BWSH__PACK_EXTRA names one
+ * more: the test suite builds a shim with a pack that does not exist, to
+ * see the start-up failure. */
+static const char *const packs[] = {
+    "libc",
+    "blockwatch",
+#ifdef BWSH__PACK_EXTRA
+    BWSH__PACK_EXTRA,
+#endif
+};
+
+/* Loads the embedded packs (unless default_rules=0: a pack's rule cannot
+ * be redefined, so a file that changes one replaces the packs), then
+ * rules=FILE, then applies lock=1 / categories=. 0, or a negative errno
+ * when the set or an embedded pack failed (said on stderr, whatever the
+ * verbosity). A rules= file that does not load is a warning: the packs
+ * stand. */
+static int load_rules(void) {
   bw_rules *rs = bw_rules_create();
-  if (!rs)
-    return;
-  bw_rules_set_error_callback(rs, rules_error, NULL);
-  int rc = 0;
-  if (bwsh__opt.default_rules) {
-    rc = bw_rules_load_default(rs, "libc");
-    if (rc == 0)
-      rc = bw_rules_load_default(rs, "blockwatch");
+  if (!rs) {
+    bwsh__log("ERROR: no memory for the rules; inactive in this process");
+    return -ENOMEM;
   }
-  if (rc != 0 && bwsh__opt.verbosity >= 2)
-    bwsh__log("embedded rules not loaded (error %d); using built-in ones", rc);
+  bw_rules_set_error_callback(rs, rules_error, NULL);
+  for (size_t i = 0;
+       bwsh__opt.default_rules && i < sizeof packs / sizeof *packs; i++) {
+    int rc = bw_rules_load_default(rs, packs[i]);
+    if (rc != 0) {
+      bwsh__log("ERROR: the embedded rule pack '%s' did not load (%s); "
+                "inactive in this process",
+                packs[i], strerror(-rc));
+      bw_rules_free(rs);
+      return rc;
+    }
+  }
   if (bwsh__opt.rules_path[0] &&
       bw_rules_load_file(rs, bwsh__opt.rules_path) != 0)
     bwsh__log("warning: rules=%s could not be loaded", bwsh__opt.rules_path);
@@ -165,6 +177,7 @@ static void load_rules(void) {
   if (bwsh__opt.lock)
     bw_rules_set_category(rs, BW_CATEGORY_LOCK, 1);
   rules = rs;
+  return 0;
 }
 
 static void log_enabled(void) {
@@ -184,11 +197,10 @@ static void fn_enable_init(void) {
   for (int i = 0; i < BW_FN_COUNT; i++) {
     /* Counted or not: the rule of the name the report uses. Which calls
      * cannot block: the rule of the symbol itself (fn_rule). */
-    const bw_blocking_rule *rule =
-        rules ? bw_rules_lookup_blocking(rules, fns[i].name) : NULL;
-    fn_rule[i] = rules ? bw_rules_lookup_blocking(rules, fns[i].symbol) : NULL;
-    /* A fortified form missing from chk_extra keeps its gate rather than
-     * read a rule at the wrong positions. */
+    const bw_blocking_rule *rule = bw_rules_lookup_blocking(rules, fns[i].name);
+    fn_rule[i] = bw_rules_lookup_blocking(rules, fns[i].symbol);
+    /* A fortified form missing from chk_extra is not excused at all rather
+     * than read a rule at the wrong positions. */
     size_t len = strlen(fns[i].symbol);
     int unmapped = len > 4 && strcmp(fns[i].symbol + len - 4, "_chk") == 0 &&
                    !chk_extra[i];
@@ -196,20 +208,16 @@ static void fn_enable_init(void) {
                        strcmp(fns[i].symbol, fns[i].name) != 0;
     if (fn_rule_plain[i])
       fn_rule[i] = rule;
-    if (rule)
-      bwsh__fn_enabled[i] = (unsigned char)bw_rules_is_active(rules, rule);
-    else if (rules)
-      bwsh__fn_enabled[i] =
-          (unsigned char)bw_rules_category_enabled(rules, fns[i].category);
-    else
-      bwsh__fn_enabled[i] =
-          fns[i].category != BW_CATEGORY_LOCK || bwsh__opt.lock ? 1 : 0;
+    bwsh__fn_enabled[i] =
+        rule ? (unsigned char)bw_rules_is_active(rules, rule) : 0;
   }
   if (bwsh__opt.verbosity >= 2)
     log_enabled();
 }
 
-void bwsh__policy_init(void) {
-  load_rules();
-  fn_enable_init();
+int bwsh__policy_init(void) {
+  int rc = load_rules();
+  if (rc == 0)
+    fn_enable_init();
+  return rc;
 }

@@ -6,6 +6,10 @@
  *  - Everything is decided at start-up (bwsh__policy_init, from the
  *    constructor, before bwsh__active is set); afterwards it is only read,
  *    with no allocation, no lock and no output, from any thread.
+ *  - The rules are the one source of what blocks: a function counts when
+ *    a loaded rule names it in an enabled category, and only an "unless"
+ *    condition of that rule excuses one of its calls. table.h adds only
+ *    what no condition can express.
  *  - bwsh__call_excused keeps errno.
  */
 #ifndef BW_SHIM_POLICY_H
@@ -15,13 +19,12 @@
 
 #include <stdio.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <time.h>
 
 /* Loads the rules (embedded packs, rules=FILE, categories=, lock=) and
- * decides per function whether it counts. */
-BWSH__HIDDEN void bwsh__policy_init(void);
+ * decides per function whether it counts. Returns 0, or a negative errno
+ * when the embedded packs did not load (reported on stderr): the shim then
+ * stays inactive, since without them it knows nothing that blocks. */
+BWSH__HIDDEN int bwsh__policy_init(void);
 
 /* Per function: 1 when its calls count as blocking (rules + options). */
 BWSH__HIDDEN extern unsigned char bwsh__fn_enabled[BW_FN_COUNT];
@@ -34,11 +37,6 @@ static inline int bwsh__passthrough(int fn) {
   return !atomic_load_explicit(&bwsh__active, memory_order_relaxed) ||
          bwsh__self.depth || !bwsh__fn_enabled[fn];
 }
-
-/* 1 when a loaded rule names the wrapped symbol (or, for a fortified form,
- * its plain function): its "unless" conditions then decide which calls
- * cannot block. */
-BWSH__HIDDEN int bwsh__fn_ruled(int fn);
 
 /* 1 when an "unless" condition of the function's rule holds for these
  * arguments (av[i] is argument i as an integer, see BWSH__ARGV): the call
@@ -77,20 +75,9 @@ static inline uint64_t bwsh__as_u64(const void *p, size_t size) {
 #define BWSH__ARGV(...)                                                        \
   { 0 __VA_OPT__(, BWSH__MAP_ALL(__VA_ARGS__)) }
 
-/* ---- the table's gates (table.h): can this call block? ------------------ */
+/* ---- the one check no rule can state (table.h, getchar) ---------------- */
 
-static inline int bwsh__tv_waits(const struct timeval *tv) {
-  return !tv || tv->tv_sec || tv->tv_usec;
-}
-
-static inline int bwsh__ts_waits(const struct timespec *ts) {
-  return !ts || ts->tv_sec || ts->tv_nsec;
-}
-
-static inline int bwsh__sock_blocks(int fd, int flags) {
-  return !(flags & MSG_DONTWAIT) && bwsh__fd_blocking(fd);
-}
-
+/* 0 when the stream's descriptor has O_NONBLOCK set. */
 static inline int bwsh__file_blocks(FILE *fp) {
   return fp && bwsh__fd_blocking(fileno_unlocked(fp));
 }

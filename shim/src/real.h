@@ -60,9 +60,9 @@
 
 /* Every real function as BWSH__REAL(ret, name, params): define BWSH__REAL,
  * expand BWSH__ALL_REALS, undefine it. */
-#define BWSH__REAL_OF_FUNC(ret, name, canon, params, args, cat, gate)          \
+#define BWSH__REAL_OF_FUNC(ret, name, canon, params, args, check)              \
   BWSH__REAL(ret, name, params)
-#define BWSH__REAL_OF_LOCK(name, type, trylock, cat, xp, xa)                   \
+#define BWSH__REAL_OF_LOCK(name, type, trylock, xp, xa)                        \
   BWSH__REAL(int, name, (type * lk BW_EXPAND xp))
 #define BWSH__REAL_OF_TRY(name, type) BWSH__REAL(int, name, (type *))
 #define BWSH__REAL_OF_FD(ret, name, params, args, before, after)               \

@@ -93,9 +93,9 @@ BWSH__HIDDEN uint64_t bwsh__now_ns(void);
 
 /* ---- wrapped functions: their ids (table.h) ------------------------------ */
 
-#define BWSH__FN_ENUM(ret, name, canon, params, args, cat, gate) BW_FN_##name,
-#define BWSH__LOCK_ENUM(name, type, trylock, cat, xp, xa) BW_FN_##name,
-#define BWSH__HAND_ENUM(name, cat) BW_FN_##name,
+#define BWSH__FN_ENUM(ret, name, canon, params, args, check) BW_FN_##name,
+#define BWSH__LOCK_ENUM(name, type, trylock, xp, xa) BW_FN_##name,
+#define BWSH__HAND_ENUM(name) BW_FN_##name,
 #include "table.h"
 enum bwsh__fn {
   BW_SHIM_FUNCS(BWSH__FN_ENUM) BW_SHIM_LOCKS(BWSH__LOCK_ENUM)
@@ -152,6 +152,9 @@ BWSH__HIDDEN int bwsh__is_own_process(void);
 BWSH__HIDDEN void bwsh__own_pid_set(void);
 /* 1 once the constructor finished (options parsed, symbols resolved). */
 BWSH__HIDDEN extern atomic_int bwsh__active;
+/* 1 when the constructor gave up (the rules did not load): the shim stays
+ * inactive for the life of the process (lifecycle.c). */
+BWSH__HIDDEN extern atomic_int bwsh__stood_down;
 
 /* One timed blocking call in progress. */
 typedef struct bwsh__call {
@@ -175,7 +178,8 @@ BWSH__HIDDEN void bwsh__call_end(bwsh__call *c);
  * bwsh__call_begin / bwsh__call_end. Keeps errno. */
 BWSH__HIDDEN int bwsh__count_other_call(void);
 
-/* 1 when the descriptor may block (O_NONBLOCK clear); cached per fd. */
+/* 1 when the descriptor may block (O_NONBLOCK clear); cached per fd.
+ * Keeps errno. */
 BWSH__HIDDEN int bwsh__fd_blocking(int fd);
 /* Forgets what is cached about fd (closed, reused, flags changed). */
 BWSH__HIDDEN void bwsh__fd_forget(int fd);

@@ -29,6 +29,7 @@
 
 BWSH__TLS __thread bwsh__thread bwsh__self = {.pool = -1, .blocked_pool = -1};
 atomic_int bwsh__active;
+atomic_int bwsh__stood_down;
 bwsh__slot bwsh__slots[BW_MAX_SLOTS];
 
 /* Bumped whenever a thread's kind may have changed behind its back. */
@@ -77,7 +78,9 @@ int bwsh__fd_blocking(int fd) {
     if (c != FD_UNKNOWN)
       return c == FD_BLOCKING;
   }
+  int saved = errno;
   int fl = bwsh__real_fcntl(fd, F_GETFL, 0);
+  errno = saved;
   if (fl < 0)
     return 0; /* a bad descriptor fails at once: nothing blocks */
   int blocking = !(fl & O_NONBLOCK);

@@ -1,22 +1,32 @@
-/* table.h - the interposer table: every function libblockwatch.so wraps.
+/* table.h - the interposer table: every function libblockwatch.so wraps,
+ * with what C must say about it and no rule can.
  *
  * Invariants:
- *  - This is the ONE list; the enum of function ids, the real_<fn>
- *    pointers, the resolver table and the wrapper bodies are all generated
- *    from it (interpose.c, shim.h), so nothing is kept in sync by hand.
- *  - BW_SHIM_FUNCS: X(ret, name, canon, params, args, category, gate)
- *      canon    the name reported and looked up in the rules ("read" for
- *               __read_chk), as a bare identifier;
- *      category the built-in bw_rule_category used when no rule names it;
- *      gate     an expression over the parameters, nonzero when the call
- *               may block (a non-blocking descriptor, WNOHANG, a zero
- *               timeout make it 0 and the call goes straight through).
- *               RULE(expr) marks a check the rules can express: it holds
- *               only while no rule names the symbol; when one does, that
- *               rule's "unless" conditions decide instead (interpose.c).
- *  - BW_SHIM_LOCKS: X(name, type, trylock, category, ...) - lock functions
- *    counted only when contended: the wrapper tries `trylock` first and
- *    times only the slow path.
+ *  - This is the one list of wrapped functions; the enum of function ids,
+ *    the real-function pointers (real.h), the names (policy.c) and the
+ *    wrapper bodies (interpose.c) are generated from it.
+ *  - What blocks is not here. Whether a function counts (its category) and
+ *    which of its calls cannot block (zero timeouts, WNOHANG, IPC_NOWAIT,
+ *    LOCK_NB, MSG_DONTWAIT, a descriptor or stream with O_NONBLOCK) are the
+ *    rules' to say: the libc and blockwatch packs embedded in the shim, or
+ *    a rules= file (policy.c). A function no loaded rule names does not
+ *    count.
+ *  - What stays here is what no rule condition can express (a condition
+ *    tests one argument of the call, rules/include/blockwatch/rules.h):
+ *      - the C signature, for the wrapper and its real function;
+ *      - the canonical name, under which a fortified or internal form
+ *        (__read_chk, _IO_getc) is reported and, when it has no rule of
+ *        its own, looked up; where the fortified form's extra argument
+ *        sits is in policy.c (chk_extra);
+ *      - `check`, for getchar only: stdin's O_NONBLOCK state, which is not
+ *        an argument;
+ *      - for locks, that only a contended acquisition counts: the wrapper
+ *        tries `trylock` first and times only the slow path.
+ *  - BW_SHIM_FUNCS: X(ret, name, canon, params, args, check)
+ *      canon    the name reported, as a bare identifier;
+ *      check    an expression over the parameters, 0 when the call cannot
+ *               block whatever the rules say (1 for all but getchar).
+ *  - BW_SHIM_LOCKS: X(name, type, trylock, (extra params), (extra args)).
  *  - BW_SHIM_BY_HAND: pthread_cond_wait/timedwait (two symbol versions) and
  *    sync (void), written out in interpose.c with the same begin/end
  *    helpers; they have ids and names like the others.
@@ -26,219 +36,202 @@
 
 #define BW_SHIM_FUNCS(X)                                                       \
   /* sleeps: glibc's sleep/usleep do not go through nanosleep */               \
-  X(unsigned, sleep, sleep, (unsigned s), (s), SLEEP, RULE(s != 0))            \
-  X(int, usleep, usleep, (useconds_t us), (us), SLEEP, RULE(us != 0))          \
+  X(unsigned, sleep, sleep, (unsigned s), (s), 1)                              \
+  X(int, usleep, usleep, (useconds_t us), (us), 1)                             \
   X(int, nanosleep, nanosleep,                                                 \
-    (const struct timespec *req, struct timespec *rem), (req, rem), SLEEP, 1)  \
+    (const struct timespec *req, struct timespec *rem), (req, rem), 1)         \
   X(int, clock_nanosleep, clock_nanosleep,                                     \
     (clockid_t clk, int fl, const struct timespec *req, struct timespec *rem), \
-    (clk, fl, req, rem), SLEEP, 1)                                             \
+    (clk, fl, req, rem), 1)                                                    \
   /* waits for events */                                                       \
-  X(int, pause, pause, (void), (), WAIT, 1)                                    \
+  X(int, pause, pause, (void), (), 1)                                          \
   X(int, select, select,                                                       \
     (int n, fd_set *rd, fd_set *wr, fd_set *ex, struct timeval *tv),           \
-    (n, rd, wr, ex, tv), WAIT, RULE(bwsh__tv_waits(tv)))                       \
+    (n, rd, wr, ex, tv), 1)                                                    \
   X(int, pselect, pselect,                                                     \
     (int n, fd_set *rd, fd_set *wr, fd_set *ex, const struct timespec *ts,     \
      const sigset_t *mask),                                                    \
-    (n, rd, wr, ex, ts, mask), WAIT, RULE(bwsh__ts_waits(ts)))                 \
+    (n, rd, wr, ex, ts, mask), 1)                                              \
   X(int, poll, poll, (struct pollfd * fds, nfds_t n, int tmo), (fds, n, tmo),  \
-    WAIT, RULE(tmo != 0))                                                      \
+    1)                                                                         \
   X(int, __poll_chk, poll,                                                     \
     (struct pollfd * fds, nfds_t n, int tmo, size_t fdslen),                   \
-    (fds, n, tmo, fdslen), WAIT, RULE(tmo != 0))                               \
+    (fds, n, tmo, fdslen), 1)                                                  \
   X(int, ppoll, ppoll,                                                         \
     (struct pollfd * fds, nfds_t n, const struct timespec *ts,                 \
      const sigset_t *mask),                                                    \
-    (fds, n, ts, mask), WAIT, RULE(bwsh__ts_waits(ts)))                        \
+    (fds, n, ts, mask), 1)                                                     \
   X(int, __ppoll_chk, ppoll,                                                   \
     (struct pollfd * fds, nfds_t n, const struct timespec *ts,                 \
      const sigset_t *mask, size_t fdslen),                                     \
-    (fds, n, ts, mask, fdslen), WAIT, RULE(bwsh__ts_waits(ts)))                \
+    (fds, n, ts, mask, fdslen), 1)                                             \
   X(int, epoll_wait, epoll_wait,                                               \
     (int epfd, struct epoll_event *ev, int max, int tmo),                      \
-    (epfd, ev, max, tmo), WAIT, RULE(tmo != 0))                                \
+    (epfd, ev, max, tmo), 1)                                                   \
   X(int, epoll_pwait, epoll_pwait,                                             \
     (int epfd, struct epoll_event *ev, int max, int tmo,                       \
      const sigset_t *mask),                                                    \
-    (epfd, ev, max, tmo, mask), WAIT, RULE(tmo != 0))                          \
+    (epfd, ev, max, tmo, mask), 1)                                             \
   X(int, epoll_pwait2, epoll_pwait2,                                           \
     (int epfd, struct epoll_event *ev, int max, const struct timespec *ts,     \
      const sigset_t *mask),                                                    \
-    (epfd, ev, max, ts, mask), WAIT, RULE(bwsh__ts_waits(ts)))                 \
-  X(int, sem_wait, sem_wait, (sem_t * s), (s), WAIT, 1)                        \
+    (epfd, ev, max, ts, mask), 1)                                              \
+  X(int, sem_wait, sem_wait, (sem_t * s), (s), 1)                              \
   X(int, sem_timedwait, sem_timedwait, (sem_t * s, const struct timespec *ts), \
-    (s, ts), WAIT, 1)                                                          \
+    (s, ts), 1)                                                                \
   X(int, sem_clockwait, sem_clockwait,                                         \
-    (sem_t * s, clockid_t clk, const struct timespec *ts), (s, clk, ts), WAIT, \
-    1)                                                                         \
+    (sem_t * s, clockid_t clk, const struct timespec *ts), (s, clk, ts), 1)    \
   X(int, semop, semop, (int id, struct sembuf *ops, size_t n), (id, ops, n),   \
-    WAIT, 1)                                                                   \
-  X(int, sigsuspend, sigsuspend, (const sigset_t *mask), (mask), WAIT, 1)      \
-  X(int, sigwait, sigwait, (const sigset_t *set, int *sig), (set, sig), WAIT,  \
     1)                                                                         \
+  X(int, sigsuspend, sigsuspend, (const sigset_t *mask), (mask), 1)            \
+  X(int, sigwait, sigwait, (const sigset_t *set, int *sig), (set, sig), 1)     \
   X(int, sigwaitinfo, sigwaitinfo, (const sigset_t *set, siginfo_t *info),     \
-    (set, info), WAIT, 1)                                                      \
+    (set, info), 1)                                                            \
   X(int, sigtimedwait, sigtimedwait,                                           \
     (const sigset_t *set, siginfo_t *info, const struct timespec *ts),         \
-    (set, info, ts), WAIT, RULE(bwsh__ts_waits(ts)))                           \
+    (set, info, ts), 1)                                                        \
   X(int, pthread_barrier_wait, pthread_barrier_wait, (pthread_barrier_t * b),  \
-    (b), WAIT, 1)                                                              \
+    (b), 1)                                                                    \
   X(int, pthread_cond_clockwait, pthread_cond_clockwait,                       \
     (pthread_cond_t * c, pthread_mutex_t * m, clockid_t clk,                   \
      const struct timespec *ts),                                               \
-    (c, m, clk, ts), WAIT, 1)                                                  \
+    (c, m, clk, ts), 1)                                                        \
   X(ssize_t, mq_receive, mq_receive,                                           \
-    (mqd_t q, char *msg, size_t len, unsigned *prio), (q, msg, len, prio),     \
-    WAIT, RULE(bwsh__fd_blocking(q)))                                          \
+    (mqd_t q, char *msg, size_t len, unsigned *prio), (q, msg, len, prio), 1)  \
   X(ssize_t, mq_timedreceive, mq_timedreceive,                                 \
     (mqd_t q, char *msg, size_t len, unsigned *prio,                           \
      const struct timespec *ts),                                               \
-    (q, msg, len, prio, ts), WAIT, RULE(bwsh__fd_blocking(q)))                 \
+    (q, msg, len, prio, ts), 1)                                                \
   X(int, mq_send, mq_send,                                                     \
     (mqd_t q, const char *msg, size_t len, unsigned prio),                     \
-    (q, msg, len, prio), WAIT, RULE(bwsh__fd_blocking(q)))                     \
+    (q, msg, len, prio), 1)                                                    \
   X(int, mq_timedsend, mq_timedsend,                                           \
     (mqd_t q, const char *msg, size_t len, unsigned prio,                      \
      const struct timespec *ts),                                               \
-    (q, msg, len, prio, ts), WAIT, RULE(bwsh__fd_blocking(q)))                 \
+    (q, msg, len, prio, ts), 1)                                                \
   X(ssize_t, msgrcv, msgrcv,                                                   \
     (int id, void *msg, size_t sz, long type, int flg),                        \
-    (id, msg, sz, type, flg), WAIT, RULE(!(flg & IPC_NOWAIT)))                 \
+    (id, msg, sz, type, flg), 1)                                               \
   X(int, msgsnd, msgsnd, (int id, const void *msg, size_t sz, int flg),        \
-    (id, msg, sz, flg), WAIT, RULE(!(flg & IPC_NOWAIT)))                       \
+    (id, msg, sz, flg), 1)                                                     \
   /* threads and processes */                                                  \
-  X(int, pthread_join, pthread_join, (pthread_t t, void **ret), (t, ret),      \
-    JOIN, 1)                                                                   \
+  X(int, pthread_join, pthread_join, (pthread_t t, void **ret), (t, ret), 1)   \
   X(int, pthread_timedjoin_np, pthread_timedjoin_np,                           \
-    (pthread_t t, void **ret, const struct timespec *ts), (t, ret, ts), JOIN,  \
-    1)                                                                         \
+    (pthread_t t, void **ret, const struct timespec *ts), (t, ret, ts), 1)     \
   X(int, pthread_clockjoin_np, pthread_clockjoin_np,                           \
     (pthread_t t, void **ret, clockid_t clk, const struct timespec *ts),       \
-    (t, ret, clk, ts), JOIN, 1)                                                \
-  X(pid_t, wait, wait, (int *st), (st), PROCESS, 1)                            \
-  X(pid_t, waitpid, waitpid, (pid_t pid, int *st, int opt), (pid, st, opt),    \
-    PROCESS, RULE(!(opt & WNOHANG)))                                           \
+    (t, ret, clk, ts), 1)                                                      \
+  X(pid_t, wait, wait, (int *st), (st), 1)                                     \
+  X(pid_t, waitpid, waitpid, (pid_t pid, int *st, int opt), (pid, st, opt), 1) \
   X(pid_t, wait3, wait3, (int *st, int opt, struct rusage *ru), (st, opt, ru), \
-    PROCESS, RULE(!(opt & WNOHANG)))                                           \
+    1)                                                                         \
   X(pid_t, wait4, wait4, (pid_t pid, int *st, int opt, struct rusage *ru),     \
-    (pid, st, opt, ru), PROCESS, RULE(!(opt & WNOHANG)))                       \
+    (pid, st, opt, ru), 1)                                                     \
   X(int, waitid, waitid, (idtype_t idt, id_t id, siginfo_t * info, int opt),   \
-    (idt, id, info, opt), PROCESS, RULE(!(opt & WNOHANG)))                     \
-  X(int, system, system, (const char *cmd), (cmd), PROCESS, RULE(cmd != NULL)) \
-  X(FILE *, popen, popen, (const char *cmd, const char *mode), (cmd, mode),    \
-    PROCESS, 1)                                                                \
-  X(int, pclose, pclose, (FILE * fp), (fp), PROCESS, 1)                        \
+    (idt, id, info, opt), 1)                                                   \
+  X(int, system, system, (const char *cmd), (cmd), 1)                          \
+  X(FILE *, popen, popen, (const char *cmd, const char *mode), (cmd, mode), 1) \
+  X(int, pclose, pclose, (FILE * fp), (fp), 1)                                 \
   /* descriptor I/O: only descriptors without O_NONBLOCK */                    \
-  X(ssize_t, read, read, (int fd, void *buf, size_t n), (fd, buf, n), IO,      \
-    RULE(bwsh__fd_blocking(fd)))                                               \
+  X(ssize_t, read, read, (int fd, void *buf, size_t n), (fd, buf, n), 1)       \
   X(ssize_t, __read_chk, read, (int fd, void *buf, size_t n, size_t blen),     \
-    (fd, buf, n, blen), IO, RULE(bwsh__fd_blocking(fd)))                       \
+    (fd, buf, n, blen), 1)                                                     \
   X(ssize_t, write, write, (int fd, const void *buf, size_t n), (fd, buf, n),  \
-    IO, RULE(bwsh__fd_blocking(fd)))                                           \
+    1)                                                                         \
   X(ssize_t, readv, readv, (int fd, const struct iovec *iov, int cnt),         \
-    (fd, iov, cnt), IO, RULE(bwsh__fd_blocking(fd)))                           \
+    (fd, iov, cnt), 1)                                                         \
   X(ssize_t, writev, writev, (int fd, const struct iovec *iov, int cnt),       \
-    (fd, iov, cnt), IO, RULE(bwsh__fd_blocking(fd)))                           \
+    (fd, iov, cnt), 1)                                                         \
   X(ssize_t, pread, pread, (int fd, void *buf, size_t n, off_t off),           \
-    (fd, buf, n, off), IO, RULE(bwsh__fd_blocking(fd)))                        \
+    (fd, buf, n, off), 1)                                                      \
   X(ssize_t, __pread_chk, pread,                                               \
     (int fd, void *buf, size_t n, off_t off, size_t blen),                     \
-    (fd, buf, n, off, blen), IO, RULE(bwsh__fd_blocking(fd)))                  \
+    (fd, buf, n, off, blen), 1)                                                \
   X(ssize_t, pwrite, pwrite, (int fd, const void *buf, size_t n, off_t off),   \
-    (fd, buf, n, off), IO, RULE(bwsh__fd_blocking(fd)))                        \
+    (fd, buf, n, off), 1)                                                      \
   X(ssize_t, recv, recv, (int fd, void *buf, size_t n, int fl),                \
-    (fd, buf, n, fl), IO, RULE(bwsh__sock_blocks(fd, fl)))                     \
+    (fd, buf, n, fl), 1)                                                       \
   X(ssize_t, __recv_chk, recv,                                                 \
     (int fd, void *buf, size_t n, size_t blen, int fl),                        \
-    (fd, buf, n, blen, fl), IO, RULE(bwsh__sock_blocks(fd, fl)))               \
+    (fd, buf, n, blen, fl), 1)                                                 \
   X(ssize_t, recvfrom, recvfrom,                                               \
     (int fd, void *buf, size_t n, int fl, __SOCKADDR_ARG sa,                   \
      socklen_t *salen),                                                        \
-    (fd, buf, n, fl, sa, salen), IO, RULE(bwsh__sock_blocks(fd, fl)))          \
+    (fd, buf, n, fl, sa, salen), 1)                                            \
   X(ssize_t, __recvfrom_chk, recvfrom,                                         \
     (int fd, void *buf, size_t n, size_t blen, int fl, struct sockaddr *sa,    \
      socklen_t *salen),                                                        \
-    (fd, buf, n, blen, fl, sa, salen), IO, RULE(bwsh__sock_blocks(fd, fl)))    \
+    (fd, buf, n, blen, fl, sa, salen), 1)                                      \
   X(ssize_t, recvmsg, recvmsg, (int fd, struct msghdr *msg, int fl),           \
-    (fd, msg, fl), IO, RULE(bwsh__sock_blocks(fd, fl)))                        \
+    (fd, msg, fl), 1)                                                          \
   X(ssize_t, send, send, (int fd, const void *buf, size_t n, int fl),          \
-    (fd, buf, n, fl), IO, RULE(bwsh__sock_blocks(fd, fl)))                     \
+    (fd, buf, n, fl), 1)                                                       \
   X(ssize_t, sendto, sendto,                                                   \
     (int fd, const void *buf, size_t n, int fl, __CONST_SOCKADDR_ARG sa,       \
      socklen_t salen),                                                         \
-    (fd, buf, n, fl, sa, salen), IO, RULE(bwsh__sock_blocks(fd, fl)))          \
+    (fd, buf, n, fl, sa, salen), 1)                                            \
   X(ssize_t, sendmsg, sendmsg, (int fd, const struct msghdr *msg, int fl),     \
-    (fd, msg, fl), IO, RULE(bwsh__sock_blocks(fd, fl)))                        \
+    (fd, msg, fl), 1)                                                          \
   X(int, accept, accept, (int fd, __SOCKADDR_ARG sa, socklen_t *salen),        \
-    (fd, sa, salen), IO, RULE(bwsh__fd_blocking(fd)))                          \
+    (fd, sa, salen), 1)                                                        \
   X(int, accept4, accept4,                                                     \
     (int fd, __SOCKADDR_ARG sa, socklen_t *salen, int fl),                     \
-    (fd, sa, salen, fl), IO, RULE(bwsh__fd_blocking(fd)))                      \
+    (fd, sa, salen, fl), 1)                                                    \
   X(int, connect, connect, (int fd, __CONST_SOCKADDR_ARG sa, socklen_t salen), \
-    (fd, sa, salen), IO, RULE(bwsh__fd_blocking(fd)))                          \
-  X(int, fsync, fsync, (int fd), (fd), IO, 1)                                  \
-  X(int, fdatasync, fdatasync, (int fd), (fd), IO, 1)                          \
-  X(int, syncfs, syncfs, (int fd), (fd), IO, 1)                                \
-  X(int, flock, flock, (int fd, int op), (fd, op), LOCK,                       \
-    RULE(!(op & LOCK_NB)))                                                     \
-  X(int, lockf, lockf, (int fd, int cmd, off_t len), (fd, cmd, len), LOCK,     \
-    RULE(cmd == F_LOCK))                                                       \
+    (fd, sa, salen), 1)                                                        \
+  X(int, fsync, fsync, (int fd), (fd), 1)                                      \
+  X(int, fdatasync, fdatasync, (int fd), (fd), 1)                              \
+  X(int, syncfs, syncfs, (int fd), (fd), 1)                                    \
+  X(int, flock, flock, (int fd, int op), (fd, op), 1)                          \
+  X(int, lockf, lockf, (int fd, int cmd, off_t len), (fd, cmd, len), 1)        \
   /* stdio reads */                                                            \
-  X(char *, fgets, fgets, (char *s, int n, FILE *fp), (s, n, fp), IO,          \
-    RULE(bwsh__file_blocks(fp)))                                               \
+  X(char *, fgets, fgets, (char *s, int n, FILE *fp), (s, n, fp), 1)           \
   X(char *, __fgets_chk, fgets, (char *s, size_t size, int n, FILE *fp),       \
-    (s, size, n, fp), IO, RULE(bwsh__file_blocks(fp)))                         \
+    (s, size, n, fp), 1)                                                       \
   X(char *, fgets_unlocked, fgets_unlocked, (char *s, int n, FILE *fp),        \
-    (s, n, fp), IO, RULE(bwsh__file_blocks(fp)))                               \
+    (s, n, fp), 1)                                                             \
   X(char *, __fgets_unlocked_chk, fgets_unlocked,                              \
-    (char *s, size_t size, int n, FILE *fp), (s, size, n, fp), IO,             \
-    RULE(bwsh__file_blocks(fp)))                                               \
-  X(int, _IO_getc, getc, (FILE * fp), (fp), IO, RULE(bwsh__file_blocks(fp)))   \
-  X(int, getc_unlocked, getc_unlocked, (FILE * fp), (fp), IO,                  \
-    RULE(bwsh__file_blocks(fp)))                                               \
-  X(int, getchar, getchar, (void), (), IO, bwsh__file_blocks(stdin))           \
-  X(int, getc, getc, (FILE * fp), (fp), IO, RULE(bwsh__file_blocks(fp)))       \
-  X(int, fgetc, fgetc, (FILE * fp), (fp), IO, RULE(bwsh__file_blocks(fp)))     \
+    (char *s, size_t size, int n, FILE *fp), (s, size, n, fp), 1)              \
+  X(int, _IO_getc, getc, (FILE * fp), (fp), 1)                                 \
+  X(int, getc_unlocked, getc_unlocked, (FILE * fp), (fp), 1)                   \
+  X(int, getchar, getchar, (void), (), bwsh__file_blocks(stdin))               \
+  X(int, getc, getc, (FILE * fp), (fp), 1)                                     \
+  X(int, fgetc, fgetc, (FILE * fp), (fp), 1)                                   \
   X(size_t, fread, fread, (void *p, size_t sz, size_t n, FILE *fp),            \
-    (p, sz, n, fp), IO, RULE(bwsh__file_blocks(fp)))                           \
+    (p, sz, n, fp), 1)                                                         \
   X(size_t, __fread_chk, fread,                                                \
     (void *p, size_t psize, size_t sz, size_t n, FILE *fp),                    \
-    (p, psize, sz, n, fp), IO, RULE(bwsh__file_blocks(fp)))                    \
+    (p, psize, sz, n, fp), 1)                                                  \
   X(ssize_t, getline, getline, (char **line, size_t *n, FILE *fp),             \
-    (line, n, fp), IO, RULE(bwsh__file_blocks(fp)))                            \
+    (line, n, fp), 1)                                                          \
   X(ssize_t, getdelim, getdelim,                                               \
-    (char **line, size_t *n, int delim, FILE *fp), (line, n, delim, fp), IO,   \
-    RULE(bwsh__file_blocks(fp)))                                               \
+    (char **line, size_t *n, int delim, FILE *fp), (line, n, delim, fp), 1)    \
   X(ssize_t, __getdelim, getdelim,                                             \
-    (char **line, size_t *n, int delim, FILE *fp), (line, n, delim, fp), IO,   \
-    RULE(bwsh__file_blocks(fp)))                                               \
+    (char **line, size_t *n, int delim, FILE *fp), (line, n, delim, fp), 1)    \
   /* name resolution */                                                        \
   X(int, getaddrinfo, getaddrinfo,                                             \
     (const char *node, const char *svc, const struct addrinfo *hints,          \
      struct addrinfo **res),                                                   \
-    (node, svc, hints, res), DNS, 1)                                           \
+    (node, svc, hints, res), 1)                                                \
   X(struct hostent *, gethostbyname, gethostbyname, (const char *name),        \
-    (name), DNS, 1)                                                            \
+    (name), 1)                                                                 \
   X(struct hostent *, gethostbyname2, gethostbyname2,                          \
-    (const char *name, int af), (name, af), DNS, 1)                            \
+    (const char *name, int af), (name, af), 1)                                 \
   X(int, gethostbyname_r, gethostbyname_r,                                     \
     (const char *name, struct hostent *ret, char *buf, size_t len,             \
      struct hostent **result, int *herr),                                      \
-    (name, ret, buf, len, result, herr), DNS, 1)                               \
+    (name, ret, buf, len, result, herr), 1)                                    \
   X(struct hostent *, gethostbyaddr, gethostbyaddr,                            \
-    (const void *addr, socklen_t len, int type), (addr, len, type), DNS, 1)    \
+    (const void *addr, socklen_t len, int type), (addr, len, type), 1)         \
   X(int, getnameinfo, getnameinfo,                                             \
     (const struct sockaddr *sa, socklen_t salen, char *host,                   \
      socklen_t hostlen, char *serv, socklen_t servlen, int fl),                \
-    (sa, salen, host, hostlen, serv, servlen, fl), DNS, 1)                     \
-  X(int, sched_yield, sched_yield, (void), (), YIELD, 1)                       \
+    (sa, salen, host, hostlen, serv, servlen, fl), 1)                          \
+  X(int, sched_yield, sched_yield, (void), (), 1)                              \
   /* the bundled runtime: sync-over-async */                                   \
-  X(int, bw_wait, bw_wait, (bw_task * task, int64_t ms), (task, ms),           \
-    SYNC_OVER_ASYNC, 1)                                                        \
+  X(int, bw_wait, bw_wait, (bw_task * task, int64_t ms), (task, ms), 1)        \
   X(int, bw_wait_cancelable, bw_wait_cancelable,                               \
-    (bw_task * task, int64_t ms, bw_cancel_token * tok), (task, ms, tok),      \
-    SYNC_OVER_ASYNC, 1)
+    (bw_task * task, int64_t ms, bw_cancel_token * tok), (task, ms, tok), 1)
 
 /* Descriptor bookkeeping (not counted): X(ret, name, params, args, before,
  * after) - `before` runs ahead of the real call, `after` with its result in
@@ -270,35 +263,33 @@
   X(int, __openat64_2, (int dfd, const char *path, int fl), (dfd, path, fl),   \
     (void)0, bwsh__fd_forget(r))
 
-/* X(name, type, trylock, category, (extra params), (extra args)): the
- * extra ones follow the lock pointer (a timeout), each list in parentheses
- * starting with its comma. */
+/* X(name, type, trylock, (extra params), (extra args)): the extra ones
+ * follow the lock pointer (a timeout), each list in parentheses starting
+ * with its comma. */
 #define BW_SHIM_LOCKS(X)                                                       \
-  X(pthread_mutex_lock, pthread_mutex_t, pthread_mutex_trylock, LOCK, (), ())  \
-  X(pthread_mutex_timedlock, pthread_mutex_t, pthread_mutex_trylock, LOCK,     \
+  X(pthread_mutex_lock, pthread_mutex_t, pthread_mutex_trylock, (), ())        \
+  X(pthread_mutex_timedlock, pthread_mutex_t, pthread_mutex_trylock,           \
     (, const struct timespec *ts), (, ts))                                     \
-  X(pthread_mutex_clocklock, pthread_mutex_t, pthread_mutex_trylock, LOCK,     \
+  X(pthread_mutex_clocklock, pthread_mutex_t, pthread_mutex_trylock,           \
     (, clockid_t clk, const struct timespec *ts), (, clk, ts))                 \
-  X(pthread_rwlock_rdlock, pthread_rwlock_t, pthread_rwlock_tryrdlock, LOCK,   \
-    (), ())                                                                    \
+  X(pthread_rwlock_rdlock, pthread_rwlock_t, pthread_rwlock_tryrdlock, (), ()) \
   X(pthread_rwlock_timedrdlock, pthread_rwlock_t, pthread_rwlock_tryrdlock,    \
-    LOCK, (, const struct timespec *ts), (, ts))                               \
+    (, const struct timespec *ts), (, ts))                                     \
   X(pthread_rwlock_clockrdlock, pthread_rwlock_t, pthread_rwlock_tryrdlock,    \
-    LOCK, (, clockid_t clk, const struct timespec *ts), (, clk, ts))           \
-  X(pthread_rwlock_wrlock, pthread_rwlock_t, pthread_rwlock_trywrlock, LOCK,   \
-    (), ())                                                                    \
+    (, clockid_t clk, const struct timespec *ts), (, clk, ts))                 \
+  X(pthread_rwlock_wrlock, pthread_rwlock_t, pthread_rwlock_trywrlock, (), ()) \
   X(pthread_rwlock_timedwrlock, pthread_rwlock_t, pthread_rwlock_trywrlock,    \
-    LOCK, (, const struct timespec *ts), (, ts))                               \
+    (, const struct timespec *ts), (, ts))                                     \
   X(pthread_rwlock_clockwrlock, pthread_rwlock_t, pthread_rwlock_trywrlock,    \
-    LOCK, (, clockid_t clk, const struct timespec *ts), (, clk, ts))           \
-  X(pthread_spin_lock, pthread_spinlock_t, pthread_spin_trylock, LOCK, (), ())
+    (, clockid_t clk, const struct timespec *ts), (, clk, ts))                 \
+  X(pthread_spin_lock, pthread_spinlock_t, pthread_spin_trylock, (), ())
 
 /* Counted functions written out by hand in interpose.c (two symbol
- * versions, a void result): X(name, category). */
+ * versions, a void result): X(name). */
 #define BW_SHIM_BY_HAND(X)                                                     \
-  X(pthread_cond_wait, WAIT)                                                   \
-  X(pthread_cond_timedwait, WAIT)                                              \
-  X(sync, IO)
+  X(pthread_cond_wait)                                                         \
+  X(pthread_cond_timedwait)                                                    \
+  X(sync)
 
 /* Removes one level of parentheses: BW_EXPAND (a, b) is a, b. */
 #define BW_EXPAND(...) __VA_ARGS__

@@ -257,19 +257,20 @@ static void test_rules_file_option_is_loaded(void **state) {
   shim_result_free(&r);
 }
 
-/* With default_rules=0 a rule file replaces the packs, and its "unless"
- * conditions, not the shim's built-in checks, say which calls cannot block:
- * here read() counts even on a non-blocking pipe, waitpid() with WNOHANG
- * and sleep(0) count, while select() (no rule) keeps its zero-timeout
- * check. */
-static void test_rules_unless_conditions_replace_builtin_checks(void **state) {
+/* With default_rules=0 a rule file replaces the packs and alone says what
+ * counts: its categories and "unless" conditions, and nothing else. Here
+ * read() counts even on a non-blocking pipe, waitpid() with WNOHANG and
+ * sleep(0) count, usleep() is moved to the lock category, and the calls no
+ * rule names (nanosleep, poll, write, select) do not count. */
+static void test_rules_file_alone_decides_what_counts(void **state) {
   (void)state;
   const char *rules = path_of("replace.rules");
   FILE *f = fopen(rules, "w");
   assert_non_null(f);
   fputs("blocking:read category=io message=\"any read\"\n"
         "blocking:waitpid category=process unless=\"arg2 has WUNTRACED=2\"\n"
-        "blocking:sleep category=sleep\n",
+        "blocking:sleep category=sleep\n"
+        "blocking:usleep category=lock\n",
         f);
   fclose(f);
   const char *p = path_of("replace.json");
@@ -285,12 +286,28 @@ static void test_rules_unless_conditions_replace_builtin_checks(void **state) {
   assert_int_equal(shim_site_count(j, "read"), 12);
   assert_int_equal(shim_site_count(j, "waitpid"), 2);
   assert_int_equal(shim_site_count(j, "sleep"), 2);
+  assert_int_equal(shim_site_count(j, "usleep"), 0); /* lock: off */
+  assert_int_equal(shim_site_count(j, "nanosleep"), 0);
+  assert_int_equal(shim_site_count(j, "poll"), 0);
+  assert_int_equal(shim_site_count(j, "write"), 0);
   assert_int_equal(shim_site_count(j, "select"), 0);
-  /* Functions no rule names keep their built-in checks. */
-  assert_int_equal(shim_site_count(j, "usleep"), 10);
-  assert_int_equal(shim_site_count(j, "write"), 2);
-  assert_int_equal(shim_site_count(j, "poll"), 2);
-  assert_int_equal(shim_calls(j, "on_workers"), 24 + 8 + 2 + 2);
+  assert_int_equal(shim_calls(j, "on_workers"), 12 + 2 + 2);
+  /* Main's usleep and pthread_joins: one off, the others unnamed. */
+  assert_int_equal(shim_calls(j, "on_other_threads"), 0);
+  json_decref(j);
+  shim_result_free(&r);
+
+  /* lock=1 turns the file's usleep on, and with none of the pack's
+   * conditions usleep(0) counts too: 5 + 1 per worker, 1 on main. */
+  j = run_target("counts", NULL,
+                 fmt("report=json:report_path=%s:default_rules=0:lock=1:"
+                     "rules=%s:" WORKERS,
+                     p, rules),
+                 p, &r);
+  assert_non_null(j);
+  assert_int_equal(shim_site_count(j, "usleep"), 12);
+  assert_int_equal(shim_calls(j, "on_workers"), 12 + 2 + 2 + 12);
+  assert_int_equal(shim_calls(j, "on_other_threads"), 1);
   json_decref(j);
   shim_result_free(&r);
 
@@ -305,6 +322,34 @@ static void test_rules_unless_conditions_replace_builtin_checks(void **state) {
   assert_int_equal(shim_site_count(j, "waitpid"), 0);
   assert_int_equal(shim_calls(j, "on_workers"), 24);
   json_decref(j);
+  shim_result_free(&r);
+}
+
+/* An embedded pack that does not load is said on stderr, naming the pack
+ * and the error, and the shim then stays out of the way: the program runs
+ * as without it, and there is no report. */
+static void test_embedded_pack_that_does_not_load_is_reported(void **state) {
+  (void)state;
+  const char *p = path_of("badpack.json");
+  unlink(p);
+  char *argv[] = {SHIM_TARGET, "counts", NULL};
+  char *env[] = {
+      fmt("BLOCKWATCH_OPTIONS=report=both:report_path=%s:" WORKERS, p),
+      fmt("LD_PRELOAD=%s%s%s", SAN_PRELOAD, SAN_PRELOAD[0] ? ":" : "",
+          BADPACK_SHIM_LIB),
+      NULL};
+  shim_result r;
+  assert_int_equal(shim_run(argv, env, 0, 120, &r), 0);
+  assert_false(r.timedout);
+  assert_true(r.exited);
+  assert_int_equal(r.status, 0);
+  assert_string_equal(r.out, "done 1\n");
+  assert_non_null(strstr(r.err, "blockwatch: ERROR: the embedded rule pack "
+                                "'no-such-pack' did not load"));
+  /* One line from the shim, and no report. */
+  const char *line = strstr(r.err, "blockwatch:");
+  assert_null(strstr(line + 1, "blockwatch:"));
+  assert_int_equal(access(p, F_OK), -1);
   shim_result_free(&r);
 }
 
@@ -1011,7 +1056,8 @@ int main(void) {
       cmocka_unit_test(test_worker_start_option_classifies_by_start_routine),
       cmocka_unit_test(test_categories_option_limits_what_counts),
       cmocka_unit_test(test_rules_file_option_is_loaded),
-      cmocka_unit_test(test_rules_unless_conditions_replace_builtin_checks),
+      cmocka_unit_test(test_rules_file_alone_decides_what_counts),
+      cmocka_unit_test(test_embedded_pack_that_does_not_load_is_reported),
       cmocka_unit_test(test_threshold_ignores_short_calls),
       cmocka_unit_test(test_results_and_errno_identical_with_and_without_shim),
       cmocka_unit_test(test_bad_options_warn_once_and_keep_defaults),
