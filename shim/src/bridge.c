@@ -156,10 +156,6 @@ static void on_worker_added_or_retired(void *user, uint64_t id, int reason) {
   bwsh__self.depth--;
 }
 
-/* Exported: the runtime finds it with dlsym(RTLD_DEFAULT), once per
- * runtime copy, when its first pool is created (observer.h). */
-__attribute__((visibility("default"))) void
-blockwatch_tool_attach(const bw_runtime_hooks *hooks);
 void blockwatch_tool_attach(const bw_runtime_hooks *hooks) {
   if (!hooks || hooks->version != BW_OBSERVER_VERSION ||
       atomic_load(&bwsh__stood_down))

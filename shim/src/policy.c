@@ -21,8 +21,7 @@
 
 static const bw_rules *rules;
 
-/* ---- names ----------------------------------------------------------------
- */
+/* ---- names --------------------------------------------------------------- */
 
 /* Per function id: the symbol itself ("__read_chk") and the name reported
  * and looked up in the rules ("read"). */
@@ -114,8 +113,7 @@ int bwsh__call_excused(int fn, const uint64_t *av, size_t n) {
   return 0;
 }
 
-/* ---- start-up ---------------------------------------------------------------
- */
+/* ---- start-up ------------------------------------------------------------ */
 
 static void rules_error(void *ctx, const bw_rules_error *err) {
   (void)ctx;

@@ -82,8 +82,7 @@ static inline int bwsh__file_blocks(FILE *fp) {
   return fp && bwsh__fd_blocking(fileno_unlocked(fp));
 }
 
-/* ---- the threshold --------------------------------------------------------
- */
+/* ---- the threshold ------------------------------------------------------- */
 
 /* 1 when a counted call on a worker is counted as it begins (no threshold:
  * a call that never returns still shows), 0 when only once it returned

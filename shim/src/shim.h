@@ -265,8 +265,14 @@ BWSH__HIDDEN void bwsh__pool_spare_worker(int p, int compensated);
 /* The calling worker stops: its per-item shard is free again. */
 BWSH__HIDDEN void bwsh__pool_shard_release(void);
 
-/* ---- the runtime bridge (bridge.c) ----------------------------------------
- */
+/* ---- the runtime bridge (bridge.c) --------------------------------------- */
+
+/* Exported, the one symbol besides the wrapped functions: the runtime
+ * finds it with dlsym(RTLD_DEFAULT), once per runtime copy, when its first
+ * pool is created (observer.h). */
+struct bw_runtime_hooks;
+__attribute__((visibility("default"))) void
+blockwatch_tool_attach(const struct bw_runtime_hooks *hooks);
 
 /* Asks each attached runtime copy whether the calling thread is one of its
  * workers; 1 and its pool in *pool when it is. */
