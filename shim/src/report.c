@@ -1,5 +1,5 @@
 /* report.c - the report: a sanitizer-style text summary on stderr and the
- * JSON file whose shape tests and tools read (docs/shim.md, issue 6).
+ * JSON file whose shape tests and tools read (docs/shim.md).
  *
  * Invariants:
  *  - One writer for both outputs; bwsh__report_final runs it at most once per
