@@ -727,6 +727,37 @@ static void test_wrapper_runs_program_with_shim_and_keeps_status(void **state) {
   shim_result_free(&r);
 }
 
+/* The shell's statuses for a program that is missing or cannot be run, so a
+ * caller tells "not found" from "failed" as it does with env or timeout. */
+static void test_wrapper_exits_127_and_126_like_a_shell(void **state) {
+  (void)state;
+  const char *not_exec = path_of("not_executable");
+  FILE *f = fopen(not_exec, "w");
+  assert_non_null(f);
+  fputs("#!/bin/sh\nexit 0\n", f);
+  fclose(f);
+  assert_int_equal(chmod(not_exec, 0644), 0);
+  struct {
+    const char *prog;
+    int status;
+    const char *says;
+  } cases[] = {
+      {"blockwatch-no-such-program", 127, "command not found"},
+      {"./no/such/dir/prog", 127, "command not found"},
+      {not_exec, 126, "permission denied"},
+      {"/", 126, "is a directory"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *argv[] = {BLOCKWATCH_CMD, "--", (char *)cases[i].prog, NULL};
+    shim_result r;
+    assert_int_equal(shim_run(argv, NULL, 0, 60, &r), 0);
+    assert_int_equal(r.status, cases[i].status);
+    assert_non_null(strstr(r.err, cases[i].says));
+    assert_non_null(strstr(r.err, cases[i].prog));
+    shim_result_free(&r);
+  }
+}
+
 static void test_wrapper_says_static_binaries_cannot_be_watched(void **state) {
   (void)state;
   char *argv[] = {BLOCKWATCH_CMD, "--", SHIM_STATIC_TARGET, NULL};
@@ -1075,6 +1106,7 @@ int main(void) {
       cmocka_unit_test(test_torture_many_threads_fork_no_lost_counts),
       cmocka_unit_test(test_report_signals_during_counted_calls_lose_nothing),
       cmocka_unit_test(test_wrapper_runs_program_with_shim_and_keeps_status),
+      cmocka_unit_test(test_wrapper_exits_127_and_126_like_a_shell),
       cmocka_unit_test(test_wrapper_says_static_binaries_cannot_be_watched),
       cmocka_unit_test(test_starvation_delay_matches_probe_wait_shared_runtime),
       cmocka_unit_test(test_item_counts_add_up_over_workers_shared_runtime),
