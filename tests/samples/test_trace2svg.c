@@ -262,7 +262,10 @@ static void test_bad_json_and_non_traces_are_errors(void **state) {
   assert_non_null(strstr(err, "not a trace"));
   assert_int_equal(t2s_trace_load("/nonexistent/x.json", &t, err, sizeof err),
                    -1);
+  /* The file and the reason, and no position where there is none. */
   assert_non_null(strstr(err, "/nonexistent/x.json"));
+  assert_non_null(strstr(err, "No such file or directory"));
+  assert_null(strstr(err, ":-1"));
 }
 
 /* Runs the command line; returns its exit status. */
@@ -295,7 +298,27 @@ static void test_command_writes_the_svg_and_reports_errors(void **state) {
   assert_int_equal(run_tool("--width 12 x.json"), 2);
   assert_int_equal(run_tool("--bogus x.json"), 2);
   assert_int_equal(run_tool(""), 2);
-  assert_int_equal(run_tool("/nonexistent/trace.json"), 1);
+  /* What the user gave cannot be read: 2, as blockscan and blockwatch. */
+  assert_int_equal(run_tool("/nonexistent/trace.json"), 2);
+  const char *bad = write_tmp("cli_bad.json", "{\"traceEvents\": [");
+  snprintf(args, sizeof args, "'%s'", bad);
+  assert_int_equal(run_tool(args), 2);
+  /* A trace that loads but an SVG that cannot be written: 1. */
+  snprintf(args, sizeof args, "-o /nonexistent/dir/out.svg '%s'", T2S_FIXTURE);
+  assert_int_equal(run_tool(args), 1);
+}
+
+/* --version prints the tool's name and the project's version. */
+static void test_command_prints_its_version(void **state) {
+  (void)state;
+  char cmd[1024], line[256] = "";
+  snprintf(cmd, sizeof cmd, "'%s' --version", T2S_BIN);
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  assert_non_null(fgets(line, sizeof line, p));
+  assert_int_equal(pclose(p), 0);
+  assert_int_equal(strncmp(line, "bw-trace2svg ", 13), 0);
+  assert_true(line[13] >= '0' && line[13] <= '9');
 }
 
 /* The picture docs/tour.md shows is well-formed and shows worker lanes with
@@ -325,6 +348,7 @@ int main(void) {
       cmocka_unit_test(test_empty_trace_renders_an_empty_timeline),
       cmocka_unit_test(test_bad_json_and_non_traces_are_errors),
       cmocka_unit_test(test_command_writes_the_svg_and_reports_errors),
+      cmocka_unit_test(test_command_prints_its_version),
       cmocka_unit_test(test_committed_tour_picture_is_well_formed),
   };
   return cmocka_run_group_tests(tests, scratch_create, scratch_remove);

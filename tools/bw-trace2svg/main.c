@@ -3,8 +3,9 @@
  * blocked calls as spans, the starved items' queue waits, counters, a time
  * axis.
  *
- * Exit status: 0 written, 1 the trace could not be read or the SVG written,
- * 2 bad arguments.
+ * Exit status: 0 written, 1 the SVG could not be written, 2 bad arguments
+ * or a trace that cannot be read (as blockscan and blockwatch use 2 for
+ * what the user gave them).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,7 +19,9 @@ static void usage(FILE *to) {
   fputs("usage: bw-trace2svg [-o OUT.svg] [--width PX] [--title TEXT] "
         "TRACE.json\n"
         "  Reads a Chrome trace-event JSON file (blockwatch's trace=FILE) and\n"
-        "  writes an SVG timeline to OUT.svg (default: standard output).\n",
+        "  writes an SVG timeline to OUT.svg (default: standard output).\n"
+        "  --version prints the version. Exit status: 0 written, 1 the SVG\n"
+        "  could not be written, 2 bad arguments or an unreadable trace.\n",
         to);
 }
 
@@ -41,6 +44,9 @@ int main(int argc, char **argv) {
     int has_value = i + 1 < argc;
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       usage(stdout);
+      return 0;
+    } else if (strcmp(a, "--version") == 0) {
+      printf("bw-trace2svg %s\n", BW_VERSION);
       return 0;
     } else if (strcmp(a, "-o") == 0 && has_value) {
       out_path = argv[++i];
@@ -72,7 +78,7 @@ int main(int argc, char **argv) {
   char err[512];
   if (t2s_trace_load(in, &trace, err, sizeof err) != 0) {
     fprintf(stderr, "bw-trace2svg: %s\n", err);
-    return 1;
+    return 2;
   }
   FILE *out = out_path ? fopen(out_path, "w") : stdout;
   if (out == NULL) {

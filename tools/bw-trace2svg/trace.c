@@ -380,8 +380,13 @@ int t2s_trace_load(const char *path, t2s_trace *out, char *err,
   json_error_t jerr;
   json_t *root = json_load_file(path, 0, &jerr);
   if (root == NULL) {
-    set_err(err, err_size, "%s:%d:%d: %s", path, jerr.line, jerr.column,
-            jerr.text);
+    /* jansson reports a file it cannot open at line -1, with a text that
+     * already names the file and the reason: no position to give then. */
+    if (jerr.line < 1)
+      set_err(err, err_size, "%s", jerr.text);
+    else
+      set_err(err, err_size, "%s:%d:%d: %s", path, jerr.line, jerr.column,
+              jerr.text);
     return -1;
   }
   json_t *events =
