@@ -177,9 +177,11 @@ block_tour-all() {
 # ---- docs/shim.md
 
 # One frame per site keeps the example short; the JSON follows the text.
+# Its own report file: the blocks run at the same time, and the tour's
+# starvation_probe block writes build/report.json.
 block_shim-report() {
-  show 'build/shim/blockwatch --options frames=1 -o build/report.json -- build/samples/starvation_probe --off-only'
-  show 'cat build/report.json'
+  show 'build/shim/blockwatch --options frames=1 -o build/shim-report.json -- build/samples/starvation_probe --off-only'
+  show 'cat build/shim-report.json'
 }
 
 # ---- docs/blockscan.md
