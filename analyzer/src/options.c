@@ -26,7 +26,7 @@ void bwsc__options_usage(FILE *out) {
         "  --enable CATEGORY      report a category (e.g. lock)\n"
         "  --disable CATEGORY     do not report a category\n"
         "  --format FORMAT        text (default), json or sarif\n"
-        "  --output FILE          write the report to FILE\n"
+        "  -o, --output FILE      write the report to FILE\n"
         "  -j N                   parse N translation units at once (default: "
         "CPUs)\n"
         "  --baseline FILE        report only findings not in FILE\n"
