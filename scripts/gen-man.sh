@@ -199,7 +199,7 @@ md_part() {
 # TOOL --help, once per tool.
 help_of() {
   local name=$1
-  [ -n "${tools[$name]:-}" ] || { echo "gen-man: $recipe: no --tool $name=COMMAND given" >&2; return 1; }
+  [ -n "${tools[$name]:-}" ] || { echo "gen-man: $recipe: no --tool $name=PROGRAM given" >&2; return 1; }
   if [ ! -e "$work/help.$name" ]; then
     "${tools[$name]}" --help >"$work/help.$name" 2>&1 ||
       { echo "gen-man: '${tools[$name]} --help' failed:" >&2; cat "$work/help.$name" >&2; return 1; }
@@ -221,6 +221,7 @@ kind == "option" && /^         / { print kind "\t" $0; next }
 '
 
 help_usage() {
+  help_of "$1" >/dev/null || return 1 # its error alone, not a second one
   help_of "$1" | awk -F'\t' "$help_kinds_awk" | awk -F'\t' "$inline_awk"'
     $1 == "usage" {
       s = $2; sub(/^usage: */, "", s); sub(/^ +/, "", s)
@@ -232,6 +233,7 @@ help_usage() {
 }
 
 help_options() {
+  help_of "$1" >/dev/null || return 1 # its error alone, not a second one
   help_of "$1" | awk -F'\t' "$help_kinds_awk" | awk -F'\t' "$inline_awk"'
     # As man pages write them: the option in bold, its argument in italics.
     function option_tag(tag,   words, n, i, w, out, eq) {
@@ -257,6 +259,7 @@ help_options() {
 
 help_text() {
   local from=$2 to=${3:-}
+  help_of "$1" >/dev/null || return 1
   help_of "$1" | awk -F'\t' "$help_kinds_awk" | FROM=$from TO=$to awk -F'\t' "$inline_awk"'
     BEGIN { from = ENVIRON["FROM"]; to = ENVIRON["TO"] }
     $1 != "text" { next }
