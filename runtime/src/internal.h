@@ -285,6 +285,11 @@ struct bw_pool {
   bwrt__timer_heap timers; /* under gate_mu */
 
   bw_pool *reg_next; /* the process-wide registry list (observer.c) */
+
+  /* Made on first use, freed with the pool (blocking.c). */
+  _Atomic(struct bwrt__blocking *) blocking;
+  /* Set by destroy's stops: neither is made from then on. */
+  _Atomic int offload_closed;
 };
 
 #define BWRT__POOL_LIVE 0x6277706cu /* "bwpl" */
@@ -417,6 +422,19 @@ int bwrt__token_register(bw_cancel_token *token, bwrt__cancel_reg *reg);
 int bwrt__token_unregister(bw_cancel_token *token, bwrt__cancel_reg *reg);
 bw_cancel_token *bwrt__token_retain(bw_cancel_token *token);
 
+/* ---- offloading (blocking.c) --------------------------------------------- */
+
+typedef struct bwrt__blocking bwrt__blocking;
+
+/* Sets the calling thread's bw_thread_role (a BW_ROLE_* value); workers
+ * need not: a worker is known by bwrt__current_worker(). */
+void bwrt__set_thread_role(int role);
+/* Called by bw_pool_destroy after the gate stopped: refuses new blocking
+ * jobs, cancels the queued ones and waits for the running ones. */
+void bwrt__blocking_stop(bw_pool *pool);
+/* Frees what the stop left (the struct, which a running item may still
+ * read); called with the pool, after its workers were joined. */
+void bwrt__blocking_free(bw_pool *pool);
 /* ---- tasks (task.c) ----------------------------------------------------- */
 
 /* The task the calling worker is running, or NULL. */

@@ -231,6 +231,51 @@ bw_cancel_token *bw_cancel_token_retain(bw_cancel_token *token);
 /* A static description of a negative (or positive) errno returned here. */
 const char *bw_strerror(int err);
 
+/* ---- offloading: blocking calls, descriptor readiness, parallel loops -- */
+
+/* What the calling thread is to the runtime (bw_thread_role_get). A tool
+ * counts blocking on BW_ROLE_BLOCKING threads apart from worker
+ * blocking: blocking there is what they are for. */
+typedef enum bw_thread_role {
+  BW_ROLE_OTHER = 0, /* not a runtime thread (or the gate thread) */
+  BW_ROLE_WORKER,    /* a pool worker */
+  BW_ROLE_BLOCKING,  /* a blocking thread running bw_run_blocking jobs */
+} bw_thread_role;
+
+bw_thread_role bw_thread_role_get(void);
+
+/* Runs fn(arg) on one of the pool's blocking threads, kept apart from its
+ * workers, for a call that must block (a synchronous database client,
+ * getaddrinfo, fsync); the task completes with fn's result. Threads are
+ * started on demand, at most the pool's blocking limit at once (further jobs
+ * wait in FIFO order), and retire after an idle timeout
+ * (bw_run_blocking_limits). bw_task_cancel() on the task before fn started
+ * keeps fn from running. bw_pool_destroy cancels the jobs not yet started
+ * and waits for the running ones. NULL with errno EINVAL (fn NULL),
+ * ESHUTDOWN (pool being destroyed), ENOMEM, EAGAIN (no thread could
+ * start). */
+bw_task *bw_run_blocking(bw_pool *pool, void *(*fn)(void *arg), void *arg);
+
+/* Sets the pool's blocking-thread bound (default 64) and how long an idle
+ * blocking thread waits for a job before it exits (default 10000 ms); 0
+ * keeps the default. A lower bound does not stop running threads; they
+ * retire as they go idle. */
+int bw_run_blocking_limits(bw_pool *pool, unsigned max_threads,
+                           unsigned idle_timeout_ms);
+
+/* A snapshot of a pool's blocking threads. */
+typedef struct bw_blocking_stats {
+  unsigned threads;     /* live blocking threads */
+  unsigned idle;        /* of which waiting for a job */
+  unsigned max_threads; /* the bound */
+  size_t queued;        /* jobs waiting for a thread */
+  uint64_t started;     /* jobs taken by a thread (canceled ones too) */
+  uint64_t completed;   /* jobs done */
+  uint64_t retired;     /* threads that exited idle */
+} bw_blocking_stats;
+
+int bw_blocking_stats_get(bw_pool *pool, bw_blocking_stats *out);
+
 #ifdef __cplusplus
 }
 #endif
