@@ -286,8 +286,9 @@ struct bw_pool {
 
   bw_pool *reg_next; /* the process-wide registry list (observer.c) */
 
-  /* Made on first use, freed with the pool (blocking.c). */
+  /* Made on first use, freed with the pool (blocking.c, fd_ready.c). */
   _Atomic(struct bwrt__blocking *) blocking;
+  _Atomic(struct bwrt__poller *) poller;
   /* Set by destroy's stops: neither is made from then on. */
   _Atomic int offload_closed;
 };
@@ -422,18 +423,24 @@ int bwrt__token_register(bw_cancel_token *token, bwrt__cancel_reg *reg);
 int bwrt__token_unregister(bw_cancel_token *token, bwrt__cancel_reg *reg);
 bw_cancel_token *bwrt__token_retain(bw_cancel_token *token);
 
-/* ---- offloading (blocking.c) --------------------------------------------- */
+/* ---- offloading (blocking.c, fd_ready.c) -------------------------------- */
 
 typedef struct bwrt__blocking bwrt__blocking;
+typedef struct bwrt__poller bwrt__poller;
 
 /* Sets the calling thread's bw_thread_role (a BW_ROLE_* value); workers
  * need not: a worker is known by bwrt__current_worker(). */
 void bwrt__set_thread_role(int role);
-/* Called by bw_pool_destroy after the gate stopped: refuses new blocking
+/* Called by bw_pool_destroy after the gate stopped (so no timer of a
+ * descriptor wait fires any more): cancels every pending descriptor wait,
+ * refuses new ones and stops the poller thread. */
+void bwrt__poller_stop(bw_pool *pool);
+/* Called by bw_pool_destroy after bwrt__poller_stop: refuses new blocking
  * jobs, cancels the queued ones and waits for the running ones. */
 void bwrt__blocking_stop(bw_pool *pool);
-/* Frees what the stop left (the struct, which a running item may still
+/* Free what the stops left (the structs, which a running item may still
  * read); called with the pool, after its workers were joined. */
+void bwrt__poller_free(bw_pool *pool);
 void bwrt__blocking_free(bw_pool *pool);
 /* ---- tasks (task.c) ----------------------------------------------------- */
 

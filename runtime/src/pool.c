@@ -48,6 +48,7 @@ static void pool_free(bw_pool *pool) {
   }
   free(pool->slots);
   free(pool->timers.items);
+  bwrt__poller_free(pool);
   bwrt__blocking_free(pool);
   bwrt__gq_free(&pool->queue);
   pthread_mutex_destroy(&pool->park_mu);
@@ -229,9 +230,10 @@ int bw_pool_destroy(bw_pool *pool) {
 
   /* Pending delays are canceled; their continuations are queued here. */
   bwrt__gate_stop(pool);
-  /* Blocking jobs not yet started are canceled too; running ones finish.
-   * Before the quiescence wait, which then runs the continuations they
-   * queue. */
+  /* Descriptor waits are canceled and blocking jobs not yet started too;
+   * running ones finish. Before the quiescence wait, which then runs the
+   * continuations they queue. */
+  bwrt__poller_stop(pool);
   bwrt__blocking_stop(pool);
 
   pthread_mutex_lock(&pool->park_mu);

@@ -240,6 +240,7 @@ typedef enum bw_thread_role {
   BW_ROLE_OTHER = 0, /* not a runtime thread (or the gate thread) */
   BW_ROLE_WORKER,    /* a pool worker */
   BW_ROLE_BLOCKING,  /* a blocking thread running bw_run_blocking jobs */
+  BW_ROLE_POLLER,    /* a pool's descriptor poller (bw_fd_ready) */
 } bw_thread_role;
 
 bw_thread_role bw_thread_role_get(void);
@@ -275,6 +276,17 @@ typedef struct bw_blocking_stats {
 } bw_blocking_stats;
 
 int bw_blocking_stats_get(bw_pool *pool, bw_blocking_stats *out);
+
+/* A task that completes when `fd` is ready for `events` (POLLIN, POLLOUT,
+ * POLLPRI; POLLERR and POLLHUP always count) with the ready events as its
+ * result, `(void *)(intptr_t)revents`; canceled when timeout_ms (>= 0)
+ * passes first (or by bw_task_cancel, or when the pool is destroyed). It
+ * holds no thread: one epoll instance and one poller thread per pool serve
+ * every descriptor, and timeouts are the pool's timers. One pending wait per
+ * open file description: a second gets EBUSY. A regular file is always
+ * ready. NULL with errno EBADF (fd not open), EINVAL (no events asked),
+ * EBUSY, ESHUTDOWN, ENOMEM. */
+bw_task *bw_fd_ready(bw_pool *pool, int fd, int events, int64_t timeout_ms);
 
 #ifdef __cplusplus
 }
