@@ -423,7 +423,7 @@ int bwrt__token_register(bw_cancel_token *token, bwrt__cancel_reg *reg);
 int bwrt__token_unregister(bw_cancel_token *token, bwrt__cancel_reg *reg);
 bw_cancel_token *bwrt__token_retain(bw_cancel_token *token);
 
-/* ---- offloading (blocking.c, fd_ready.c) -------------------------------- */
+/* ---- offloading (blocking.c, fd_ready.c, parallel_for.c) -------------- */
 
 typedef struct bwrt__blocking bwrt__blocking;
 typedef struct bwrt__poller bwrt__poller;
@@ -442,6 +442,11 @@ void bwrt__blocking_stop(bw_pool *pool);
  * read); called with the pool, after its workers were joined. */
 void bwrt__poller_free(bw_pool *pool);
 void bwrt__blocking_free(bw_pool *pool);
+/* worker.c: runs one item the calling worker finds (its run_next, its deque,
+ * the global queue, a steal) as its main loop would; 0 when it found none.
+ * For a worker that waits without blocking (bw_parallel_for). */
+int bwrt__worker_run_one(bwrt__worker *w);
+
 /* ---- tasks (task.c) ----------------------------------------------------- */
 
 /* The task the calling worker is running, or NULL. */

@@ -280,7 +280,11 @@ static void run_observed(bw_pool *pool, bwrt__hist *hist, bwrt__item *it) {
     o->item_finished(o->user, pool->id, id, bwrt__now_ns());
 }
 
-static void run_item(bwrt__worker *w, bwrt__item *it) {
+/* Always inlined: the worker loop's hot path, and the frame a tool's stack
+ * shows above an item's function (worker_main, as before it had a second
+ * caller in bwrt__worker_run_one). */
+static inline __attribute__((always_inline)) void run_item(bwrt__worker *w,
+                                                           bwrt__item *it) {
   store_inc(&w->started);
   atomic_store_explicit(&w->running, 1, memory_order_relaxed);
   run_observed(w->pool, &w->hist, it);
@@ -486,6 +490,22 @@ static void *worker_main(void *arg) {
   if (o != NULL && o->worker_stopped != NULL)
     o->worker_stopped(o->user, pool_id, index);
   return NULL;
+}
+
+int bwrt__worker_run_one(bwrt__worker *w) {
+  bwrt__item *it = w->run_next;
+  if (it != NULL)
+    w->run_next = NULL;
+  else
+    it = find_work(w);
+  if (it == NULL)
+    return 0;
+  /* Nested inside the item this worker is running: that one still runs
+   * after this returns (current_item, the stats' busy count). */
+  int running = atomic_load_explicit(&w->running, memory_order_relaxed);
+  run_item(w, it);
+  atomic_store_explicit(&w->running, running, memory_order_relaxed);
+  return 1;
 }
 
 /* Starts w's thread (see bwrt__thread_start). */

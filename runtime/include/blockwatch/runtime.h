@@ -288,6 +288,19 @@ int bw_blocking_stats_get(bw_pool *pool, bw_blocking_stats *out);
  * EBUSY, ESHUTDOWN, ENOMEM. */
 bw_task *bw_fd_ready(bw_pool *pool, int fd, int events, int64_t timeout_ms);
 
+/* Calls body(b, e, arg) over disjoint ranges [b, e) that cover [begin,
+ * end) exactly once, on the calling thread and the pool's workers at once,
+ * and returns when every range has run. The range is split among the
+ * participants and idle ones steal halves of the others' remaining ranges;
+ * each takes `grain` indices at a time (0: chosen from the range and the
+ * number of workers). Called from a worker (a nested loop included) the
+ * worker runs ranges and other queued items while it waits: it never
+ * blocks. Returns 0, -EINVAL (body NULL, begin > end), -ESHUTDOWN,
+ * -ENOMEM. */
+int bw_parallel_for(bw_pool *pool, size_t begin, size_t end, size_t grain,
+                    void (*body)(size_t begin, size_t end, void *arg),
+                    void *arg);
+
 #ifdef __cplusplus
 }
 #endif
