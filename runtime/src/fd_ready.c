@@ -2,11 +2,16 @@
  * instance per pool and one poller thread, so a wait holds no thread.
  *
  * Invariants:
- *  - A pending wait (an op) is registered in the epoll set with
- *    EPOLLONESHOT and sits in slots[fd]; both change together under mu. The
- *    thread that takes an op out of its slot (claim_locked: the poller on an
+ *  - A pending wait (an op) is armed in the epoll set with EPOLLONESHOT
+ *    and sits in slots[fd].op; both change together under mu. The thread
+ *    that takes an op out of its slot (claim_locked: the poller on an
  *    event, the op's timer, a later wait that finds it canceled or orphaned,
  *    or stop) is the only one that resolves its task.
+ *  - slots[fd].registered: the epoll set may hold a registration of fd
+ *    that no op arms. The poller leaves one behind (EPOLLONESHOT disarmed
+ *    it), so the next wait on the descriptor re-arms it with one MOD
+ *    instead of a DEL now and an ADD then; every other claim removes it. A
+ *    closed file's registration goes with it (MOD then fails: ADD).
  *  - The epoll data is the descriptor and the op's sequence number, never a
  *    pointer: an event for an op someone else claimed (and freed) meanwhile
  *    finds another op, or none, in the slot, and is dropped.
@@ -48,12 +53,19 @@ struct fd_op {
   _Atomic unsigned refs; /* the slot's and the timer's */
 };
 
+typedef struct fd_slot {
+  fd_op *op;
+  int registered;
+} fd_slot;
+
+_Static_assert(sizeof(fd_op) <= BWRT__ALLOC_LARGE, "fd_op too big");
+
 struct bwrt__poller {
   bw_pool *pool;
   pthread_mutex_t mu;
   int epfd, evfd;
   pthread_t thread;
-  fd_op **slots; /* indexed by descriptor; under mu */
+  fd_slot *slots; /* indexed by descriptor; under mu */
   size_t nslots;
   uint32_t next_seq;
   int stop;
@@ -65,15 +77,20 @@ static void op_release(fd_op *op) {
   if (atomic_fetch_sub_explicit(&op->refs, 1, memory_order_acq_rel) != 1)
     return;
   bw_task_release(op->task);
-  free(op);
+  bwrt__free(BWRT__ALLOC_LARGE_CLASS, op);
 }
 
-/* Takes op out of its slot and the epoll set; 0 when someone else did. */
-static int claim_locked(bwrt__poller *p, fd_op *op) {
-  if ((size_t)op->fd >= p->nslots || p->slots[op->fd] != op)
+/* Takes op out of its slot, and its registration out of the epoll set
+ * unless `fired` (see slots[].registered); 0 when someone else did. */
+static int claim_locked(bwrt__poller *p, fd_op *op, int fired) {
+  if ((size_t)op->fd >= p->nslots || p->slots[op->fd].op != op)
     return 0;
-  p->slots[op->fd] = NULL;
-  (void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, op->fd, NULL);
+  fd_slot *slot = &p->slots[op->fd];
+  slot->op = NULL;
+  if (!fired) {
+    (void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, op->fd, NULL);
+    slot->registered = 0;
+  }
   atomic_store_explicit(&op->claimed, 1, memory_order_release);
   return 1;
 }
@@ -121,9 +138,9 @@ static void *poller_main(void *arg) {
         continue;
       }
       size_t fd = (uint32_t)key;
-      fd_op *op = fd < p->nslots ? p->slots[fd] : NULL;
+      fd_op *op = fd < p->nslots ? p->slots[fd].op : NULL;
       if (op == NULL || op->seq != (uint32_t)(key >> 32) ||
-          !claim_locked(p, op))
+          !claim_locked(p, op, 1))
         continue;
       op->revents = poll_of_epoll(evs[i].events);
       op->next = done;
@@ -198,11 +215,11 @@ static int grow_locked(bwrt__poller *p, size_t fd) {
   size_t n = p->nslots ? p->nslots : 64;
   while (n <= fd)
     n *= 2;
-  fd_op **slots = realloc(p->slots, n * sizeof(*slots));
+  fd_slot *slots = realloc(p->slots, n * sizeof(*slots));
   if (slots == NULL)
     return -ENOMEM;
   for (size_t i = p->nslots; i < n; i++)
-    slots[i] = NULL;
+    slots[i] = (fd_slot){NULL, 0};
   p->slots = slots;
   p->nslots = n;
   return 0;
@@ -220,9 +237,10 @@ static int register_locked(bwrt__poller *p, fd_op *op, uint32_t events,
     return -ESHUTDOWN;
   if (op->fd == p->epfd || op->fd == p->evfd)
     return -EBADF; /* the runtime's own: not the caller's descriptor */
-  fd_op *old = (size_t)op->fd < p->nslots ? p->slots[op->fd] : NULL;
+  fd_slot *slot = (size_t)op->fd < p->nslots ? &p->slots[op->fd] : NULL;
+  fd_op *old = slot != NULL ? slot->op : NULL;
   if (old != NULL && bw_task_state_get(old->task) != BW_TASK_PENDING &&
-      claim_locked(p, old)) {
+      claim_locked(p, old, 0)) {
     *stale = old;
     old = NULL;
   }
@@ -230,7 +248,12 @@ static int register_locked(bwrt__poller *p, fd_op *op, uint32_t events,
   struct epoll_event ev = {.events = events | EPOLLONESHOT,
                            .data.u64 =
                                (uint64_t)op->seq << 32 | (uint32_t)op->fd};
-  if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, op->fd, &ev) != 0) {
+  /* Re-arm what a fired wait left; with a pending wait in the slot, ADD
+   * tells whether its file is still the one registered (EEXIST). */
+  int rc = -1;
+  if (slot != NULL && slot->registered && old == NULL)
+    rc = epoll_ctl(p->epfd, EPOLL_CTL_MOD, op->fd, &ev);
+  if (rc != 0 && epoll_ctl(p->epfd, EPOLL_CTL_ADD, op->fd, &ev) != 0) {
     if (errno == EEXIST)
       return -EBUSY;
     return errno == EPERM ? 1 : -errno;
@@ -240,12 +263,13 @@ static int register_locked(bwrt__poller *p, fd_op *op, uint32_t events,
     (void)epoll_ctl(p->epfd, EPOLL_CTL_DEL, op->fd, NULL);
     return -ENOMEM;
   }
+  slot = &p->slots[op->fd];
   if (old != NULL) { /* registered again: old's file is gone */
-    p->slots[op->fd] = NULL;
     atomic_store_explicit(&old->claimed, 1, memory_order_release);
     *stale = old;
   }
-  p->slots[op->fd] = op;
+  slot->op = op;
+  slot->registered = 1;
   return 0;
 }
 
@@ -254,7 +278,7 @@ static void op_timer_fire(bwrt__timer *tm, int canceled) {
   (void)canceled; /* timed out, or the pool is going: canceled either way */
   if (!atomic_load_explicit(&op->claimed, memory_order_acquire)) {
     pthread_mutex_lock(&op->poller->mu);
-    int mine = claim_locked(op->poller, op);
+    int mine = claim_locked(op->poller, op, 0);
     pthread_mutex_unlock(&op->poller->mu);
     if (mine)
       finish(op, -1);
@@ -285,16 +309,19 @@ bw_task *bw_fd_ready(bw_pool *pool, int fd, int events, int64_t timeout_ms) {
   bwrt__poller *p = poller_of(pool);
   if (p == NULL)
     return NULL;
-  fd_op *op = calloc(1, sizeof(*op));
+  fd_op *op = bwrt__alloc(BWRT__ALLOC_LARGE_CLASS);
   bw_task *task = op != NULL ? bw_completion_create(pool) : NULL;
   if (task == NULL) {
-    free(op);
+    if (op != NULL)
+      bwrt__free(BWRT__ALLOC_LARGE_CLASS, op);
     errno = ENOMEM;
     return NULL;
   }
   op->task = bw_task_retain(task);
   op->poller = p;
+  op->next = NULL;
   op->fd = fd;
+  op->revents = 0;
   op->timer.fire = op_timer_fire;
   op->timer.resolved = op_timer_resolved;
   atomic_init(&op->claimed, 0);
@@ -340,8 +367,8 @@ void bwrt__poller_stop(bw_pool *pool) {
   pthread_mutex_lock(&p->mu);
   p->stop = 1;
   for (size_t fd = 0; fd < p->nslots; fd++) {
-    fd_op *op = p->slots[fd];
-    if (op != NULL && claim_locked(p, op)) {
+    fd_op *op = p->slots[fd].op;
+    if (op != NULL && claim_locked(p, op, 0)) {
       op->next = pending;
       pending = op;
     }
