@@ -13,6 +13,9 @@
  *    returned. The participant that brings it to zero signals `done`.
  *  - The loop is freed by its last reference: the caller's and one per
  *    helper item queued (a helper that starts late finds nothing to do).
+ *  - The first take runs on the caller before anyone is asked to help, and
+ *    is timed: a loop whose rest would be over sooner than a worker wakes
+ *    runs on the caller alone.
  *  - A waiting worker never blocks: it runs other items (its own pool's)
  *    or yields; only a caller that is no worker sleeps on the condvar.
  */
@@ -28,6 +31,10 @@
 #define TAKES_PER_PARTICIPANT 8u
 /* Participants at most (slots of one loop). */
 #define MAX_PARTICIPANTS 64u
+/* A loop whose rest, judged by its first take, would run in less than this
+ * on the caller alone stays there: waking a worker and handing it a share
+ * costs about as much on a small machine. */
+#define INLINE_BELOW_NS 16000.0
 
 typedef struct range_slot {
   _Alignas(BWRT__CACHE_LINE) _Atomic int lock;
@@ -199,6 +206,16 @@ static unsigned helpers_for(bw_pool *pool, size_t chunks) {
   return k;
 }
 
+/* Runs [begin, end) on the calling thread, `grain` indices at a time. */
+static void run_inline(size_t begin, size_t end, size_t grain,
+                       void (*body)(size_t begin, size_t end, void *arg),
+                       void *arg) {
+  for (size_t b = begin, e; b < end; b = e) {
+    e = end - b > grain ? b + grain : end;
+    body(b, e, arg);
+  }
+}
+
 int bw_parallel_for(bw_pool *pool, size_t begin, size_t end, size_t grain,
                     void (*body)(size_t begin, size_t end, void *arg),
                     void *arg) {
@@ -216,14 +233,25 @@ int bw_parallel_for(bw_pool *pool, size_t begin, size_t end, size_t grain,
     if (grain == 0)
       grain = 1;
   }
+  if (k == 0 || n <= grain) { /* nobody to share with, or one take */
+    run_inline(begin, end, grain, body, arg);
+    return 0;
+  }
+  /* The first take, timed: is the rest worth a worker's wake-up? */
+  uint64_t t0 = bwrt__now_ns();
+  body(begin, begin + grain, arg);
+  double took = (double)(bwrt__now_ns() - t0);
+  begin += grain;
+  n -= grain;
+  if (took * ((double)n / (double)grain) < INLINE_BELOW_NS) {
+    run_inline(begin, end, grain, body, arg);
+    return 0;
+  }
   size_t chunks = n / grain + (n % grain != 0);
   if (k > chunks - 1)
     k = (unsigned)(chunks - 1);
-  if (k == 0) { /* one take: nothing to share */
-    for (size_t b = begin, e; b < end; b = e) {
-      e = end - b > grain ? b + grain : end;
-      body(b, e, arg);
-    }
+  if (k == 0) {
+    body(begin, end, arg); /* one take left */
     return 0;
   }
   unsigned nslots = k + 1;

@@ -149,7 +149,7 @@ static void test_parallel_for_stress_many_callers(void **state) {
 }
 
 /* Nested: each outer index runs an inner loop over its row. */
-enum { ROWS = 24, COLS = 3000 };
+enum { ROWS = 24, COLS = 20000 };
 typedef struct grid {
   bw_pool *pool;
   atomic_long errors; /* no cmocka asserts off the main thread */
@@ -235,11 +235,49 @@ test_parallel_for_caller_runs_it_all_when_workers_are_busy(void **state) {
   rt_latch_destroy(&latch);
 }
 
+/* Where each range ran: on the calling thread, or on a worker. */
+typedef struct places {
+  pthread_t caller;
+  atomic_long on_caller, on_worker;
+  unsigned sleep_ms;
+} places;
+
+static void note_place(size_t b, size_t e, void *arg) {
+  places *pl = arg;
+  (void)b;
+  (void)e;
+  if (pl->sleep_ms > 0)
+    rt_sleep_ms(pl->sleep_ms);
+  if (pthread_equal(pthread_self(), pl->caller))
+    atomic_fetch_add(&pl->on_caller, 1);
+  else if (bw_current_pool() != NULL)
+    atomic_fetch_add(&pl->on_worker, 1);
+}
+
+static void test_parallel_for_tiny_loops_stay_on_the_caller(void **state) {
+  (void)state;
+  bw_pool *pool = make_pool(2);
+  places pl = {.caller = pthread_self(), .sleep_ms = 0};
+  atomic_init(&pl.on_caller, 0);
+  atomic_init(&pl.on_worker, 0);
+  assert_int_equal(bw_parallel_for(pool, 0, 100, 0, note_place, &pl), 0);
+  assert_true(atomic_load(&pl.on_caller) > 0);
+  assert_int_equal(atomic_load(&pl.on_worker), 0);
+
+  /* A slow loop is shared: a worker takes part. */
+  pl.sleep_ms = 2;
+  assert_int_equal(bw_parallel_for(pool, 0, 32, 1, note_place, &pl), 0);
+  assert_true(atomic_load(&pl.on_worker) > 0);
+  assert_true(atomic_load(&pl.on_caller) > 0);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parallel_for_each_index_once_for_any_grain),
       cmocka_unit_test(test_parallel_for_empty_range_and_bad_arguments),
       cmocka_unit_test(test_parallel_for_stress_many_callers),
+      cmocka_unit_test(test_parallel_for_tiny_loops_stay_on_the_caller),
       cmocka_unit_test(test_parallel_for_nested_and_from_a_worker),
       cmocka_unit_test(
           test_parallel_for_caller_runs_it_all_when_workers_are_busy),
