@@ -249,6 +249,47 @@ static void test_fd_ready_destroy_cancels_pending_waits(void **state) {
   close(q[1]);
 }
 
+/* An item still running while destroy stops the poller and the blocking
+ * threads: its later calls fail cleanly (and read nothing freed). */
+typedef struct late_calls {
+  int fd;
+  int fd_errno, blocking_errno;
+} late_calls;
+
+static void *nothing(void *arg) {
+  return arg;
+}
+
+static void call_late(void *arg) {
+  late_calls *lc = arg;
+  rt_sleep_ms(200); /* destroy is waiting for this item by now */
+  errno = 0;
+  if (bw_fd_ready(bw_current_pool(), lc->fd, POLLIN, -1) == NULL)
+    lc->fd_errno = errno;
+  errno = 0;
+  if (bw_run_blocking(bw_current_pool(), nothing, NULL) == NULL)
+    lc->blocking_errno = errno;
+}
+
+static void
+test_fd_ready_destroy_refuses_calls_from_draining_items(void **state) {
+  pooled_pipe *pp = *state;
+  bw_pool *pool = make_pool(1);
+  /* The poller and the blocking threads exist before destroy. */
+  bw_task *first = bw_fd_ready(pool, pp->p[0], POLLIN, -1);
+  bw_task *job = bw_run_blocking(pool, nothing, NULL);
+  assert_int_equal(bw_wait(job, 20000), 0);
+  late_calls lc = {pp->p[1], 0, 0};
+  assert_int_equal(bw_submit(pool, call_late, &lc), 0);
+  rt_sleep_ms(20);
+  assert_int_equal(bw_pool_destroy(pool), 0);
+  assert_int_equal(lc.fd_errno, ESHUTDOWN);
+  assert_int_equal(lc.blocking_errno, ESHUTDOWN);
+  assert_int_equal(bw_task_state_get(first), BW_TASK_CANCELED);
+  bw_task_release(first);
+  bw_task_release(job);
+}
+
 /* Waits started from workers while others complete: nothing lost. */
 typedef struct churn {
   bw_pool *pool;
@@ -300,6 +341,9 @@ int main(void) {
           test_fd_ready_cancel_and_one_wait_per_descriptor, pooled_pipe_setup,
           pooled_pipe_teardown),
       cmocka_unit_test(test_fd_ready_destroy_cancels_pending_waits),
+      cmocka_unit_test_setup_teardown(
+          test_fd_ready_destroy_refuses_calls_from_draining_items,
+          pooled_pipe_setup, pooled_pipe_teardown),
       cmocka_unit_test(test_fd_ready_from_workers_nothing_lost),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
