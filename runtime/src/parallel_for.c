@@ -27,8 +27,9 @@
 
 /* Polls of `remaining` before a caller off the pool sleeps. */
 #define WAIT_SPINS 4096
-/* The automatic grain: about this many takes per participant. */
-#define TAKES_PER_PARTICIPANT 8u
+/* The automatic grain: about this many takes per participant (the last
+ * take of a participant is what the others may wait for at the end). */
+#define TAKES_PER_PARTICIPANT 32u
 /* Participants at most (slots of one loop). */
 #define MAX_PARTICIPANTS 64u
 /* A loop whose rest, judged by its first take, would run in less than this
@@ -228,23 +229,27 @@ int bw_parallel_for(bw_pool *pool, size_t begin, size_t end, size_t grain,
   if (n == 0)
     return 0;
   unsigned k = helpers_for(pool, n);
+  /* On the caller alone, an automatic grain is one call for the rest. */
+  size_t alone_grain = grain != 0 ? grain : SIZE_MAX;
   if (grain == 0) {
     grain = n / ((size_t)(k + 1) * TAKES_PER_PARTICIPANT);
     if (grain == 0)
       grain = 1;
   }
   if (k == 0 || n <= grain) { /* nobody to share with, or one take */
-    run_inline(begin, end, grain, body, arg);
+    run_inline(begin, end, alone_grain, body, arg);
     return 0;
   }
-  /* The first take, timed: is the rest worth a worker's wake-up? */
+  /* A first, small take, timed: is the rest worth a worker's wake-up?
+   * Small, so that the workers are not asked later than they need be. */
+  size_t probe = grain / 4 > 0 ? grain / 4 : 1;
   uint64_t t0 = bwrt__now_ns();
-  body(begin, begin + grain, arg);
+  body(begin, begin + probe, arg);
   double took = (double)(bwrt__now_ns() - t0);
-  begin += grain;
-  n -= grain;
-  if (took * ((double)n / (double)grain) < INLINE_BELOW_NS) {
-    run_inline(begin, end, grain, body, arg);
+  begin += probe;
+  n -= probe;
+  if (took * ((double)n / (double)probe) < INLINE_BELOW_NS) {
+    run_inline(begin, end, alone_grain, body, arg);
     return 0;
   }
   size_t chunks = n / grain + (n % grain != 0);

@@ -293,8 +293,9 @@ bw_task *bw_fd_ready(bw_pool *pool, int fd, int events, int64_t timeout_ms);
  * and returns when every range has run. The range is split among the
  * participants and idle ones steal halves of the others' remaining ranges;
  * each takes `grain` indices at a time (0: chosen from the range and the
- * number of workers). Called from a worker (a nested loop included) the
- * worker runs ranges and other queued items while it waits: it never
+ * number of workers). A loop that its first take shows to be too short to
+ * share runs on the caller alone. Called from a worker (a nested loop included)
+ * the worker runs ranges and other queued items while it waits: it never
  * blocks. Returns 0, -EINVAL (body NULL, begin > end), -ESHUTDOWN,
  * -ENOMEM. */
 int bw_parallel_for(bw_pool *pool, size_t begin, size_t end, size_t grain,
