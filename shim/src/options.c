@@ -1,7 +1,8 @@
 /* options.c - BLOCKWATCH_OPTIONS=key=value:key=value parsing.
  *
  * Invariants:
- *  - One table (OPTIONS) names every key, its kind and where it goes; the
+ *  - One table (OPTIONS) names every key, its kind, where it goes, its
+ *    default and its help line: the defaults and help=1 come from it; the
  *    documentation in docs/shim.md follows the same order.
  *  - Parsing is strict (numbers to the end of the string); a bad key or
  *    value prints one "blockwatch:" warning naming it and keeps the default.
@@ -35,46 +36,60 @@ typedef struct option {
   size_t offset;
   size_t size;       /* of the destination (strings) */
   unsigned long max; /* K_UINT upper bound */
+  const char *def;   /* the default, as it would be written (parsed) */
+  const char *help;  /* one line for help=1 */
 } option;
 
-#define OPT(key, kind, field, max)                                             \
-  { key, kind, offsetof(bwsh__options, field), sizeof(bwsh__opt.field), max }
+#define OPT(key, kind, field, max, def, help)                                  \
+  {                                                                            \
+    key, kind, offsetof(bwsh__options, field), sizeof(bwsh__opt.field), max,   \
+        def, help                                                              \
+  }
 
 /* K_UINT fields are int or unsigned (same size), K_MICROS uint64_t. */
 _Static_assert(sizeof(int) == sizeof(unsigned), "K_UINT stores unsigned");
 
+/* Every option: the parser, the defaults and help=1 all read this table. */
 static const option OPTIONS[] = {
-    OPT("report", K_REPORT, report, 0),
-    OPT("report_path", K_PATH, report_path, 0),
-    OPT("fail", K_FAIL, fail, 0),
-    OPT("exitcode", K_UINT, exitcode, 255),
-    OPT("threshold_us", K_MICROS, threshold_ns, 3600000000ul),
-    OPT("compensate", K_BOOL, compensate, 1),
-    OPT("trace", K_PATH, trace_path, 0),
-    OPT("signal", K_SIGNAL, report_signal, 0),
-    OPT("worker_name", K_PATH, worker_name, 0),
-    OPT("worker_start", K_PATH, worker_start, 0),
-    OPT("rules", K_PATH, rules_path, 0),
-    OPT("default_rules", K_BOOL, default_rules, 1),
-    OPT("categories", K_PATH, categories, 0),
-    OPT("lock", K_BOOL, lock, 1),
-    OPT("verbosity", K_UINT, verbosity, 2),
-    OPT("fatal_signals", K_BOOL, fatal_signals, 1),
-    OPT("frames", K_UINT, frames, BW_SITE_FRAMES),
-    OPT("sample_items", K_UINT, sample_items, 65536),
-    {NULL, K_BOOL, 0, 0, 0},
+    OPT("report", K_REPORT, report, 0, "text",
+        "text (summary on stderr), json (file), both, none"),
+    OPT("report_path", K_PATH, report_path, 0, "",
+        "the JSON file (none: blockwatch.%p.json); %p: the pid"),
+    OPT("fail", K_FAIL, fail, 0, "0",
+        "1: stop at the first blocking call on a worker; report: fail at "
+        "exit"),
+    OPT("exitcode", K_UINT, exitcode, 255, "66",
+        "the exit status of the fail modes"),
+    OPT("threshold_us", K_MICROS, threshold_ns, 3600000000ul, "0",
+        "calls on workers shorter than this are not counted"),
+    OPT("compensate", K_BOOL, compensate, 1, "0",
+        "1: tell the runtime when a worker blocks (spare workers)"),
+    OPT("trace", K_PATH, trace_path, 0, "",
+        "write a Chrome trace-event timeline to this file (%p: the pid)"),
+    OPT("signal", K_SIGNAL, report_signal, 0, "SIGUSR2",
+        "signal that writes an interim report (USR1, a number, none)"),
+    OPT("worker_name", K_PATH, worker_name, 0, "",
+        "comma-separated globs on thread names: those threads are workers"),
+    OPT("worker_start", K_PATH, worker_start, 0, "",
+        "start-routine symbol: threads started there are workers"),
+    OPT("rules", K_PATH, rules_path, 0, "", "an extra rule file"),
+    OPT("default_rules", K_BOOL, default_rules, 1, "1",
+        "0: without the embedded libc/blockwatch rule packs"),
+    OPT("categories", K_PATH, categories, 0, "",
+        "comma list of the categories that count (none: the rules' own)"),
+    OPT("lock", K_BOOL, lock, 1, "0", "1: count contended locks too"),
+    OPT("verbosity", K_UINT, verbosity, 2, "0",
+        "0: summary only when a worker blocked; 1: always; 2: debug"),
+    OPT("fatal_signals", K_BOOL, fatal_signals, 1, "1",
+        "write the report on a fatal signal, then die of it"),
+    OPT("frames", K_UINT, frames, BW_SITE_FRAMES, "4",
+        "caller frames kept per call site"),
+    OPT("sample_items", K_UINT, sample_items, 65536, "16",
+        "time the queue wait of one runtime item in this many"),
+    OPT("help", K_BOOL, help, 1, "0",
+        "1: print this list at start, then run the program as usual"),
+    {NULL, K_BOOL, 0, 0, 0, NULL, NULL},
 };
-
-static void defaults(void) {
-  memset(&bwsh__opt, 0, sizeof bwsh__opt);
-  bwsh__opt.report = BW_REPORT_TEXT;
-  bwsh__opt.exitcode = 66;
-  bwsh__opt.report_signal = SIGUSR2;
-  bwsh__opt.default_rules = 1;
-  bwsh__opt.fatal_signals = 1;
-  bwsh__opt.frames = 4;
-  bwsh__opt.sample_items = 16;
-}
 
 static int parse_uint(const char *v, unsigned long max, unsigned long *out) {
   if (!*v || *v == '-' || *v == '+')
@@ -170,6 +185,13 @@ static int apply(const option *o, const char *v) {
   return -EINVAL;
 }
 
+/* Every field from its table default: one place says what a default is. */
+static void defaults(void) {
+  memset(&bwsh__opt, 0, sizeof bwsh__opt);
+  for (const option *o = OPTIONS; o->key; o++)
+    apply(o, o->def);
+}
+
 void bwsh__options_parse(const char *text) {
   defaults();
   if (!text)
@@ -202,4 +224,11 @@ void bwsh__options_parse(const char *text) {
     if (*p == ':')
       p++;
   }
+}
+
+void bwsh__options_help(void) {
+  bwsh__log("BLOCKWATCH_OPTIONS=key=value:key=value; the options:");
+  for (const option *o = OPTIONS; o->key; o++)
+    bwsh__log("  %-14s %-8s %s", o->key, o->def[0] ? o->def : "(none)",
+              o->help);
 }

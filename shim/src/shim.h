@@ -47,6 +47,7 @@ typedef struct bwsh__options {
   int fatal_signals;      /* report on fatal signals */
   unsigned frames;        /* caller frames kept per call site */
   unsigned sample_items;  /* time one runtime item in this many (gate) */
+  int help;               /* print the options at start */
 } bwsh__options;
 
 BWSH__HIDDEN extern bwsh__options bwsh__opt;
@@ -54,6 +55,8 @@ BWSH__HIDDEN extern bwsh__options bwsh__opt;
 /* Parses BLOCKWATCH_OPTIONS into bwsh__opt (defaults first). Warns once per
  * bad key or value and keeps the default. */
 BWSH__HIDDEN void bwsh__options_parse(const char *text);
+/* Prints every option, its default and meaning (help=1). */
+BWSH__HIDDEN void bwsh__options_help(void);
 
 /* ---- output (out.c) ------------------------------------------------------ */
 

