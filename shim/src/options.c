@@ -6,6 +6,9 @@
  *    documentation in docs/shim.md follows the same order.
  *  - Parsing is strict (numbers to the end of the string); a bad key or
  *    value prints one "blockwatch:" warning naming it and keeps the default.
+ *  - Separators are ':' and ','; a ',' followed by anything but a known
+ *    "key=" belongs to the value (the comma lists). A quoted value ('...'
+ *    or "...") is taken as it is, up to the same quote; no escapes.
  *  - No allocation: runs in the constructor before anything else.
  */
 #ifndef _GNU_SOURCE
@@ -192,42 +195,117 @@ static void defaults(void) {
     apply(o, o->def);
 }
 
+static const option *find(const char *key, size_t len) {
+  for (const option *o = OPTIONS; o->key; o++)
+    if (strlen(o->key) == len && memcmp(o->key, key, len) == 0)
+      return o;
+  return NULL;
+}
+
+/* A ',' ends a value only where a known "key=" follows it, so the comma
+ * lists of worker_name and categories keep working unquoted. */
+static int comma_ends_value(const char *after) {
+  size_t n = strcspn(after, "=:,");
+  return after[n] == '=' && find(after, n) != NULL;
+}
+
+/* Length of an unquoted value starting at v. */
+static size_t plain_value_len(const char *v) {
+  size_t n = 0;
+  for (;;) {
+    n += strcspn(v + n, ":,");
+    if (v[n] != ',' || comma_ends_value(v + n + 1))
+      return n;
+    n++;
+  }
+}
+
+static void warn_bad_value(const option *o, const char *v, int err) {
+  if (err == -ENAMETOOLONG)
+    bwsh__log("warning: BLOCKWATCH_OPTIONS: the value of '%s' is too long "
+              "(at most %zu bytes), keeping the default",
+              o->key, o->size - 1);
+  else
+    bwsh__log("warning: BLOCKWATCH_OPTIONS: bad value '%s' for '%s', "
+              "keeping the default",
+              v, o->key);
+}
+
+static void warn_unknown(const char *key, size_t len) {
+  bwsh__log("warning: BLOCKWATCH_OPTIONS: unknown option '%.*s' (help=1 lists "
+            "the options)",
+            (int)len, key);
+}
+
+/* Parses one "key=value" at p (a key, '=', then a value plain or in single
+ * or double quotes) and returns where the next one starts. */
+static const char *parse_one(const char *p) {
+  size_t klen = strcspn(p, "=:,");
+  const option *o = find(p, klen);
+  if (p[klen] != '=') {
+    if (o)
+      bwsh__log("warning: BLOCKWATCH_OPTIONS: '%s' needs a value (%s=...; "
+                "help=1 lists the options)",
+                o->key, o->key);
+    else
+      warn_unknown(p, klen);
+    return p + klen;
+  }
+  const char *v = p + klen + 1, *next;
+  size_t vlen;
+  if (*v == '\'' || *v == '"') {
+    const char *close = strchr(v + 1, *v);
+    if (!close) {
+      bwsh__log("warning: BLOCKWATCH_OPTIONS: unterminated %c quote in the "
+                "value of '%.*s': it and the rest of the options ignored",
+                *v, (int)klen, p);
+      return v + strlen(v);
+    }
+    vlen = (size_t)(close - v - 1);
+    v++;
+    next = close + 1;
+    if (*next && *next != ':' && *next != ',') {
+      bwsh__log("warning: BLOCKWATCH_OPTIONS: text after the closing quote of "
+                "'%.*s' (expected ':' or ','): option ignored",
+                (int)klen, p);
+      return next + plain_value_len(next);
+    }
+  } else {
+    vlen = plain_value_len(v);
+    next = v + vlen;
+  }
+  char value[600];
+  if (!o) {
+    warn_unknown(p, klen);
+  } else if (vlen >= sizeof value) {
+    warn_bad_value(o, "(too long)",
+                   o->kind == K_PATH ? -ENAMETOOLONG : -EINVAL);
+  } else {
+    memcpy(value, v, vlen);
+    value[vlen] = '\0';
+    int err = apply(o, value);
+    if (err != 0)
+      warn_bad_value(o, value, err);
+  }
+  return next;
+}
+
 void bwsh__options_parse(const char *text) {
   defaults();
   if (!text)
     return;
-  char item[600];
   const char *p = text;
   while (*p) {
-    const char *end = strchr(p, ':');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (len >= sizeof item) {
-      bwsh__log("warning: BLOCKWATCH_OPTIONS: option too long, ignored");
-    } else if (len > 0) {
-      memcpy(item, p, len);
-      item[len] = '\0';
-      char *eq = strchr(item, '=');
-      const option *o = NULL;
-      if (eq) {
-        *eq = '\0';
-        for (o = OPTIONS; o->key && strcmp(o->key, item) != 0; o++)
-          ;
-      }
-      if (!eq || !o->key)
-        bwsh__log("warning: BLOCKWATCH_OPTIONS: unknown option '%s'", item);
-      else if (apply(o, eq + 1) != 0)
-        bwsh__log("warning: BLOCKWATCH_OPTIONS: bad value '%s' for '%s', "
-                  "keeping the default",
-                  eq + 1, o->key);
-    }
-    p += len;
-    if (*p == ':')
+    if (*p == ':' || *p == ',')
       p++;
+    else
+      p = parse_one(p);
   }
 }
 
 void bwsh__options_help(void) {
-  bwsh__log("BLOCKWATCH_OPTIONS=key=value:key=value; the options:");
+  bwsh__log("BLOCKWATCH_OPTIONS=key=value, separated by ':' or ','; a value "
+            "in single or double quotes may hold them. The options:");
   for (const option *o = OPTIONS; o->key; o++)
     bwsh__log("  %-14s %-8s %s", o->key, o->def[0] ? o->def : "(none)",
               o->help);

@@ -52,8 +52,10 @@ typedef struct bwsh__options {
 
 BWSH__HIDDEN extern bwsh__options bwsh__opt;
 
-/* Parses BLOCKWATCH_OPTIONS into bwsh__opt (defaults first). Warns once per
- * bad key or value and keeps the default. */
+/* Parses BLOCKWATCH_OPTIONS into bwsh__opt (defaults first): key=value
+ * items separated by ':' or ',' (a ',' only where a known "key=" follows),
+ * a value in single or double quotes taken as it is. Warns once per bad
+ * key or value and keeps the default. */
 BWSH__HIDDEN void bwsh__options_parse(const char *text);
 /* Prints every option, its default and meaning (help=1). */
 BWSH__HIDDEN void bwsh__options_help(void);

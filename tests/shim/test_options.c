@@ -104,10 +104,81 @@ test_help_lists_every_option_once_and_leaves_the_program_alone(void **state) {
   shim_result_free(&help);
 }
 
+#define WORKERS "worker_name=nothing-*,work-?"
+
+static const char *path_of(const char *name) {
+  static char bufs[8][600];
+  static int next;
+  return shim_tmpfile(bufs[next++ % 8], sizeof bufs[0], name);
+}
+
+static void run_counts(const char *options, shim_result *r) {
+  char *argv[] = {SHIM_TARGET, "counts", NULL};
+  run_with(argv, options, 1, r);
+}
+
+/* The run said no warning and its report has the counts scenario's 24
+ * calls on workers. */
+static void expect_counts_report(const shim_result *r, const char *path) {
+  assert_int_equal(r->status, 0);
+  assert_null(strstr(r->err, "warning"));
+  json_t *j = shim_load_json(path);
+  assert_non_null(j);
+  assert_int_equal(shim_calls(j, "on_workers"), 24);
+  json_decref(j);
+}
+
+static void
+test_colon_and_comma_separate_and_quotes_keep_a_value(void **state) {
+  (void)state;
+  const char *p = path_of("a:b,c.json");
+  unlink(p);
+  shim_result r;
+  run_counts(fmt("report=json,report_path='%s',worker_name=\"nothing-*,work-?\""
+                 ":verbosity=0",
+                 p),
+             &r);
+  expect_counts_report(&r, p);
+  shim_result_free(&r);
+
+  /* Unquoted, a ',' stays in the value unless a known "key=" follows. */
+  unlink(p);
+  const char *q = path_of("plain.json");
+  unlink(q);
+  run_counts(fmt("report=json,report_path=%s," WORKERS, q), &r);
+  expect_counts_report(&r, q);
+  shim_result_free(&r);
+}
+
+static void test_unterminated_quote_is_named(void **state) {
+  (void)state;
+  shim_result r;
+  run_counts("report=none:worker_name='work-*", &r);
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.err, "blockwatch: warning: BLOCKWATCH_OPTIONS: "
+                                "unterminated ' quote in the value of "
+                                "'worker_name'"));
+  assert_int_equal(occurrences(r.err, "blockwatch:"), 1);
+  shim_result_free(&r);
+}
+
+static void test_bare_key_says_it_needs_a_value(void **state) {
+  (void)state;
+  shim_result r;
+  run_counts("report:report=none", &r);
+  assert_non_null(strstr(r.err, "'report' needs a value"));
+  assert_null(strstr(r.err, "unknown option"));
+  assert_int_equal(occurrences(r.err, "blockwatch:"), 1);
+  shim_result_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(
           test_help_lists_every_option_once_and_leaves_the_program_alone),
+      cmocka_unit_test(test_colon_and_comma_separate_and_quotes_keep_a_value),
+      cmocka_unit_test(test_unterminated_quote_is_named),
+      cmocka_unit_test(test_bare_key_says_it_needs_a_value),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
