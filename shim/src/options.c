@@ -57,7 +57,7 @@ static const option OPTIONS[] = {
     OPT("report", K_REPORT, report, 0, "text",
         "text (summary on stderr), json (file), both, none"),
     OPT("report_path", K_PATH, report_path, 0, "",
-        "the JSON file (none: blockwatch.%p.json); %p: the pid"),
+        "the JSON file (none: blockwatch.%p.json); %p pid, %e program, %% %"),
     OPT("fail", K_FAIL, fail, 0, "0",
         "1: stop at the first blocking call on a worker; report: fail at "
         "exit"),
@@ -68,7 +68,7 @@ static const option OPTIONS[] = {
     OPT("compensate", K_BOOL, compensate, 1, "0",
         "1: tell the runtime when a worker blocks (spare workers)"),
     OPT("trace", K_PATH, trace_path, 0, "",
-        "write a Chrome trace-event timeline to this file (%p: the pid)"),
+        "write a Chrome trace-event timeline to this file (%p, %e, %%)"),
     OPT("signal", K_SIGNAL, report_signal, 0, "SIGUSR2",
         "signal that writes an interim report (USR1, a number, none)"),
     OPT("worker_name", K_PATH, worker_name, 0, "",
@@ -309,4 +309,24 @@ void bwsh__options_help(void) {
   for (const option *o = OPTIONS; o->key; o++)
     bwsh__log("  %-14s %-8s %s", o->key, o->def[0] ? o->def : "(none)",
               o->help);
+}
+
+/* Only the outputs this run will write: report=none or text alone checks
+ * no report file. */
+void bwsh__options_check_paths(void) {
+  char path[sizeof bwsh__opt.report_path + 64];
+  if (bwsh__opt.report & BW_REPORT_JSON) {
+    const char *given =
+        bwsh__opt.report_path[0] ? bwsh__opt.report_path : "blockwatch.%p.json";
+    if (bwsh__path_expand(given, 0, path, sizeof path) != 0)
+      bwsh__log("warning: report_path: '%s' is too long", given);
+    else
+      bwsh__path_check("report_path", path);
+  }
+  if (bwsh__opt.trace_path[0]) {
+    if (bwsh__path_expand(bwsh__opt.trace_path, 0, path, sizeof path) != 0)
+      bwsh__log("warning: trace: '%s' is too long", bwsh__opt.trace_path);
+    else
+      bwsh__path_check("trace", path);
+  }
 }

@@ -59,6 +59,9 @@ BWSH__HIDDEN extern bwsh__options bwsh__opt;
 BWSH__HIDDEN void bwsh__options_parse(const char *text);
 /* Prints every option, its default and meaning (help=1). */
 BWSH__HIDDEN void bwsh__options_help(void);
+/* Checks at start that the report and trace files can be written where
+ * the options say: one warning per path that cannot. */
+BWSH__HIDDEN void bwsh__options_check_paths(void);
 
 /* ---- output (out.c) ------------------------------------------------------ */
 
@@ -91,6 +94,18 @@ BWSH__HIDDEN void bwsh__out_flush(bwsh__out *o);
 
 /* Writes through the real write(2), retrying on EINTR and short writes. */
 BWSH__HIDDEN int bwsh__write_all(int fd, const char *p, size_t n);
+
+/* The file an output option (report_path, trace) names in this process:
+ * every "%p" becomes the pid, "%e" the program's name (argv[0]'s last
+ * part), "%%" a '%'; in a fork child a path without "%p" gets ".<pid>"
+ * appended. 0, or -ENAMETOOLONG when out (still terminated) was too small. */
+BWSH__HIDDEN int bwsh__path_expand(const char *given, int fork_child, char *out,
+                                   size_t size);
+/* 0 when a file can be created at path as far as can be told without
+ * creating one (its directory exists and is writable, it is not a
+ * directory), else a negative errno and one warning naming `what`, the
+ * path the problem is about and the reason. Keeps errno. */
+BWSH__HIDDEN int bwsh__path_check(const char *what, const char *path);
 
 /* ---- clock --------------------------------------------------------------- */
 

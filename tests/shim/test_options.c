@@ -172,6 +172,68 @@ static void test_bare_key_says_it_needs_a_value(void **state) {
   shim_result_free(&r);
 }
 
+/* Reads "<digits>" at *p and moves past it (-1: none). */
+static long digits(const char **p) {
+  char *end;
+  long v = strtol(*p, &end, 10);
+  if (end == *p)
+    return -1;
+  *p = end;
+  return v;
+}
+
+static void test_path_expands_every_pid_the_program_and_percent(void **state) {
+  (void)state;
+  const char *dir = path_of("no-dir");
+  shim_result r;
+  run_counts(fmt("report=json:report_path=%s-%%p-%%p-%%e-%%%%/r.json:"
+                 "verbosity=2",
+                 dir),
+             &r);
+  assert_int_equal(r.status, 0);
+  const char *w = strstr(r.err, "blockwatch: warning: report_path: cannot "
+                                "write '");
+  if (!w)
+    fail_msg("no warning:\n%s", r.err);
+  const char *d = strstr(w, fmt("directory '%s-", dir));
+  assert_non_null(d);
+  d += strlen(fmt("directory '%s-", dir));
+  long pid1 = digits(&d);
+  assert_true(*d++ == '-');
+  long pid2 = digits(&d);
+  assert_true(pid1 > 0);
+  assert_int_equal(pid1, pid2);
+  assert_int_equal(strncmp(d, "-shim_target-%': ", 17), 0);
+  assert_non_null(strstr(d, strerror(ENOENT)));
+  /* Said at start: before the constructor's last line, by the same pid. */
+  const char *active = strstr(r.err, fmt("active in pid %ld ", pid1));
+  assert_non_null(active);
+  assert_true(w < active);
+  shim_result_free(&r);
+}
+
+static void test_directory_as_output_path_is_a_directory(void **state) {
+  (void)state;
+  const char *dir = shim_tmpdir();
+  shim_result r;
+  run_counts(fmt("report=json:report_path=%s:trace=%s", dir, dir), &r);
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.err, fmt("warning: report_path: cannot write "
+                                    "'%s': %s",
+                                    dir, strerror(EISDIR))));
+  assert_non_null(strstr(r.err, fmt("warning: trace: cannot write '%s': %s",
+                                    dir, strerror(EISDIR))));
+  shim_result_free(&r);
+
+  /* A writable place says nothing; nor does report=text (no file). */
+  run_counts(fmt("report=json:report_path=%s", path_of("fine.json")), &r);
+  assert_null(strstr(r.err, "warning"));
+  shim_result_free(&r);
+  run_counts(fmt("report=text:report_path=%s/no/such", dir), &r);
+  assert_null(strstr(r.err, "warning"));
+  shim_result_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(
@@ -179,6 +241,8 @@ int main(void) {
       cmocka_unit_test(test_colon_and_comma_separate_and_quotes_keep_a_value),
       cmocka_unit_test(test_unterminated_quote_is_named),
       cmocka_unit_test(test_bare_key_says_it_needs_a_value),
+      cmocka_unit_test(test_path_expands_every_pid_the_program_and_percent),
+      cmocka_unit_test(test_directory_as_output_path_is_a_directory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
