@@ -234,6 +234,71 @@ static void test_directory_as_output_path_is_a_directory(void **state) {
   shim_result_free(&r);
 }
 
+/* ---- the wrapper --------------------------------------------------------- */
+
+/* Runs the wrapper (under a sanitizer build with the sanitizer runtime
+ * already in LD_PRELOAD, where the wrapper appends the shim); skips the
+ * calling test under TSan, whose runtime preloaded into /bin/sh crashes. */
+static void run_wrapper(char *const argv[], shim_result *r) {
+  if (strstr(SAN_PRELOAD, "libtsan")) {
+    fprintf(stderr, "skipped under TSan: libtsan in the wrapper's /bin/sh\n");
+    skip();
+  }
+  static char var[600];
+  snprintf(var, sizeof var, "LD_PRELOAD=%s", SAN_PRELOAD);
+  char *env[] = {var, NULL};
+  assert_int_equal(shim_run(argv, SAN_PRELOAD[0] ? env : NULL, 0, 60, r), 0);
+  assert_false(r->timedout);
+}
+
+static void test_wrapper_quotes_what_it_passes(void **state) {
+  (void)state;
+  const char *p = path_of("rep:x,y.json");
+  unlink(p);
+  char *argv[] = {
+      BLOCKWATCH_CMD,     "-o", (char *)p,   "--quiet", "--worker-name",
+      "nothing-*,work-?", "--", SHIM_TARGET, "counts",  NULL};
+  shim_result r;
+  run_wrapper(argv, &r);
+  expect_counts_report(&r, p);
+  shim_result_free(&r);
+}
+
+static void test_wrapper_version_help_options_and_usage_errors(void **state) {
+  (void)state;
+  shim_result r;
+  char *version[] = {BLOCKWATCH_CMD, "--version", NULL};
+  run_wrapper(version, &r);
+  assert_int_equal(r.status, 0);
+  assert_int_equal(strncmp(r.out, "blockwatch ", 11), 0);
+  shim_result_free(&r);
+
+  char *help[] = {BLOCKWATCH_CMD, "--help-options", NULL};
+  run_wrapper(help, &r);
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.out, "blockwatch:   report_path "));
+  assert_int_equal(occurrences(r.out, "blockwatch:   sample_items "), 1);
+  shim_result_free(&r);
+
+  struct {
+    char *argv[6];
+    const char *says;
+  } cases[] = {
+      {{BLOCKWATCH_CMD, "--threshold-us", "ten", "--", SHIM_TARGET, NULL},
+       "needs a number"},
+      {{BLOCKWATCH_CMD, "--bogus", "--", SHIM_TARGET, NULL}, "unknown option"},
+      {{BLOCKWATCH_CMD, "--trace", NULL}, "needs a file"},
+      {{BLOCKWATCH_CMD, "-o", "a'b\"c", SHIM_TARGET, NULL}, "both ' and \""},
+      {{BLOCKWATCH_CMD, "--quiet", NULL}, "usage:"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    run_wrapper(cases[i].argv, &r);
+    if (r.status != 2 || !strstr(r.err, cases[i].says))
+      fail_msg("case %zu: status %d, stderr:\n%s", i, r.status, r.err);
+    shim_result_free(&r);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(
@@ -243,6 +308,8 @@ int main(void) {
       cmocka_unit_test(test_bare_key_says_it_needs_a_value),
       cmocka_unit_test(test_path_expands_every_pid_the_program_and_percent),
       cmocka_unit_test(test_directory_as_output_path_is_a_directory),
+      cmocka_unit_test(test_wrapper_quotes_what_it_passes),
+      cmocka_unit_test(test_wrapper_version_help_options_and_usage_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
