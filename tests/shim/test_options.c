@@ -299,6 +299,58 @@ static void test_wrapper_version_help_options_and_usage_errors(void **state) {
   }
 }
 
+/* ---- GLib ---------------------------------------------------------------- */
+
+/* The glob docs/shim.md gives for GThreadPool threads: the first
+ * "`worker_name=pool..." it shows. */
+static const char *documented_glib_glob(void) {
+  const char *doc = slurp(SHIM_DOC);
+  const char *at = strstr(doc, "`worker_name=pool");
+  if (!at)
+    return NULL;
+  at += strlen("`worker_name=");
+  static char glob[64];
+  size_t len = strcspn(at, "`");
+  assert_true(len < sizeof glob);
+  memcpy(glob, at, len);
+  glob[len] = '\0';
+  return glob;
+}
+
+static void
+test_documented_glib_glob_matches_gthreadpool_threads(void **state) {
+  (void)state;
+#ifndef GLIB_POOL_TARGET
+  fprintf(stderr, "skipped: built without GLib (BLOCKWATCH_FOREIGN_SAMPLES)\n");
+  skip();
+#else
+  const char *glob = documented_glib_glob();
+  if (!glob)
+    fail_msg("docs/shim.md gives no `worker_name=pool...` for GLib");
+  /* Named "pool" without a program name, "pool-<prgname>" (cut to the
+   * kernel's 15 characters) with one. */
+  const char *prgnames[] = {NULL, "glibprog", "a-long-program-name"};
+  for (size_t i = 0; i < sizeof prgnames / sizeof prgnames[0]; i++) {
+    const char *p = path_of("glib.json");
+    unlink(p);
+    char *argv[] = {GLIB_POOL_TARGET, (char *)prgnames[i], NULL};
+    shim_result r;
+    run_with(argv, fmt("report=json:report_path=%s:worker_name='%s'", p, glob),
+             1, &r);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(shim_out_value(r.out, "items"), 4);
+    json_t *j = shim_load_json(p);
+    assert_non_null(j);
+    if (shim_calls(j, "on_workers") != 4)
+      fail_msg("prgname %s: %lld calls on workers with worker_name=%s",
+               prgnames[i] ? prgnames[i] : "(none)",
+               shim_calls(j, "on_workers"), glob);
+    json_decref(j);
+    shim_result_free(&r);
+  }
+#endif
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(
@@ -310,6 +362,7 @@ int main(void) {
       cmocka_unit_test(test_directory_as_output_path_is_a_directory),
       cmocka_unit_test(test_wrapper_quotes_what_it_passes),
       cmocka_unit_test(test_wrapper_version_help_options_and_usage_errors),
+      cmocka_unit_test(test_documented_glib_glob_matches_gthreadpool_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
