@@ -253,15 +253,19 @@ static void run_wrapper(char *const argv[], shim_result *r) {
 
 static void test_wrapper_quotes_what_it_passes(void **state) {
   (void)state;
-  const char *p = path_of("rep:x,y.json");
-  unlink(p);
-  char *argv[] = {
-      BLOCKWATCH_CMD,     "-o", (char *)p,   "--quiet", "--worker-name",
-      "nothing-*,work-?", "--", SHIM_TARGET, "counts",  NULL};
-  shim_result r;
-  run_wrapper(argv, &r);
-  expect_counts_report(&r, p);
-  shim_result_free(&r);
+  /* Separators, and a single quote (passed in double quotes). */
+  const char *names[] = {"rep:x,y.json", "it's:here.json"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    const char *p = path_of(names[i]);
+    unlink(p);
+    char *argv[] = {
+        BLOCKWATCH_CMD,     "-o", (char *)p,   "--quiet", "--worker-name",
+        "nothing-*,work-?", "--", SHIM_TARGET, "counts",  NULL};
+    shim_result r;
+    run_wrapper(argv, &r);
+    expect_counts_report(&r, p);
+    shim_result_free(&r);
+  }
 }
 
 static void test_wrapper_version_help_options_and_usage_errors(void **state) {
