@@ -160,6 +160,26 @@ static void write_pool(bwsh__out *o, const bwsh__pool_report *p) {
   bwsh__out_str(o, "}");
 }
 
+/* The most frames one caller frame expands to (itself and what was
+ * inlined into it). */
+#define MAX_INLINE 8
+
+static void write_frame(bwsh__out *o, const bwsh__sym *sym, int first) {
+  bwsh__out_str(o, first ? "{" : ",{");
+  key(o, "function");
+  bwsh__out_jstr(o, sym->function);
+  bwsh__out_str(o, ",");
+  key(o, "file");
+  bwsh__out_jstr(o, sym->file[0] ? sym->file : NULL);
+  bwsh__out_str(o, ",");
+  key(o, "line");
+  bwsh__out_i64(o, sym->line);
+  bwsh__out_str(o, ",");
+  key(o, "inlined");
+  bwsh__out_str(o, sym->inlined ? "true" : "false");
+  bwsh__out_str(o, "}");
+}
+
 static void write_site(bwsh__out *o, const bwsh__site_view *s, int safe_only) {
   bwsh__out_str(o, "{");
   key(o, "function");
@@ -173,19 +193,12 @@ static void write_site(bwsh__out *o, const bwsh__site_view *s, int safe_only) {
   bwsh__out_str(o, ",");
   key(o, "frames");
   bwsh__out_str(o, "[");
+  int shown = 0;
   for (int f = 0; f < s->nframes; f++) {
-    bwsh__sym sym;
-    bwsh__symbolize(s->frames[f], &sym, safe_only);
-    bwsh__out_str(o, f ? ",{" : "{");
-    key(o, "function");
-    bwsh__out_jstr(o, sym.function);
-    bwsh__out_str(o, ",");
-    key(o, "file");
-    bwsh__out_jstr(o, sym.file[0] ? sym.file : NULL);
-    bwsh__out_str(o, ",");
-    key(o, "line");
-    bwsh__out_i64(o, sym.line);
-    bwsh__out_str(o, "}");
+    bwsh__sym sym[MAX_INLINE];
+    int n = bwsh__symbolize_inline(s->frames[f], sym, MAX_INLINE, safe_only);
+    for (int k = 0; k < n; k++)
+      write_frame(o, &sym[k], shown++ == 0);
   }
   bwsh__out_str(o, "]}");
 }
@@ -252,6 +265,18 @@ static void write_json(int why) {
 
 /* ---- text ---------------------------------------------------------------- */
 
+/* "#N 0xPC in FUNCTION FILE:LINE", as the sanitizers print a frame; the
+ * frames inlined at one address share it. */
+static void log_frame(int index, void *pc, const bwsh__sym *sym) {
+  if (in_signal) /* raw: the function is the address itself */
+    bwsh__log("    #%d %p", index, pc);
+  else if (sym->file[0])
+    bwsh__log("    #%d %p in %s %s:%d", index, pc, sym->function, sym->file,
+              sym->line);
+  else
+    bwsh__log("    #%d %p in %s", index, pc, sym->function);
+}
+
 static void write_text(int why) {
   bwsh__totals t;
   bwsh__totals_get(&t);
@@ -284,13 +309,12 @@ static void write_text(int why) {
     shown++;
     bwsh__log("%s() x%llu, %.3f ms blocked:", bwsh__fn_name(s.fn),
               (unsigned long long)s.count, (double)s.blocked_ns / 1e6);
+    int index = 0;
     for (int f = 0; f < s.nframes; f++) {
-      bwsh__sym sym;
-      bwsh__symbolize(s.frames[f], &sym, in_signal);
-      if (sym.file[0])
-        bwsh__log("    #%d %s %s:%d", f, sym.function, sym.file, sym.line);
-      else
-        bwsh__log("    #%d %s", f, sym.function);
+      bwsh__sym sym[MAX_INLINE];
+      int got = bwsh__symbolize_inline(s.frames[f], sym, MAX_INLINE, in_signal);
+      for (int k = 0; k < got; k++)
+        log_frame(index++, s.frames[f], &sym[k]);
     }
   }
   if (!(bwsh__opt.report & BW_REPORT_JSON))

@@ -336,10 +336,17 @@ typedef struct bwsh__sym {
   char function[128];
   char file[256];
   int line;
+  int inlined; /* 1: inlined into the frame that follows it */
 } bwsh__sym;
 /* Symbolizes a return address (libdw when available, else dladdr). In a
  * signal handler (safe_only) only raw addresses are given. */
 BWSH__HIDDEN void bwsh__symbolize(void *pc, bwsh__sym *out, int safe_only);
+/* The same with the functions inlined at pc expanded (as addr2line -i):
+ * up to max frames into out, innermost first, the physical one last; an
+ * inlined frame's file:line is where it is, the next one's where it was
+ * called. Returns how many (>= 1). */
+BWSH__HIDDEN int bwsh__symbolize_inline(void *pc, bwsh__sym *out, int max,
+                                        int safe_only);
 BWSH__HIDDEN void bwsh__symbolize_end(void);
 
 /* ---- trace (trace.c) ----------------------------------------------------- */
