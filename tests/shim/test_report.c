@@ -1,5 +1,7 @@
 /* test_report.c - the shim's report as its readers see it: inlined frames
- * expanded (checked against addr2line -i).
+ * expanded (checked against addr2line -i), call sites by blocked time, the
+ * closing SUMMARY line, the rules' fix hints, and text and JSON that give
+ * the same numbers.
  *
  * Invariants: the programs run are report_target (sites of known blocked
  * time, one through an inlined function) and, when the samples are built,
@@ -95,6 +97,30 @@ static int parse_frame(const char *s, text_frame *f) {
     }
   }
   return 1;
+}
+
+/* A site header "FN() xCOUNT, MS ms blocked:". */
+typedef struct text_site {
+  char function[64];
+  unsigned long long count;
+  char ms[32];
+} text_site;
+
+static int parse_site(const char *s, text_site *t) {
+  size_t len = strlen(s);
+  return len > 9 && strcmp(s + len - 9, " blocked:") == 0 &&
+         sscanf(s, "%63[^(]() x%llu, %31s ms blocked:", t->function, &t->count,
+                t->ms) == 3;
+}
+
+/* A JSON number of milliseconds as the text prints it. */
+static const char *ms_of(json_t *v) {
+  static char bufs[4][32];
+  static int next;
+  char *b = bufs[next++ % 4];
+  assert_true(json_is_number(v));
+  snprintf(b, sizeof bufs[0], "%.3f", json_number_value(v));
+  return b;
 }
 
 static const char *str_of(json_t *obj, const char *key) {
@@ -221,9 +247,252 @@ static void test_inlined_function_is_a_frame_of_its_own(void **state) {
   shim_result_free(&r);
 }
 
+/* ---- order, summary, hints ----------------------------------------------- */
+
+static void test_call_sites_come_by_blocked_time(void **state) {
+  (void)state;
+  const char *p = tmp_path("order.json");
+  shim_result r;
+  json_t *j = run_target(NULL, p, NULL, &r);
+  assert_non_null(j);
+  /* nanosleep 3 x 20 ms, poll 1 x 16 ms, usleep 5 x 1 ms: by time, not by
+   * count. */
+  static const char *const want[] = {"nanosleep", "poll", "usleep"};
+  json_t *sites = json_object_get(j, "call_sites");
+  assert_int_equal(json_array_size(sites), 3);
+  for (size_t i = 0; i < 3; i++)
+    assert_string_equal(str_of(json_array_get(sites, i), "function"), want[i]);
+  lines l;
+  lines_of(r.err, &l);
+  int k = 0;
+  for (int i = 0; i < l.n; i++) {
+    text_site t;
+    if (!parse_site(l.at[i], &t))
+      continue;
+    assert_true(k < 3);
+    assert_string_equal(t.function, want[k]);
+    k++;
+  }
+  assert_int_equal(k, 3);
+  free(l.copy);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_summary_line_closes_the_report(void **state) {
+  (void)state;
+  const char *p = tmp_path("summary.json");
+  shim_result r;
+  json_t *j = run_target(NULL, p, NULL, &r);
+  assert_non_null(j);
+  lines l;
+  lines_of(r.err, &l);
+  assert_true(l.n > 0);
+  const char *last = l.at[l.n - 1];
+  unsigned long long calls;
+  char blocked[32], starved[32], where[300];
+  assert_int_equal(sscanf(last,
+                          "SUMMARY: blockwatch: %llu blocking calls on pool "
+                          "workers (%31s ms), starvation delay %31s ms; "
+                          "worst: nanosleep at %299s",
+                          &calls, blocked, starved, where),
+                   4);
+  assert_int_equal(calls, 9);
+  json_t *calls_j = json_object_get(j, "blocking_calls");
+  assert_string_equal(blocked, ms_of(json_object_get(calls_j, "blocked_ms")));
+  char want[64];
+  snprintf(want, sizeof want, "report_target.c:%lld",
+           shim_out_value(r.out, "nap_line"));
+  assert_string_equal(base_name(where), want);
+  free(l.copy);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_clean_run_summary_says_zero(void **state) {
+  (void)state;
+  const char *p = tmp_path("clean.json");
+  shim_result r;
+  json_t *j = run_target("clean", p, "verbosity=1", &r);
+  assert_non_null(j);
+  lines l;
+  lines_of(r.err, &l);
+  assert_true(l.n > 0);
+  assert_string_equal(l.at[l.n - 1],
+                      "SUMMARY: blockwatch: 0 blocking calls on pool workers "
+                      "(0.000 ms), starvation delay 0.000 ms; worst: none");
+  assert_true(
+      json_is_null(json_object_get(json_object_get(j, "summary"), "worst")));
+  free(l.copy);
+  json_decref(j);
+  shim_result_free(&r);
+
+  /* Quiet by default: nothing at all on stderr when nothing blocked. */
+  j = run_target("clean", p, NULL, &r);
+  json_decref(j);
+  assert_int_equal(r.err[0], '\0');
+  shim_result_free(&r);
+}
+
+/* The rules name the hint: a rule's own hint=, else its category's. */
+static void test_each_site_carries_the_fix_hint_of_its_rule(void **state) {
+  (void)state;
+  const char *rules = tmp_path("hints.rules");
+  FILE *f = fopen(rules, "w");
+  assert_non_null(f);
+  fputs("blocking:nanosleep category=sleep message=\"nanosleep() parks\" "
+        "hint=\"nap in a timer callback\"\n"
+        "blocking:usleep category=sleep message=\"usleep() parks\"\n"
+        "blocking:poll category=io message=\"poll() waits\" "
+        "hint=\"let the event loop poll\"\n",
+        f);
+  fclose(f);
+  char extra[700];
+  snprintf(extra, sizeof extra, "default_rules=0:rules=%s", rules);
+  const char *p = tmp_path("hints.json");
+  shim_result r;
+  json_t *j = run_target(NULL, p, extra, &r);
+  assert_non_null(j);
+  const char *sleep_hint =
+      "use bw_delay() and continue in bw_then() instead of sleeping";
+  assert_string_equal(str_of(site_named(j, "nanosleep"), "hint"),
+                      "nap in a timer callback");
+  assert_string_equal(str_of(site_named(j, "poll"), "hint"),
+                      "let the event loop poll");
+  assert_string_equal(str_of(site_named(j, "usleep"), "hint"), sleep_hint);
+  /* Text: each site's hint on the line after its last frame. */
+  lines l;
+  lines_of(r.err, &l);
+  int hints = 0;
+  json_t *sites = json_object_get(j, "call_sites");
+  for (int i = 0; i < l.n; i++) {
+    text_site t;
+    if (!parse_site(l.at[i], &t))
+      continue;
+    int k = i + 1;
+    text_frame fr;
+    while (k < l.n && parse_frame(l.at[k], &fr))
+      k++;
+    assert_true(k < l.n);
+    char want[300];
+    snprintf(want, sizeof want, "    hint: %s",
+             str_of(json_array_get(sites, (size_t)hints), "hint"));
+    assert_string_equal(l.at[k], want);
+    hints++;
+  }
+  assert_int_equal(hints, 3);
+  free(l.copy);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+/* ---- one set of numbers -------------------------------------------------- */
+
+/* Checks every number of the text report against the JSON of one run. */
+static void text_matches_json(const char *err, json_t *j) {
+  lines l;
+  lines_of(err, &l);
+  json_t *calls = json_object_get(j, "blocking_calls");
+  json_t *pools = json_object_get(j, "pools");
+  json_t *sites = json_object_get(j, "call_sites");
+  json_t *summary = json_object_get(j, "summary");
+  size_t pool = 0, site = 0, frame = 0;
+  int headers = 0, summaries = 0;
+  json_t *cur = NULL;
+  for (int i = 0; i < l.n; i++) {
+    const char *s = l.at[i];
+    unsigned long long a, b, c;
+    char x[32], y[32], z[32], name[64];
+    text_site t;
+    text_frame f;
+    if (sscanf(s,
+               "%llu blocking call(s) on pool workers, %31s ms blocked; %llu "
+               "on other threads",
+               &a, x, &b) == 3) {
+      assert_int_equal(a, int_of(calls, "on_workers"));
+      assert_string_equal(x, ms_of(json_object_get(calls, "blocked_ms")));
+      assert_int_equal(b, int_of(calls, "on_other_threads"));
+      headers++;
+    } else if (sscanf(s,
+                      "pool '%63[^']': %llu workers, peak %llu blocked, all "
+                      "blocked for %31s ms, starvation delay %31s ms over "
+                      "%llu item(s) (max %31s ms)",
+                      name, &a, &b, x, y, &c, z) == 7) {
+      json_t *p = json_array_get(pools, pool++);
+      json_t *starv = json_object_get(p, "starvation_delay_ms");
+      assert_string_equal(name, str_of(p, "name"));
+      assert_int_equal(a, int_of(p, "workers"));
+      assert_int_equal(b, int_of(p, "peak_blocked_workers"));
+      assert_string_equal(x, ms_of(json_object_get(p, "all_blocked_ms")));
+      assert_string_equal(y, ms_of(json_object_get(starv, "total")));
+      assert_int_equal(c, int_of(starv, "items"));
+      assert_string_equal(z, ms_of(json_object_get(starv, "max")));
+    } else if (parse_site(s, &t)) {
+      cur = json_array_get(sites, site++);
+      frame = 0;
+      assert_string_equal(t.function, str_of(cur, "function"));
+      assert_int_equal(t.count, int_of(cur, "count"));
+      assert_string_equal(t.ms, ms_of(json_object_get(cur, "blocked_ms")));
+    } else if (parse_frame(s, &f)) {
+      json_t *jf = json_array_get(json_object_get(cur, "frames"), frame++);
+      assert_non_null(jf);
+      assert_string_equal(f.function, str_of(jf, "function"));
+      if (f.file[0]) {
+        assert_string_equal(f.file, str_of(jf, "file"));
+        assert_int_equal(f.line, int_of(jf, "line"));
+      }
+    } else if (sscanf(s,
+                      "SUMMARY: blockwatch: %llu blocking call%*[s] on pool "
+                      "workers (%31s ms), starvation delay %31s ms;",
+                      &a, x, y) == 3 ||
+               sscanf(s,
+                      "SUMMARY: blockwatch: %llu blocking call on pool "
+                      "workers (%31s ms), starvation delay %31s ms;",
+                      &a, x, y) == 3) {
+      assert_int_equal(a, int_of(summary, "on_workers"));
+      assert_string_equal(x, ms_of(json_object_get(summary, "blocked_ms")));
+      assert_string_equal(
+          y, ms_of(json_object_get(summary, "starvation_delay_ms")));
+      summaries++;
+    }
+  }
+  assert_int_equal(headers, 1);
+  assert_int_equal(summaries, 1);
+  assert_int_equal(pool, json_array_size(pools));
+  assert_true(site > 0);
+  assert_int_equal(site, json_array_size(sites));
+  free(l.copy);
+}
+
+static void test_text_and_json_give_the_same_numbers(void **state) {
+  (void)state;
+  const char *p = tmp_path("same.json");
+  shim_result r;
+#ifdef STARVATION_PROBE
+  /* A runtime pool that starves: every pool number is nonzero. */
+  char *argv[] = {STARVATION_PROBE, "--off-only", NULL};
+  char options[800];
+  snprintf(options, sizeof options, "report=both:report_path=%s", p);
+  unlink(p);
+  run(argv, options, &r);
+  json_t *j = shim_load_json(p);
+#else
+  json_t *j = run_target(NULL, p, NULL, &r);
+#endif
+  assert_non_null(j);
+  text_matches_json(r.err, j);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_inlined_function_is_a_frame_of_its_own),
+      cmocka_unit_test(test_call_sites_come_by_blocked_time),
+      cmocka_unit_test(test_summary_line_closes_the_report),
+      cmocka_unit_test(test_clean_run_summary_says_zero),
+      cmocka_unit_test(test_each_site_carries_the_fix_hint_of_its_rule),
+      cmocka_unit_test(test_text_and_json_give_the_same_numbers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
