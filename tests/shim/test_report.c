@@ -290,20 +290,25 @@ static void test_summary_line_closes_the_report(void **state) {
   assert_true(l.n > 0);
   const char *last = l.at[l.n - 1];
   unsigned long long calls;
-  char blocked[32], starved[32], where[300];
+  char blocked[32], starved[32], how[4], where[300];
   assert_int_equal(sscanf(last,
                           "SUMMARY: blockwatch: %llu blocking calls on pool "
                           "workers (%31s ms), starvation delay %31s ms; "
-                          "worst: nanosleep at %299s",
-                          &calls, blocked, starved, where),
-                   4);
+                          "worst: nanosleep %3s %299s",
+                          &calls, blocked, starved, how, where),
+                   5);
   assert_int_equal(calls, 9);
   json_t *calls_j = json_object_get(j, "blocking_calls");
   assert_string_equal(blocked, ms_of(json_object_get(calls_j, "blocked_ms")));
+  /* Where nanosleep was called; under a sanitizer that intercepts it, the
+   * interceptor called it ("in FUNCTION" when it has no line). */
   char want[64];
   snprintf(want, sizeof want, "report_target.c:%lld",
            shim_out_value(r.out, "nap_line"));
-  assert_string_equal(base_name(where), want);
+  if (!SAN_PRELOAD[0]) {
+    assert_string_equal(how, "at");
+    assert_string_equal(base_name(where), want);
+  }
   free(l.copy);
   json_decref(j);
   shim_result_free(&r);
