@@ -207,12 +207,18 @@ static int expand_inline(Dwfl_Module *mod, Dwarf_Addr addr, bwsh__sym *out,
   int nscopes = cu ? dw.getscopes(cu, addr - bias, &scopes) : 0;
   bwsh__sym physical = out[0];
   int n = 0;
-  for (int i = 0; i < nscopes && n < max - 1; i++) {
+  for (int i = 0; i < nscopes; i++) {
     int tag = dw.tag(&scopes[i]);
     if (tag == DW_TAG_subprogram)
       break;
     if (tag != DW_TAG_inlined_subroutine)
       continue;
+    if (n == max - 1) {
+      /* More levels than room: the last frame's line is not its own. */
+      out[n].file[0] = '\0';
+      out[n].line = 0;
+      break;
+    }
     bwsh__sym *f = &out[n];
     const char *name = dw.diename(&scopes[i]);
     copy(f->function, sizeof f->function, name ? name : "??");
