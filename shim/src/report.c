@@ -62,7 +62,11 @@ int bwsh__file_begin(const char *path, char *tmp, size_t tmpsize) {
     if (fd >= 0)
       return fd;
     if (errno != EEXIST) {
-      bwsh__log("warning: cannot write %s: %s", tmp, strerror(errno));
+      /* Name the path the user gave, not the temporary one; path_check
+       * says which part is wrong (the file or its directory) when it can. */
+      int err = errno;
+      if (bwsh__path_check("output", path) == 0)
+        bwsh__log("warning: cannot write '%s': %s", path, strerror(err));
       return -1;
     }
   }
@@ -76,22 +80,18 @@ int bwsh__file_commit(int fd, const char *tmp, const char *path, int ok) {
     ok = 0;
   if (ok && rename(tmp, path) == 0)
     return 0;
-  bwsh__log("warning: could not write %s", path);
+  if (ok)
+    bwsh__log("warning: could not write '%s': %s", path, strerror(errno));
+  else
+    bwsh__log("warning: could not write '%s'", path);
   unlink(tmp);
   return -1;
 }
 
-/* The file a given path names in this process: "%p" becomes the pid, and
- * without it a fork child appends ".<pid>" (its own file). */
+/* The file a given path names in this process (bwsh__path_expand: every
+ * %p, %e and %%; a fork child's own file when there is no %p). */
 void bwsh__output_path(const char *given, char *out, size_t size) {
-  const char *pid_at = strstr(given, "%p");
-  if (pid_at)
-    snprintf(out, size, "%.*s%d%s", (int)(pid_at - given), given, (int)getpid(),
-             pid_at + 2);
-  else if (in_fork_child)
-    snprintf(out, size, "%s.%d", given, (int)getpid());
-  else
-    snprintf(out, size, "%s", given);
+  bwsh__path_expand(given, in_fork_child, out, size);
 }
 
 static void json_path(char *out, size_t size) {

@@ -16,6 +16,7 @@
 
 #include "shim_run.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -209,7 +210,43 @@ static void test_path_expands_every_pid_the_program_and_percent(void **state) {
   const char *active = strstr(r.err, fmt("active in pid %ld ", pid1));
   assert_non_null(active);
   assert_true(w < active);
+  /* At exit the file cannot be written either: that is said about the
+   * path given, never about the temporary file beside it. */
+  assert_null(strstr(r.err, ".tmp."));
   shim_result_free(&r);
+}
+
+/* The file written at exit takes the same expansion the start-time check
+ * used: both %p, the program's name, a literal %. */
+static void test_written_report_has_every_pid_and_the_program(void **state) {
+  (void)state;
+  const char *dir = path_of("expanded");
+  assert_int_equal(mkdir(dir, 0755), 0);
+  shim_result r;
+  run_counts(fmt("report=json:report_path=%s/r-%%p-%%p-%%e-%%%%.json", dir),
+             &r);
+  assert_int_equal(r.status, 0);
+  assert_null(strstr(r.err, "warning"));
+  shim_result_free(&r);
+  DIR *d = opendir(dir);
+  assert_non_null(d);
+  int found = 0;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.')
+      continue;
+    const char *p = e->d_name;
+    assert_int_equal(strncmp(p, "r-", 2), 0);
+    p += 2;
+    long pid1 = digits(&p);
+    assert_true(*p++ == '-');
+    long pid2 = digits(&p);
+    assert_true(pid1 > 0);
+    assert_int_equal(pid1, pid2);
+    assert_string_equal(p, "-shim_target-%.json");
+    found++;
+  }
+  closedir(d);
+  assert_int_equal(found, 1);
 }
 
 static void test_directory_as_output_path_is_a_directory(void **state) {
@@ -363,6 +400,7 @@ int main(void) {
       cmocka_unit_test(test_unterminated_quote_is_named),
       cmocka_unit_test(test_bare_key_says_it_needs_a_value),
       cmocka_unit_test(test_path_expands_every_pid_the_program_and_percent),
+      cmocka_unit_test(test_written_report_has_every_pid_and_the_program),
       cmocka_unit_test(test_directory_as_output_path_is_a_directory),
       cmocka_unit_test(test_wrapper_quotes_what_it_passes),
       cmocka_unit_test(test_wrapper_version_help_options_and_usage_errors),
