@@ -22,7 +22,8 @@
 #   - the address in a caller frame of the shim's report becomes <addr>;
 #   - the pid becomes <pid>; counts that depend on timing (calls on other
 #     threads, items that were starved, timed items, and in the polling
-#     sample the number of naps) become <n>;
+#     sample the number of naps) become <n>, and the calls on other threads
+#     by function (which functions, how often, in which order) <by function>;
 #   - absolute paths lose the repository root; the build tree is build/;
 #   - call sites are sorted by their text, each with its frames and hint
 #     (the shim sorts them by blocked time, which moves from run to run);
@@ -82,6 +83,8 @@ normalise() {
     -e 's/ +[0-9]+\.[0-9]+/ <t>/g; s/([:(])[0-9]+\.[0-9]+/\1<t>/g' \
     -e 's/^(blockwatch: +#[0-9]+) 0x[0-9a-f]+ /\1 <addr> /' \
     -e 's/; [0-9]+ on other threads/; <n> on other threads/' \
+    -e 's/^(blockwatch:   on other threads: ).*/\1<by function>/' \
+    -e 's/"on_other_threads_by_function":\[[^]]*\]/"on_other_threads_by_function":[<by function>]/' \
     -e 's/over [0-9]+ item\(s\)/over <n> item(s)/' \
     -e 's/"(on_other_threads|timed_items)":[0-9]+/"\1":<n>/g' \
     -e 's/("starvation_delay_ms":\{[^}]*"items":)[0-9]+/\1<n>/' |

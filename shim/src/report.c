@@ -117,6 +117,8 @@ typedef struct snapshot {
   int nsites;
   bwsh__site_view sites[BW_MAX_SITES]; /* by blocked time, descending */
   uint64_t sites_dropped;
+  int nother;                 /* functions called on other threads */
+  int other_fns[BW_FN_COUNT]; /* BW_FN_*, by calls descending */
 } snapshot;
 
 static snapshot snap;
@@ -148,6 +150,26 @@ static void sort_sites(bwsh__site_view *v, int n) {
   }
 }
 
+/* The functions other threads called, most calls first (ties by name). */
+static void sort_other(snapshot *s) {
+  const uint64_t *by = s->totals.other_by_fn;
+  s->nother = 0;
+  for (int fn = 0; fn < BW_FN_COUNT; fn++) {
+    if (by[fn] == 0)
+      continue;
+    int j = s->nother++;
+    for (; j > 0; j--) {
+      int prev = s->other_fns[j - 1];
+      if (by[prev] > by[fn] ||
+          (by[prev] == by[fn] &&
+           strcmp(bwsh__fn_name(prev), bwsh__fn_name(fn)) <= 0))
+        break;
+      s->other_fns[j] = prev;
+    }
+    s->other_fns[j] = fn;
+  }
+}
+
 static void snapshot_take(snapshot *s) {
   bwsh__totals_get(&s->totals);
   s->npools = bwsh__pool_count();
@@ -164,6 +186,7 @@ static void snapshot_take(snapshot *s) {
       s->nsites++;
   sort_sites(s->sites, s->nsites);
   s->sites_dropped = bwsh__sites_dropped();
+  sort_other(s);
 }
 
 /* The most frames one caller frame expands to (itself and what was
@@ -346,7 +369,19 @@ static void write_json(const snapshot *s, int why) {
   key(&o, "blocking_calls");
   bwsh__out_str(&o, "{");
   write_members(&o, calls, COUNT_OF(calls), 0);
-  bwsh__out_str(&o, "},\n");
+  bwsh__out_str(&o, ",");
+  key(&o, "on_other_threads_by_function");
+  bwsh__out_str(&o, "[");
+  for (int i = 0; i < s->nother; i++) {
+    int fn = s->other_fns[i];
+    bwsh__out_str(&o, i ? ",{" : "{");
+    key(&o, "function");
+    bwsh__out_jstr(&o, bwsh__fn_name(fn));
+    const member count[] = {{"count", 0, t->other_by_fn[fn]}};
+    write_members(&o, count, 1, 1);
+    bwsh__out_str(&o, "}");
+  }
+  bwsh__out_str(&o, "]},\n");
   key(&o, "call_sites");
   bwsh__out_str(&o, "[");
   for (int i = 0; i < s->nsites; i++) {
@@ -430,6 +465,27 @@ static void log_summary(const snapshot *s) {
             ms(s->starvation_ns).s, worst);
 }
 
+/* "other threads: read() x120, write() x4, ... (and 3 more functions)":
+ * the top 5 in one line; the JSON has them all. */
+static void log_other_threads(const snapshot *s) {
+  if (s->nother == 0)
+    return;
+  char line[512];
+  size_t n = 0;
+  int shown = s->nother < 5 ? s->nother : 5;
+  for (int i = 0; i < shown && n < sizeof line; i++) {
+    int fn = s->other_fns[i];
+    int w = snprintf(line + n, sizeof line - n, "%s%s() x%llu", i ? ", " : "",
+                     bwsh__fn_name(fn),
+                     (unsigned long long)s->totals.other_by_fn[fn]);
+    n += w > 0 ? (size_t)w : 0;
+  }
+  if (s->nother > shown && n < sizeof line)
+    snprintf(line + n, sizeof line - n, " (and %d more function%s)",
+             s->nother - shown, s->nother - shown == 1 ? "" : "s");
+  bwsh__log("  on other threads: %s", line);
+}
+
 static void write_text(const snapshot *s, int why) {
   const bwsh__totals *t = &s->totals;
   if (t->calls_worker == 0 && bwsh__opt.verbosity < 1)
@@ -441,6 +497,7 @@ static void write_text(const snapshot *s, int why) {
             "other threads",
             (unsigned long long)t->calls_worker, ms(t->blocked_ns_worker).s,
             (unsigned long long)t->calls_other);
+  log_other_threads(s);
   for (int i = 0; i < s->npools; i++) {
     const bwsh__pool_report *p = &s->pools[i];
     bwsh__log("pool '%s': %u workers, peak %u blocked, all blocked for %s ms, "

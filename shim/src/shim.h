@@ -196,7 +196,7 @@ BWSH__HIDDEN void bwsh__call_end(bwsh__call *c);
  * a worker: bumps its "other threads" count and returns 1 (the caller then
  * just makes the real call, no begin/end); 0 when the call needs
  * bwsh__call_begin / bwsh__call_end. Keeps errno. */
-BWSH__HIDDEN int bwsh__count_other_call(void);
+BWSH__HIDDEN int bwsh__count_other_call(int fn);
 
 /* 1 when the descriptor may block (O_NONBLOCK clear); cached per fd.
  * Keeps errno. */
@@ -223,6 +223,7 @@ BWSH__HIDDEN void bwsh__state_init(void);
 typedef struct bwsh__totals {
   uint64_t calls_worker, calls_other, blocked_ns_worker;
   uint64_t in_progress, in_progress_ns; /* worker calls blocked right now */
+  uint64_t other_by_fn[BW_FN_COUNT];    /* calls_other, by BW_FN_* */
 } bwsh__totals;
 BWSH__HIDDEN void bwsh__totals_get(bwsh__totals *t);
 

@@ -4,6 +4,7 @@
  * Invariants: built with -O2 and debug info, so nap_ms really is inlined
  * into long_sleeper (always_inline) and the report must expand it; each
  * worker names itself "rep-<n>" before its first call (worker_name=rep-?);
+ * "others" adds calls on the main thread (not a worker) of known counts;
  * stdout says, one "key value" per line, the lines of the two calls that
  * the inlined frames name and the load address of the program.
  */
@@ -69,9 +70,23 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+/* "others": calls on the main thread, which is no worker: 7 usleep, 3
+ * poll, 2 nanosleep, each of them short. */
+static void other_thread_calls(void) {
+  for (int i = 0; i < 7; i++)
+    usleep(1);
+  for (int i = 0; i < 3; i++)
+    poll(NULL, 0, 1);
+  struct timespec ns = {0, 1};
+  for (int i = 0; i < 2; i++)
+    nanosleep(&ns, NULL);
+}
+
 int main(int argc, char **argv) {
   /* "clean": workers that block on nothing. */
   int clean = argc > 1 && strcmp(argv[1], "clean") == 0;
+  if (argc > 1 && strcmp(argv[1], "others") == 0)
+    other_thread_calls();
   pthread_t th[2];
   for (intptr_t i = 0; i < 2; i++)
     pthread_create(&th[i], NULL, worker, clean ? (void *)(i + 1) : (void *)i);

@@ -391,6 +391,51 @@ static void test_each_site_carries_the_fix_hint_of_its_rule(void **state) {
   shim_result_free(&r);
 }
 
+/* ---- calls on other threads ---------------------------------------------- */
+
+static void test_other_threads_broken_down_by_function(void **state) {
+  (void)state;
+  shim_result r;
+  json_t *j = run_target("others", tmp_path("others.json"), NULL, &r);
+  assert_non_null(j);
+  json_t *calls = json_object_get(j, "blocking_calls");
+  json_t *by = json_object_get(calls, "on_other_threads_by_function");
+  assert_true(json_is_array(by));
+  /* All of them, most calls first, adding up to the total. */
+  long long sum = 0, prev = -1, usleeps = 0, polls = 0;
+  for (size_t i = 0; i < json_array_size(by); i++) {
+    json_t *e = json_array_get(by, i);
+    long long n = int_of(e, "count");
+    assert_true(n > 0);
+    if (prev >= 0)
+      assert_true(n <= prev);
+    prev = n;
+    sum += n;
+    if (strcmp(str_of(e, "function"), "usleep") == 0)
+      usleeps = n;
+    if (strcmp(str_of(e, "function"), "poll") == 0)
+      polls = n;
+  }
+  assert_int_equal(sum, int_of(calls, "on_other_threads"));
+  assert_int_equal(usleeps, 7);
+  assert_int_equal(polls, 3);
+  assert_string_equal(str_of(json_array_get(by, 0), "function"), "usleep");
+  /* The text names the same top five, in the same order and counts. */
+  char want[512] = "on other threads: ";
+  size_t shown = json_array_size(by) < 5 ? json_array_size(by) : 5;
+  for (size_t i = 0; i < shown; i++) {
+    json_t *e = json_array_get(by, i);
+    char part[96];
+    snprintf(part, sizeof part, "%s%s() x%lld", i ? ", " : "",
+             str_of(e, "function"), int_of(e, "count"));
+    strcat(want, part);
+  }
+  if (!strstr(r.err, want))
+    fail_msg("no '%s' in:\n%s", want, r.err);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
 /* ---- one set of numbers -------------------------------------------------- */
 
 /* Checks every number of the text report against the JSON of one run. */
@@ -498,6 +543,7 @@ int main(void) {
       cmocka_unit_test(test_clean_run_summary_says_zero),
       cmocka_unit_test(test_each_site_carries_the_fix_hint_of_its_rule),
       cmocka_unit_test(test_text_and_json_give_the_same_numbers),
+      cmocka_unit_test(test_other_threads_broken_down_by_function),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
