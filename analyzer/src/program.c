@@ -72,6 +72,7 @@ static void merge_functions(bwsc__program *prog, const bwsc__tu_facts *facts,
       *BWSC__PUSH(node->body_tus, node->nbody_tus, node->capbody_tus) = t;
     }
     node->annotated |= fact->annotated;
+    node->noreturn |= fact->noreturn;
   }
 }
 

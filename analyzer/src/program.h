@@ -21,6 +21,7 @@ typedef struct bwsc__node {
   size_t *body_tus;            /* TUs whose body of this function is merged */
   size_t nbody_tus, capbody_tus;
   int annotated;
+  int noreturn;  /* some declaration says it never returns */
   size_t *calls; /* indices into bwsc__program.calls made by this function */
   size_t ncalls, capcalls;
 } bwsc__node;

@@ -33,19 +33,19 @@ static void func(bwsc__tu_facts *tu, const char *name, unsigned line, int def) {
 
 static bwsc__value fn_value(const char *name) {
   bwsc__value v = {BWSC__VAL_FUNC, bwsc__xasprintf("c:@F@%s", name),
-                   bwsc__xstrdup(name), 0};
+                   bwsc__xstrdup(name), 0, NULL};
   return v;
 }
 
 static bwsc__value int_value(long long n) {
-  bwsc__value v = {BWSC__VAL_INT, NULL, NULL, n};
+  bwsc__value v = {BWSC__VAL_INT, NULL, NULL, n, NULL};
   return v;
 }
 
 static bwsc__value param_value(const char *function, int index) {
   bwsc__value v = {BWSC__VAL_SLOT,
                    bwsc__xasprintf("c:@F@%s#%d", function, index),
-                   bwsc__xstrdup("p"), 0};
+                   bwsc__xstrdup("p"), 0, NULL};
   return v;
 }
 
