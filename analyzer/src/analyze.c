@@ -260,7 +260,8 @@ static void find_roots(analysis *an) {
             wraps_param(&an->wraps[n], param))
           continue; /* forwarded: the wrapper's callers are the roots */
         const size_t *targets = NULL;
-        size_t count = bwsc__program_targets(prog, arg, &targets);
+        size_t count = bwsc__program_targets_in(
+            prog, arg, prog->call_tu[node->calls[c]], &targets);
         for (size_t t = 0; t < count; t++)
           add_root(an, targets[t], &call->loc, callee->name, ways[w].runs_on);
       }
@@ -398,19 +399,20 @@ static void find_bound_params(analysis *an) {
   }
 }
 
-/* Sets *out to what `value` may denote in state `from`: its binding when
- * the value is one of the function's bound parameters, else every
- * function that flows into it. */
+/* Sets *out to what `value`, used by call `call` in state `from`, may
+ * denote: its binding when the value is one of the function's bound
+ * parameters, else every function that flows into it. */
 static size_t resolve(analysis *an, const walk *w, const state *from,
-                      const bwsc__value *value, int param, scratch *buf,
-                      const size_t **out) {
+                      size_t call, const bwsc__value *value, int param,
+                      scratch *buf, const size_t **out) {
   if (param < 0 && from->bound != SIZE_MAX && value->kind == BWSC__VAL_SLOT &&
       !bwsc__program_param_of(an->prog, value, an->prog->nodes[from->node].usr,
                               &param))
     param = -1;
   if (param < 0 || from->bound == SIZE_MAX ||
       !(an->bound_params[from->node] >> param & 1))
-    return bwsc__program_targets(an->prog, value, out);
+    return bwsc__program_targets_in(an->prog, value, an->prog->call_tu[call],
+                                    out);
   buf->count = 0;
   for (size_t i = 0; i < from->nbound; i++)
     if (w->bound[from->bound + i].param == param)
@@ -442,7 +444,8 @@ static int enter(analysis *an, walk *w, state next) {
     if (!(mask >> p & 1))
       continue;
     const size_t *targets = NULL;
-    size_t count = resolve(an, w, from, &call->args[p], -1, &w->args, &targets);
+    size_t count =
+        resolve(an, w, from, next.call, &call->args[p], -1, &w->args, &targets);
     for (size_t t = 0; t < count; t++) {
       binding *b = BWSC__PUSH(w->bound, w->nbound, w->capbound);
       b->param = p;
@@ -552,7 +555,7 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
     size_t call_index = node->calls[c];
     const bwsc__call_fact *call = prog->calls[call_index];
     const size_t *targets = NULL;
-    size_t count = resolve(an, w, &w->states[si], &call->callee,
+    size_t count = resolve(an, w, &w->states[si], call_index, &call->callee,
                            an->callee_param[call_index], &w->callees, &targets);
     size_t ntargets = call->callee.kind == BWSC__VAL_FUNC ? 0 : count;
     int reported = 0;

@@ -1,7 +1,7 @@
 /* test_blockscan_precision.c - blockscan on tests/analyzer/fixtures/precision:
  * function pointers resolved per call site and per struct type, confidence,
  * one finding per blocking call site, old baselines, the "no callback"
- * notice, several programs in one database, cold paths.
+ * notice, cold paths, several programs in one database.
  *
  * Each test names the fixture file it reads; each file's header says what
  * it shows.
@@ -196,6 +196,24 @@ static void test_no_callback_at_all_is_said_on_stderr(void **state) {
   run_free(&r);
 }
 
+/* prog_a.c and prog_b.c are two programs (each defines main); both define
+ * report() and log_line(). The whole database is read, as a user would. */
+static void test_programs_keep_their_own_functions(void **state) {
+  (void)state;
+  const char *args[] = {"-p", ".", "--color=never", NULL};
+  run_result r = scan(args);
+  assert_int_equal(r.status, 1);
+  /* prog_b's own callback still reaches its report(). */
+  assert_true(contains(r.out, "prog_b.c:8:3: warning: 'sleep' blocks a pool "
+                              "worker: reached from callback 'b_cb'"));
+  /* prog_a's log_line() is logger.c's, the one TU it can be linked with. */
+  assert_true(contains(r.out, "logger.c:7:3: warning: 'usleep' blocks a pool "
+                              "worker: reached from callback 'a_cb'"));
+  assert_false(contains(r.out, "prog_b.c:12:3"));
+  assert_false(contains(r.out, "2 callbacks: a_cb, b_cb"));
+  run_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parameter_call_reaches_only_what_was_passed),
@@ -205,6 +223,7 @@ int main(void) {
       cmocka_unit_test(test_one_finding_per_site_lists_every_callback),
       cmocka_unit_test(test_old_baseline_still_hides_its_findings),
       cmocka_unit_test(test_no_callback_at_all_is_said_on_stderr),
+      cmocka_unit_test(test_programs_keep_their_own_functions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
