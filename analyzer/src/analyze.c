@@ -422,19 +422,23 @@ static size_t resolve(analysis *an, const walk *w, const state *from,
   return buf->count;
 }
 
+/* Visits an unbound state: once per function and root. */
+static int enter_unbound(walk *w, const state *next) {
+  if (w->node_stamp[next->node] == w->stamp)
+    return 0;
+  w->node_stamp[next->node] = w->stamp;
+  *BWSC__PUSH(w->states, w->nstates, w->capstates) = *next;
+  return 1;
+}
+
 /* Visits `next` (node, parent, call filled in) unless already visited;
  * computes its binding from the call's arguments. Returns 1 if new. */
 static int enter(analysis *an, walk *w, state next) {
   uint64_t mask = an->bound_params[next.node];
   next.bound = SIZE_MAX;
   next.nbound = 0;
-  if (!mask) {
-    if (w->node_stamp[next.node] == w->stamp)
-      return 0;
-    w->node_stamp[next.node] = w->stamp;
-    *BWSC__PUSH(w->states, w->nstates, w->capstates) = next;
-    return 1;
-  }
+  if (!mask)
+    return enter_unbound(w, &next);
   const bwsc__call_fact *call = an->prog->calls[next.call];
   const state *from = &w->states[next.parent];
   size_t first = w->nbound;
@@ -455,17 +459,19 @@ static int enter(analysis *an, walk *w, state next) {
                         targets[t]);
     }
   }
-  /* A binding too long for the key is treated as new: the walk still
-   * ends, since states only grow by the program's finitely many calls. */
-  if ((size_t)len < sizeof(key) && bwsc__strmap_get(&w->seen, key, NULL)) {
+  if ((size_t)len >= sizeof(key)) {
+    /* A binding too wide to key (many targets): the state goes unbound,
+     * and calls through its parameters reach what flows into them. */
+    w->nbound = first;
+    return enter_unbound(w, &next);
+  }
+  if (bwsc__strmap_get(&w->seen, key, NULL)) {
     w->nbound = first;
     return 0;
   }
-  if ((size_t)len < sizeof(key)) {
-    char **owned = BWSC__PUSH(w->keys, w->nkeys, w->capkeys);
-    *owned = bwsc__xstrdup(key);
-    bwsc__strmap_put(&w->seen, *owned, 1);
-  }
+  char **owned = BWSC__PUSH(w->keys, w->nkeys, w->capkeys);
+  *owned = bwsc__xstrdup(key);
+  bwsc__strmap_put(&w->seen, *owned, 1);
   next.bound = first;
   next.nbound = w->nbound - first;
   *BWSC__PUSH(w->states, w->nstates, w->capstates) = next;

@@ -54,6 +54,17 @@ static void test_parameter_call_reaches_only_what_was_passed(void **state) {
   run_free(&r);
 }
 
+static void test_recursion_through_a_parameter_ends(void **state) {
+  (void)state;
+  const char *args[] = {"recurse.c", "--color=never", "--", NULL};
+  run_result r = scan(args);
+  assert_int_equal(r.status, 1);
+  assert_true(contains(r.out, "recurse.c:6:3: warning: 'sleep' blocks a pool "
+                              "worker: reached from callback 'rec_cb'"));
+  assert_true(contains(r.out, "'walk_list' calls through 'fn' to 'nap'"));
+  run_free(&r);
+}
+
 static void test_callback_field_is_read_per_struct_type(void **state) {
   (void)state;
   const char *args[] = {"fields.c", "--color=never", "--", NULL};
@@ -217,6 +228,7 @@ static void test_programs_keep_their_own_functions(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parameter_call_reaches_only_what_was_passed),
+      cmocka_unit_test(test_recursion_through_a_parameter_ends),
       cmocka_unit_test(test_callback_field_is_read_per_struct_type),
       cmocka_unit_test(test_wide_indirect_call_is_low_confidence),
       cmocka_unit_test(test_cold_paths_are_low_confidence),
