@@ -40,7 +40,9 @@ void bwsc__write_summary(const bwsc__report *report, FILE *out);
 
 /* Baselines. A baseline file starts with the comment line
  * "# blockscan baseline: fingerprint rule function callback", then has one
- * "<fingerprint> <rule> <function> <callback>" line per finding, fields
+ * "<fingerprint> <rule> <function> <callback>" line per finding as the
+ * analysis gives it (one per callback: write and apply before
+ * bwsc__findings_group, so baselines of older versions still hold), fields
  * separated by one space: the 16 lower-case hex digits of the fingerprint,
  * the rule id ("blocking-sleep"), the blocking function and the callback
  * it is reached from. Returns 0, or -1 when the file cannot be written. */
