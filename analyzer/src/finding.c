@@ -165,15 +165,24 @@ void bwsc__findings_group(bwsc__findings *list) {
   list->count = out;
 }
 
-void bwsc__findings_drop_low(bwsc__findings *list) {
-  size_t out = 0;
-  for (size_t i = 0; i < list->count; i++) {
-    if (list->items[i].low)
-      finding_free(&list->items[i]);
-    else
-      list->items[out++] = list->items[i];
+size_t bwsc__findings_drop_low(bwsc__findings *list) {
+  size_t hidden = 0, out = 0;
+  for (size_t i = 0; i < list->count;) {
+    size_t end = i + 1;
+    int high = !list->items[i].low;
+    for (; end < list->count && same_site(&list->items[i], &list->items[end]);
+         end++)
+      high |= !list->items[end].low;
+    hidden += !high;
+    for (; i < end; i++) {
+      if (list->items[i].low)
+        finding_free(&list->items[i]);
+      else
+        list->items[out++] = list->items[i];
+    }
   }
   list->count = out;
+  return hidden;
 }
 
 void bwsc__findings_remove(bwsc__findings *list, size_t i) {

@@ -82,8 +82,9 @@ void bwsc__findings_sort(bwsc__findings *list);
  * finding's message. */
 void bwsc__findings_group(bwsc__findings *list);
 
-/* Drops the low-confidence findings (before grouping). */
-void bwsc__findings_drop_low(bwsc__findings *list);
+/* Drops the low-confidence findings (sorted, before grouping); returns how
+ * many sites were reached with low confidence only (now not shown). */
+size_t bwsc__findings_drop_low(bwsc__findings *list);
 
 /* Removes items[i] (freeing what it owns), keeping order. */
 void bwsc__findings_remove(bwsc__findings *list, size_t i);

@@ -249,9 +249,14 @@ int main(int argc, char **argv) {
             "--list-rules)\n",
             inputs.count, inputs.count == 1 ? "" : "s");
   bwsc__suppress_apply(&findings, facts, inputs.count);
-  if (!opts.low_confidence)
-    bwsc__findings_drop_low(&findings);
   bwsc__findings_sort(&findings);
+  size_t hidden = opts.low_confidence ? 0 : bwsc__findings_drop_low(&findings);
+  if (hidden)
+    fprintf(stderr,
+            "blockscan: %zu blocking call%s reached with low confidence only "
+            "%s not shown (--confidence low shows %s)\n",
+            hidden, hidden == 1 ? "" : "s", hidden == 1 ? "is" : "are",
+            hidden == 1 ? "it" : "them");
 
   if (opts.baseline && bwsc__baseline_apply(&findings, opts.baseline) != 0) {
     char *message =

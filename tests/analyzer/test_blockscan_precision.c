@@ -81,6 +81,9 @@ static void test_wide_indirect_call_is_low_confidence(void **state) {
   run_result r = scan(hidden);
   assert_int_equal(r.status, 0); /* low findings alone do not make exit 1 */
   assert_string_equal(r.out, "");
+  assert_string_equal(r.err, "blockscan: 1 blocking call reached with low "
+                             "confidence only is not shown (--confidence low "
+                             "shows it)\n");
   run_free(&r);
   const char *low[] = {"vtable.c",      "--confidence", "low",
                        "--color=never", "--",           NULL};
