@@ -353,14 +353,16 @@ BWSH__HIDDEN void bwsh__symbolize_end(void);
 /* ---- trace (trace.c) ----------------------------------------------------- */
 
 BWSH__HIDDEN void bwsh__trace_init(void);
-BWSH__HIDDEN void bwsh__trace_slice(int fn, int tid, uint64_t start_ns,
-                                    uint64_t dur_ns);
+/* A counted blocking call of fn on thread tid; caller is the return
+ * address into its caller, symbolized only when the file is written. */
+BWSH__HIDDEN void bwsh__trace_slice(int fn, int tid, void *caller,
+                                    uint64_t start_ns, uint64_t dur_ns);
 BWSH__HIDDEN void bwsh__trace_counter(int pool, int which, uint64_t ts_ns,
                                       uint64_t value);
 BWSH__HIDDEN void bwsh__trace_thread_name(int tid, const char name[16]);
 /* An item of pool `pool` that waited wait_ns in the queue from enqueue_ns,
- * starved_ns of it with every worker blocked: a "queue wait" slice when
- * starved_ns is 1 ms or more. */
+ * starved_ns of it with every worker blocked: a "queue wait" async pair
+ * when starved_ns is 1 ms or more. */
 BWSH__HIDDEN void bwsh__trace_queue_wait(int pool, uint64_t enqueue_ns,
                                          uint64_t wait_ns, uint64_t starved_ns);
 BWSH__HIDDEN void bwsh__trace_write(void);

@@ -392,7 +392,7 @@ void bwsh__call_end(bwsh__call *c) {
     bwsh__site_add(c->fn, c->caller, 1, dur);
   }
   if (record && bwsh__opt.trace_path[0])
-    bwsh__trace_slice(c->fn, bwsh__self.tid, c->start_ns, dur);
+    bwsh__trace_slice(c->fn, bwsh__self.tid, c->caller, c->start_ns, dur);
   bwsh__self.depth--;
   errno = saved;
 }
