@@ -544,7 +544,7 @@ void bwsh__report_write(int why) {
   if (bwsh__opt.report & BW_REPORT_JSON)
     write_json(&snap, why);
   if (why != BW_WHY_INTERIM && bwsh__opt.trace_path[0])
-    bwsh__trace_write();
+    bwsh__trace_write(in_signal);
   bwsh__symbolize_end();
   errno = saved;
   bwsh__self.depth--;

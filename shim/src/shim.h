@@ -365,7 +365,9 @@ BWSH__HIDDEN void bwsh__trace_thread_name(int tid, const char name[16]);
  * when starved_ns is 1 ms or more. */
 BWSH__HIDDEN void bwsh__trace_queue_wait(int pool, uint64_t enqueue_ns,
                                          uint64_t wait_ns, uint64_t starved_ns);
-BWSH__HIDDEN void bwsh__trace_write(void);
+/* Writes the trace file; in_signal: from the fatal-signal report, where
+ * nothing that locks or allocates may run (addresses stay raw). */
+BWSH__HIDDEN void bwsh__trace_write(int in_signal);
 BWSH__HIDDEN void bwsh__trace_after_fork(void);
 enum { BW_TRACE_BLOCKED = 0, BW_TRACE_QUEUE = 1 };
 

@@ -31,7 +31,6 @@
 #include "shim.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -184,22 +183,6 @@ typedef struct writer {
   uint32_t wait_lane; /* bit i: pool i has queue waits */
   char pool_label[BW_MAX_POOLS][64];
 } writer;
-
-/* The report's fatal-signal path writes the trace from its handler, with
- * that signal blocked (the handler has no SA_NODEFER): libdw, which locks
- * and allocates, must not run there. A program that blocks one of these
- * itself only loses the symbols of its trace. */
-static int in_fatal_signal_handler(void) {
-  static const int fatal[] = {SIGSEGV, SIGBUS,  SIGFPE, SIGILL,
-                              SIGABRT, SIGTERM, SIGINT, SIGHUP};
-  sigset_t now;
-  if (pthread_sigmask(SIG_BLOCK, NULL, &now) != 0)
-    return 1;
-  for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
-    if (sigismember(&now, fatal[i]) == 1)
-      return 1;
-  return 0;
-}
 
 /* Every pool's own name; a name two pools share gets " #N" (N: its index
  * from 1), so that each pool keeps a counter track of its own. */
@@ -460,7 +443,7 @@ static void write_thread_names(writer *w) {
   }
 }
 
-void bwsh__trace_write(void) {
+void bwsh__trace_write(int in_signal) {
   if (!events)
     return;
   char path[600], tmp[700];
@@ -472,7 +455,7 @@ void bwsh__trace_write(void) {
   memset(&w, 0, sizeof w);
   w.o.fd = fd;
   w.pid = (int)getpid();
-  w.safe_only = in_fatal_signal_handler();
+  w.safe_only = in_signal; /* libdw locks and allocates: not in a handler */
   void *scratch_map = mmap(NULL, sizeof(scratch), PROT_READ | PROT_WRITE,
                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   w.tmp = scratch_map == MAP_FAILED ? NULL : scratch_map;
