@@ -226,6 +226,46 @@ void bw_cancel_token_release(bw_cancel_token *token);
  * retain is matched by a bw_cancel_token_release(). Returns token. */
 bw_cancel_token *bw_cancel_token_retain(bw_cancel_token *token);
 
+/* ---- waits that hold no thread: semaphore, event, mutex ---------------
+ *
+ * An acquire, wait or lock that cannot complete at once returns a pending
+ * task that a release, set or unlock completes later; no thread waits.
+ * Waiters are served in the order they asked (FIFO). Such a task's
+ * continuations run on the pool of the worker that asked, or on the
+ * default pool when a thread off the pool asked; that pool must outlive
+ * the wait. How the task ended, as bw_sync_status() reads it:
+ *  - 0: the unit, event or lock was taken (state COMPLETED, result NULL);
+ *  - -ECANCELED: `token` was canceled first, or the task was canceled with
+ *    bw_task_cancel() (state CANCELED; nothing was taken);
+ *  - -ESHUTDOWN: the primitive was destroyed first (state COMPLETED with
+ *    (void *)(intptr_t)-ESHUTDOWN as its result; nothing was taken).
+ * A continuation must check bw_sync_status(done) == 0 before it uses what
+ * it waited for. Releases, sets and unlocks may come from any thread. */
+
+typedef struct bw_semaphore bw_semaphore;
+
+/* 0, -ECANCELED or -ESHUTDOWN for an acquire/wait/lock task that ended (see
+ * above), -EINPROGRESS while it is pending, -EINVAL for NULL. */
+int bw_sync_status(const bw_task *task);
+
+/* A counting semaphore with `initial` units (SemaphoreSlim). NULL with
+ * errno ENOMEM. */
+bw_semaphore *bw_semaphore_create(unsigned initial);
+/* A task that completes when a unit is taken (WaitAsync): at once when one
+ * is free and nobody waits. A token already canceled gives a canceled
+ * task. NULL with errno EINVAL or ENOMEM. */
+bw_task *bw_semaphore_acquire(bw_semaphore *s, bw_cancel_token *token);
+/* Takes a unit if one is free now: 0, or -EAGAIN. */
+int bw_semaphore_try_acquire(bw_semaphore *s);
+/* Adds n units, handed to the oldest waiters first. -EOVERFLOW (nothing
+ * added) when the count would pass UINT_MAX. */
+int bw_semaphore_release(bw_semaphore *s, unsigned n);
+/* Units free now, and acquires pending now (racy snapshots). */
+unsigned bw_semaphore_count(const bw_semaphore *s);
+size_t bw_semaphore_waiters(const bw_semaphore *s);
+/* Frees the semaphore; pending acquires complete with -ESHUTDOWN. */
+int bw_semaphore_destroy(bw_semaphore *s);
+
 /* ---- errors ----------------------------------------------------------- */
 
 /* A static description of a negative (or positive) errno returned here. */
