@@ -243,6 +243,8 @@ bw_cancel_token *bw_cancel_token_retain(bw_cancel_token *token);
  * it waited for. Releases, sets and unlocks may come from any thread. */
 
 typedef struct bw_semaphore bw_semaphore;
+typedef struct bw_event bw_event;
+typedef struct bw_async_mutex bw_async_mutex;
 
 /* 0, -ECANCELED or -ESHUTDOWN for an acquire/wait/lock task that ended (see
  * above), -EINPROGRESS while it is pending, -EINVAL for NULL. */
@@ -265,6 +267,37 @@ unsigned bw_semaphore_count(const bw_semaphore *s);
 size_t bw_semaphore_waiters(const bw_semaphore *s);
 /* Frees the semaphore; pending acquires complete with -ESHUTDOWN. */
 int bw_semaphore_destroy(bw_semaphore *s);
+
+/* An event, unset at creation. Manual reset (ManualResetEvent): set
+ * completes every wait and the event stays set until bw_event_reset. Auto
+ * reset (AutoResetEvent): set completes the oldest wait, or, when none is
+ * pending, leaves the event set until one wait takes it; setting a set
+ * event changes nothing. NULL with errno ENOMEM. */
+bw_event *bw_event_create(int manual_reset);
+int bw_event_set(bw_event *e);
+int bw_event_reset(bw_event *e);
+/* A task that completes when the event is set (at once if it is); an
+ * auto-reset event is reset by the wait it completes. */
+bw_task *bw_event_wait(bw_event *e, bw_cancel_token *token);
+/* Nonzero while set (a racy snapshot). */
+int bw_event_is_set(const bw_event *e);
+/* Frees the event; pending waits complete with -ESHUTDOWN. */
+int bw_event_destroy(bw_event *e);
+
+/* A mutex for critical sections that span continuations: it belongs to no
+ * thread, so any thread may unlock it once the lock task completed. */
+bw_async_mutex *bw_async_mutex_create(void);
+/* A task that completes when the caller holds the mutex. */
+bw_task *bw_async_mutex_lock(bw_async_mutex *m, bw_cancel_token *token);
+/* Takes the mutex if it is free now: 0, or -EBUSY. */
+int bw_async_mutex_try_lock(bw_async_mutex *m);
+/* Passes the mutex to the oldest waiter, or frees it. -EPERM when it is
+ * not locked. */
+int bw_async_mutex_unlock(bw_async_mutex *m);
+int bw_async_mutex_is_locked(const bw_async_mutex *m);
+/* Frees the mutex (locked or not); pending locks complete with
+ * -ESHUTDOWN. */
+int bw_async_mutex_destroy(bw_async_mutex *m);
 
 /* ---- errors ----------------------------------------------------------- */
 
