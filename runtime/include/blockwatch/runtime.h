@@ -226,7 +226,7 @@ void bw_cancel_token_release(bw_cancel_token *token);
  * retain is matched by a bw_cancel_token_release(). Returns token. */
 bw_cancel_token *bw_cancel_token_retain(bw_cancel_token *token);
 
-/* ---- waits that hold no thread: semaphore, event, mutex ---------------
+/* ---- waits that hold no thread: semaphore, event, mutex, timer --------
  *
  * An acquire, wait or lock that cannot complete at once returns a pending
  * task that a release, set or unlock completes later; no thread waits.
@@ -245,6 +245,7 @@ bw_cancel_token *bw_cancel_token_retain(bw_cancel_token *token);
 typedef struct bw_semaphore bw_semaphore;
 typedef struct bw_event bw_event;
 typedef struct bw_async_mutex bw_async_mutex;
+typedef struct bw_timer bw_timer;
 
 /* 0, -ECANCELED or -ESHUTDOWN for an acquire/wait/lock task that ended (see
  * above), -EINPROGRESS while it is pending, -EINVAL for NULL. */
@@ -298,6 +299,24 @@ int bw_async_mutex_is_locked(const bw_async_mutex *m);
 /* Frees the mutex (locked or not); pending locks complete with
  * -ESHUTDOWN. */
 int bw_async_mutex_destroy(bw_async_mutex *m);
+
+/* Runs fn(arg) on the pool first_ms from now, then every period_ms on the
+ * fixed schedule first + k * period (period_ms 0: once). Runs never
+ * overlap: the next one is scheduled when fn returns, at the first tick
+ * still ahead, so ticks that pass while fn runs (or waits in the queue)
+ * are skipped, not queued. Between runs the timer holds no thread: it
+ * waits in the pool's timer heap. Pool destroy ends it (no run after the
+ * pool's queue drained). NULL with errno EINVAL (fn NULL), ESHUTDOWN or
+ * ENOMEM. */
+bw_timer *bw_timer_start(bw_pool *pool, uint64_t first_ms, uint64_t period_ms,
+                         void (*fn)(void *arg), void *arg);
+/* Stops the timer and frees the handle (call it once for every started
+ * timer, one-shot or not, even after its pool is gone). Waits for nothing:
+ * no run starts after it returns; a run that has already started goes on.
+ * Returns 1 when a run was executing fn at that moment (also when called
+ * from fn itself), so the caller knows fn may still touch arg; 0 when fn
+ * will never run again; -EINVAL for NULL. */
+int bw_timer_stop(bw_timer *timer);
 
 /* ---- errors ----------------------------------------------------------- */
 
