@@ -201,6 +201,10 @@ int bwrt__sync_try_take(bwrt__sync *s) {
 }
 
 int bwrt__sync_give(bwrt__sync *s, unsigned n, int saturate) {
+  /* A continuation of a task completed here may destroy the primitive
+   * while this call still runs (it got its unit, so it may): once there
+   * are waiters to complete, hold a reference on the memory to the end. */
+  int held = 0;
   for (;;) {
     pthread_mutex_lock(&s->mu);
     unsigned units = atomic_load_explicit(&s->units, memory_order_relaxed);
@@ -214,6 +218,10 @@ int bwrt__sync_give(bwrt__sync *s, unsigned n, int saturate) {
     units += n;
     bwrt__sync_waiter *list = pop_served(s, &units);
     atomic_store_explicit(&s->units, units, memory_order_relaxed);
+    if (list != NULL && !held) {
+      atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+      held = 1;
+    }
     pthread_mutex_unlock(&s->mu);
     /* Units taken by waiters whose tasks the user canceled meanwhile go
      * back, to the next waiters (a manual event consumed none). */
@@ -225,9 +233,14 @@ int bwrt__sync_give(bwrt__sync *s, unsigned n, int saturate) {
       list = next;
     }
     if (n == 0)
-      return 0;
-    saturate = 1; /* they were counted once: they fit unless gives raced */
+      break;
+    /* Counted once already, they fit unless gives raced; after a destroy
+     * nobody waits and they stay. */
+    saturate = 1;
   }
+  if (held)
+    sync_release(s);
+  return 0;
 }
 
 void bwrt__sync_clear(bwrt__sync *s) {

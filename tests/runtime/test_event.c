@@ -146,6 +146,49 @@ static void test_event_set_from_a_foreign_thread(void **state) {
   bw_event_destroy(e);
 }
 
+/* The thread whose wait a set completed may destroy the event at once,
+ * while the set is still completing the other waits (and finding one the
+ * user canceled). */
+typedef struct destroyer {
+  bw_event *e;
+  bw_task *first;
+  atomic_int spinning;
+} destroyer;
+
+static void *destroy_when_woken(void *arg) {
+  destroyer *d = arg;
+  atomic_store(&d->spinning, 1);
+  while (bw_task_state_get(d->first) == BW_TASK_PENDING) {
+  }
+  bw_event_destroy(d->e);
+  return NULL;
+}
+
+static void test_event_destroy_by_a_woken_waiter_during_set(void **state) {
+  (void)state;
+  enum { WAITS = 1000 };
+  for (int round = 0; round < 20; round++) {
+    destroyer d = {.e = bw_event_create(1)};
+    bw_task **t = calloc(WAITS, sizeof(*t));
+    for (int i = 0; i < WAITS; i++)
+      t[i] = bw_event_wait(d.e, NULL);
+    d.first = t[0];
+    /* The set reaches this one last and finds it canceled. */
+    assert_int_equal(bw_task_cancel(t[WAITS - 1]), 0);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, destroy_when_woken, &d), 0);
+    while (!atomic_load(&d.spinning))
+      rt_sleep_ms(1);
+    assert_int_equal(bw_event_set(d.e), 0);
+    pthread_join(th, NULL);
+    for (int i = 0; i < WAITS; i++) {
+      assert_int_equal(bw_sync_status(t[i]), i < WAITS - 1 ? 0 : -ECANCELED);
+      bw_task_release(t[i]);
+    }
+    free(t);
+  }
+}
+
 /* Ping-pong: two auto-reset events, a continuation on each side sets the
  * other's event and waits on its own again. A lost wake-up stalls it. */
 enum { ROUNDS = 5000 };
@@ -208,6 +251,7 @@ int main(void) {
       cmocka_unit_test(test_event_auto_set_completes_one_wait),
       cmocka_unit_test(test_event_token_cancels_and_destroy_shuts_down),
       cmocka_unit_test(test_event_set_from_a_foreign_thread),
+      cmocka_unit_test(test_event_destroy_by_a_woken_waiter_during_set),
       cmocka_unit_test(test_event_ping_pong_loses_no_wakeup),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

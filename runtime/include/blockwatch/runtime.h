@@ -240,7 +240,9 @@ bw_cancel_token *bw_cancel_token_retain(bw_cancel_token *token);
  *  - -ESHUTDOWN: the primitive was destroyed first (state COMPLETED with
  *    (void *)(intptr_t)-ESHUTDOWN as its result; nothing was taken).
  * A continuation must check bw_sync_status(done) == 0 before it uses what
- * it waited for. Releases, sets and unlocks may come from any thread. */
+ * it waited for. Releases, sets and unlocks may come from any thread. Whoever
+ * sees its wait completed may destroy the primitive, even while the release
+ * that completed it has not yet returned. */
 
 typedef struct bw_semaphore bw_semaphore;
 typedef struct bw_event bw_event;
