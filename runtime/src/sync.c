@@ -17,7 +17,9 @@
  *  - A waiter's references: the list's (held by its unlinker until it has
  *    resolved the task) and, while a token registration is linked or its
  *    fire runs, the registration's. The waiter holds one reference on its
- *    task, its token and the sync, so a fire racing destroy finds mu alive.
+ *    task, its token and the sync, so a fire racing destroy finds mu alive;
+ *    a give holds one on the sync while it completes waiters, whose owners
+ *    may destroy it meanwhile.
  *  - A task the user canceled directly (bw_task_cancel) stays queued until
  *    a give reaches it; that give's unit passes to the next waiter.
  */
