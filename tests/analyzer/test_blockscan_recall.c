@@ -86,9 +86,23 @@ static void test_libevent_1x_callbacks_are_roots(void **state) {
   assert_int_equal(check_fixture("libevent1.c"), 10);
 }
 
+static void test_glib_io_watch_callbacks_are_roots(void **state) {
+  (void)state;
+  assert_int_equal(check_fixture("glib_watch.c"), 2);
+}
+
+/* The generated rules, and their unless= conditions from a `blocking`
+ * flag and a zero `timeout`. */
+static void test_synchronous_gio_calls_block(void **state) {
+  (void)state;
+  assert_int_equal(check_fixture("gio_sync.c"), 7);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_libevent_1x_callbacks_are_roots),
+      cmocka_unit_test(test_glib_io_watch_callbacks_are_roots),
+      cmocka_unit_test(test_synchronous_gio_calls_block),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
