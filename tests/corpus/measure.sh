@@ -46,8 +46,8 @@ done
 
 echo "blockscan $("$blockscan" --version 2>/dev/null | head -n 1 || echo '(no --version)') ${BLOCKSCAN_ARGS:-}"
 echo
-echo "| project | TUs | findings | distinct lines | time (s) | peak RSS (MB) | triaged | real | precision | real kept | recall | untriaged |"
-echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+echo "| project | TUs | TUs not parsed | findings | distinct lines | time (s) | peak RSS (MB) | triaged | real | precision | real kept | recall | untriaged |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
 for row in "${rows[@]}"; do
   echo "| ${row//$'\t'/ | } |"
 done

@@ -6,7 +6,7 @@
 # apt configuration is neither read for sources nor changed (a private
 # deb-src list and private package lists live under $CORPUS_DIR/apt); every
 # project ends with <its build dir>/compile_commands.json and the generated
-# headers its TUs include, and nothing more is built than that needs. A
+# sources and headers its TUs use, and nothing more is built than that needs. A
 # project already prepared is left as it is (delete its directory to redo it).
 #
 # usage: tests/corpus/prepare.sh [libuv] [tmux] [glib]     (default: all three)
@@ -128,11 +128,14 @@ prepare_tmux() {
 }
 
 # GLib: meson writes the database at configure time; of the build only the
-# generated headers are made (enum types, marshallers, D-Bus and resource
-# code), found as the custom-command outputs in ninja's target list.
+# generated sources are made (enum types, marshallers, D-Bus and resource
+# code, the .inc files tests include): the custom-command outputs ending in
+# .c, .h or .inc in ninja's target list. Those need GLib's own code
+# generators, so ninja builds the libraries and tools they depend on too
+# (a few minutes with -j2), but not the tests or anything else.
 prepare_glib() {
-  local out=$corpus/glib/build src headers
-  [ -f "$out/.headers-done" ] && return 0
+  local out=$corpus/glib/build src generated
+  [ -f "$out/.generated-done" ] && return 0
   need_packages meson ninja-build pkg-config gcc libffi-dev libmount-dev libpcre2-dev \
     libselinux1-dev zlib1g-dev libelf-dev
   src=$(source_of glib "${GLIB_SRC:-}" glib2.0)
@@ -144,13 +147,14 @@ prepare_glib() {
       >"$corpus/glib/configure.log" 2>&1 ||
       die "glib: meson setup failed (see $corpus/glib/configure.log)"
   fi
-  headers=$(ninja -C "$out" -t targets all | sed -n 's/^\([^:]*\.h\): CUSTOM_COMMAND.*/\1/p')
-  say "glib: generating $(echo "$headers" | wc -w) headers"
+  generated=$(ninja -C "$out" -t targets all |
+    sed -n 's/^\([^:]*\.\(c\|h\|inc\)\): CUSTOM_COMMAND.*/\1/p')
+  say "glib: generating $(echo "$generated" | wc -w) sources and headers"
   # shellcheck disable=SC2086  # one target per word
-  ninja -C "$out" -j2 $headers >"$corpus/glib/headers.log" 2>&1 ||
-    die "glib: generating headers failed (see $corpus/glib/headers.log)"
+  ninja -C "$out" -j2 $generated >"$corpus/glib/generate.log" 2>&1 ||
+    die "glib: generating sources failed (see $corpus/glib/generate.log)"
   ln -sfn "$src" "$corpus/glib/src"
-  touch "$out/.headers-done"
+  touch "$out/.generated-done"
 }
 
 projects=("$@")

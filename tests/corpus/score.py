@@ -10,11 +10,13 @@ still reported. The sample is reproducible: the same findings and seed give
 the same rows.
 
 usage: score.py run NAME SRC DB BLOCKSCAN TRIAGE [blockscan args...]
-           prints one tab-separated row: name tus findings lines seconds
-           rss_mb triaged real precision real_kept recall untriaged
-       score.py sample JSON TRIAGE [N] [SEED]
-           prints triage rows (verdict left empty) for the reported lines
-           not yet in TRIAGE: all of them when there are at most N (60),
+           prints one tab-separated row: name tus errors findings lines
+           seconds rss_mb triaged real precision real_kept recall untriaged
+           (errors: TUs that did not parse; blockscan analyses the rest)
+       score.py sample JSON[,JSON...] TRIAGE [N] [SEED]
+           prints triage rows (verdict left empty) for the lines reported in
+           any of the JSON reports (e.g. before and after a change) and not
+           yet in TRIAGE: all of them when there are at most N (60),
            else N drawn with SEED (14) plus every line of a category in
            REAL_LOOKING
 """
@@ -74,11 +76,16 @@ def cmd_run(name, src, db, blockscan, triage_path, extra):
                           cwd=src, stderr=subprocess.PIPE, text=True, check=False)
     seconds = time.monotonic() - start
     rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
-    if proc.returncode not in (0, 1):
+    try:
+        with open(out, encoding="utf-8") as f:
+            report = json.load(f)
+    except (OSError, ValueError):
+        report = None
+    if report is None or proc.returncode not in (0, 1, 2):
         sys.stderr.write(proc.stderr)
-        sys.exit(f"{name}: blockscan exited {proc.returncode}")
-    with open(out, encoding="utf-8") as f:
-        findings = json.load(f)["findings"]
+        sys.exit(f"{name}: blockscan exited {proc.returncode} without a report")
+    findings = report["findings"]
+    errors = len({e["file"] for e in report["errors"]})
     reported = lines_of(findings)
     triage = read_triage(triage_path)
     triaged = [k for k in reported if k in triage]
@@ -86,15 +93,17 @@ def cmd_run(name, src, db, blockscan, triage_path, extra):
     all_real = [k for k, row in triage.items() if row["verdict"] == "real"]
     kept = [k for k in all_real if k in reported]
     print("\t".join(str(v) for v in (
-        name, count_tus(db), len(findings), len(reported), f"{seconds:.1f}", f"{rss_mb:.0f}",
+        name, count_tus(db), errors, len(findings), len(reported), f"{seconds:.1f}", f"{rss_mb:.0f}",
         len(triaged), len(real), pct(len(real), len(triaged)),
         f"{len(kept)}/{len(all_real)}", pct(len(kept), len(all_real)),
         len(reported) - len(triaged))))
 
 
-def cmd_sample(json_path, triage_path, n=60, seed=14):
-    with open(json_path, encoding="utf-8") as f:
-        reported = lines_of(json.load(f)["findings"])
+def cmd_sample(json_paths, triage_path, n=60, seed=14):
+    reported = {}
+    for path in json_paths.split(","):
+        with open(path, encoding="utf-8") as f:
+            reported.update(lines_of(json.load(f)["findings"]))
     keys = sorted(reported)
     if len(keys) > n:
         chosen = set(random.Random(seed).sample(keys, n))
