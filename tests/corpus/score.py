@@ -54,9 +54,18 @@ def read_triage(path):
     return table
 
 
+def relative(path):
+    """A file under a project's build directory (generated code) is keyed
+    as build/<path in it>, so no machine's directory enters a table."""
+    if os.path.isabs(path) and "/build/" in path:
+        return "build/" + path.split("/build/", 1)[1]
+    return path
+
+
 def lines_of(findings):
     """(location, function) -> category of each distinct reported line."""
-    return {(f"{x['file']}:{x['line']}", x["function"]): x["category"] for x in findings}
+    return {(f"{relative(x['file'])}:{x['line']}", x["function"]): x["category"]
+            for x in findings}
 
 
 def count_tus(db):
