@@ -21,7 +21,7 @@ build=${BUILD_DIR:-build}
 case $build in /*) ;; *) build=$root/$build ;; esac
 blockscan=${BLOCKSCAN:-$build/analyzer/blockscan}
 if [ -z "${BLOCKSCAN:-}" ] && [ ! -x "$blockscan" ]; then
-  [ -f "$build/CMakeCache.txt" ] || cmake -S "$root" -B "$build" >/dev/null
+  [ -f "$build/CMakeCache.txt" ] || cmake -S "$root" -B "$build" -DBLOCKWATCH_BUILD_TESTS=OFF >/dev/null
   cmake --build "$build" -j2 --target blockscan >/dev/null
 fi
 [ -x "$blockscan" ] || {

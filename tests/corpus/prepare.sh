@@ -20,8 +20,8 @@
 #   all:   dpkg-dev (dpkg-source), debian-archive-keyring, python3, clang-14
 #   libuv: cmake
 #   tmux:  bear make gcc bison pkg-config libevent-dev libncurses-dev libutempter-dev
-#   glib:  meson ninja-build pkg-config gcc libffi-dev libmount-dev libpcre2-dev
-#          libselinux1-dev zlib1g-dev libelf-dev
+#   glib:  meson ninja-build pkg-config gcc libffi-dev libmount-dev libpcre2-dev zlib1g-dev
+#          (SELinux and libelf support are configured off: the analysis needs neither)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -136,8 +136,7 @@ prepare_tmux() {
 prepare_glib() {
   local out=$corpus/glib/build src generated
   [ -f "$out/.generated-done" ] && return 0
-  need_packages meson ninja-build pkg-config gcc libffi-dev libmount-dev libpcre2-dev \
-    libselinux1-dev zlib1g-dev libelf-dev
+  need_packages meson ninja-build pkg-config gcc libffi-dev libmount-dev libpcre2-dev zlib1g-dev
   src=$(source_of glib "${GLIB_SRC:-}" glib2.0)
   say "glib: configuring $src with meson"
   mkdir -p "$corpus/glib"
