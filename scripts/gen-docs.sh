@@ -19,12 +19,14 @@
 # What varies from run to run is normalised, the same way every time:
 #   - a number with a decimal point (every measured time the samples and the
 #     shim print) becomes <t>, with the spaces before it cut to one;
+#   - the address in a caller frame of the shim's report becomes <addr>;
 #   - the pid becomes <pid>; counts that depend on timing (calls on other
 #     threads, items that were starved, timed items, and in the polling
-#     sample the number of naps) become <n>;
+#     sample the number of naps) become <n>, and the calls on other threads
+#     by function (which functions, how often, in which order) <by function>;
 #   - absolute paths lose the repository root; the build tree is build/;
-#   - call sites are sorted by their text (the shim's order follows its hash
-#     table, which moves with the addresses);
+#   - call sites are sorted by their text, each with its frames and hint
+#     (the shim sorts them by blocked time, which moves from run to run);
 #   - caller frames outside the repository (libc's start_thread, GLib, ...)
 #     are left out, and frames in the repository outside samples/ keep their
 #     file but not their line (runtime/src changes more often than a doc).
@@ -78,14 +80,17 @@ build_sub=$(sed -E 's/[\\&#]/\\&/g' <<<"$build") # as a sed replacement
 normalise() {
   sed -E -e "s#$build_re/#build/#g; s#$build_re([^/]|\$)#build\\1#g; s#$root_re/##g" \
     -e 's/report for pid [0-9]+/report for pid <pid>/; s/"pid":[0-9]+/"pid":<pid>/' \
-    -e 's/ +[0-9]+\.[0-9]+/ <t>/g; s/:[0-9]+\.[0-9]+/:<t>/g' \
+    -e 's/ +[0-9]+\.[0-9]+/ <t>/g; s/([:(])[0-9]+\.[0-9]+/\1<t>/g' \
+    -e 's/^(blockwatch: +#[0-9]+) 0x[0-9a-f]+ /\1 <addr> /' \
     -e 's/; [0-9]+ on other threads/; <n> on other threads/' \
+    -e 's/^(blockwatch:   on other threads: ).*/\1<by function>/' \
+    -e 's/"on_other_threads_by_function":\[[^]]*\]/"on_other_threads_by_function":[<by function>]/' \
     -e 's/over [0-9]+ item\(s\)/over <n> item(s)/' \
     -e 's/"(on_other_threads|timed_items)":[0-9]+/"\1":<n>/g' \
     -e 's/("starvation_delay_ms":\{[^}]*"items":)[0-9]+/\1<n>/' |
     awk -v root="$root" '
-      # Call sites in a stable order: the shim prints them in the order of
-      # its hash table, which moves with the addresses.
+      # Call sites in a stable order: the shim prints them by blocked
+      # time, which moves from run to run.
       function flush(  i, j, t) {
         for (i = 2; i <= n; i++) {
           t = site[i]
@@ -105,6 +110,7 @@ normalise() {
         if (file !~ /^samples\//) sub(/:[0-9]+$/, "", $0)
         if (n) { site[n] = site[n] $0 "\n"; next }
       }
+      /^blockwatch: +hint: / && n { site[n] = site[n] $0 "\n"; next }
       { flush(); print }
       END { flush() }'
 }

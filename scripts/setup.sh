@@ -3,7 +3,8 @@
 #
 #   scripts/setup.sh            build + run: compiler, CMake, libclang, jansson, libdw, cmocka
 #   scripts/setup.sh --test     also: chromium, libpng, clang (libFuzzer), clang-format, groff,
-#                               Node.js/npm and the SARIF Multitool (into .tools/)
+#                               Node.js/npm, the SARIF Multitool and the DevTools
+#                               trace engine (both into .tools/)
 #   scripts/setup.sh --bench    also: the benchmark peers (libuv, GLib, C-Thread-Pool, oneTBB, OpenMP)
 #
 # Quick when everything is present: apt-get runs only for missing packages.
@@ -51,5 +52,14 @@ fi
 if [ "$profile" = test ] && [ ! -x .tools/node_modules/.bin/sarif-multitool ]; then
   echo "setup: installing @microsoft/sarif-multitool into .tools/"
   npm install --silent --no-audit --no-fund --prefix .tools @microsoft/sarif-multitool@5.7.0 >/dev/null
+fi
+# The DevTools trace engine (chrome-devtools-frontend's models/trace, as
+# published on npm) reads the shim's trace in the timeline test; it lives in
+# .tools/ too, pinned to one version.
+trace_engine=@paulirish/trace_engine@0.0.65
+if [ "$profile" = test ] &&
+  ! grep -qs '"version": "0.0.65"' .tools/node_modules/@paulirish/trace_engine/package.json; then
+  echo "setup: installing $trace_engine into .tools/"
+  npm install --silent --no-audit --no-fund --prefix .tools "$trace_engine" >/dev/null
 fi
 echo "setup: ready ($profile)"

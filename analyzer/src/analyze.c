@@ -7,10 +7,22 @@
  *    contribute the roots instead.
  *  - Each callback is one root, handed over at its first submit site in
  *    (file, line, column) order, so output does not depend on TU order.
- *  - The walk from a root is a BFS with parent links: it gives the shortest
- *    chain and terminates on recursion. It does not enter blocking
- *    functions, the rules' entry functions (they hand work off, they do not
- *    run it) or allowed functions; it does enter the program's wrappers.
+ *  - The walk from a root is a BFS over states with parent links: it gives
+ *    the shortest chain and terminates on recursion. It does not enter
+ *    blocking functions, the rules' entry functions (they hand work off,
+ *    they do not run it) or allowed functions; it does enter the program's
+ *    wrappers.
+ *  - A state is a function, plus, when the function calls through a
+ *    function-pointer parameter (or passes one on), what the chain's call
+ *    sites passed for it: such a call reaches those functions only. A call
+ *    through a variable or field reaches what flows into that slot (fields
+ *    are keyed by their struct type's USR).
+ *  - An edge is low confidence when it goes through a pointer with more
+ *    than BWSC__WIDE_TARGETS targets, is written in an assertion's failure
+ *    branch, or calls a noreturn function. Every high-confidence state is
+ *    visited before any low one, so a site reachable with high confidence
+ *    is reported so; everything past a low edge is low.
+ *  - Each (call site, root) is reported at most once, from its best state.
  *  - Threads the program starts itself (pthread_create) are neither roots
  *    nor edges: a start routine only becomes reachable by being submitted.
  */
@@ -52,8 +64,11 @@ typedef struct root {
 typedef struct analysis {
   bwsc__program *prog;
   const bw_rules *rules;
-  wrapping *wraps; /* per node: the parameters it forwards to an entry */
-  root *roots;     /* per node */
+  wrapping *wraps;        /* per node: the parameters it forwards to an entry */
+  root *roots;            /* per node */
+  uint64_t *bound_params; /* per node: see find_bound_params */
+  int *callee_param;      /* per call: the caller's parameter it calls
+                             through, or -1 */
   bwsc__findings *out;
 } analysis;
 
@@ -189,21 +204,23 @@ static void add_root(analysis *an, size_t node, const bwsc__loc *loc,
   r->runs_on = runs_on;
 }
 
-/* Every slot that is a member named `field` of some struct: the callback of
- * a BW_CALLBACK_FIELD entry (field-insensitive about which struct). */
+/* The slots holding a BW_CALLBACK_FIELD entry's callback: member `field`
+ * of the struct type the entry receives (`record`, a USR), or of any
+ * struct when that type is unknown (the argument is a void pointer). */
 static void roots_from_field(analysis *an, const char *field,
-                             const bwsc__call_fact *call, const char *entry,
-                             bw_runs_on runs_on) {
+                             const char *record, const bwsc__call_fact *call,
+                             const char *entry, bw_runs_on runs_on) {
   bwsc__program *prog = an->prog;
-  char suffix[256];
-  snprintf(suffix, sizeof(suffix), "@FI@%s", field);
+  char suffix[512];
+  snprintf(suffix, sizeof(suffix), "%s@FI@%s", record ? record : "", field);
   size_t slen = strlen(suffix);
   for (size_t s = 0; s < prog->nslots; s++) {
     const char *key = prog->slots[s].key;
     size_t klen = strlen(key);
-    if (klen < slen || strcmp(key + klen - slen, suffix) != 0)
+    if (record ? strcmp(key, suffix) != 0
+               : klen < slen || strcmp(key + klen - slen, suffix) != 0)
       continue;
-    bwsc__value value = {BWSC__VAL_SLOT, (char *)key, NULL, 0};
+    bwsc__value value = {BWSC__VAL_SLOT, (char *)key, NULL, 0, NULL};
     const size_t *targets = NULL;
     size_t count = bwsc__program_targets(prog, &value, &targets);
     for (size_t t = 0; t < count; t++)
@@ -226,7 +243,11 @@ static void find_roots(analysis *an) {
       size_t nways = call_handoffs(an, call, &callee, ways);
       for (size_t w = 0; w < nways; w++) {
         if (ways[w].field) {
-          roots_from_field(an, ways[w].field, call, callee->name,
+          const char *record =
+              ways[w].arg >= 0 && (size_t)ways[w].arg < call->nargs
+                  ? call->args[ways[w].arg].record
+                  : NULL;
+          roots_from_field(an, ways[w].field, record, call, callee->name,
                            ways[w].runs_on);
           continue;
         }
@@ -239,7 +260,8 @@ static void find_roots(analysis *an) {
             wraps_param(&an->wraps[n], param))
           continue; /* forwarded: the wrapper's callers are the roots */
         const size_t *targets = NULL;
-        size_t count = bwsc__program_targets(prog, arg, &targets);
+        size_t count = bwsc__program_targets_in(
+            prog, arg, prog->call_tu[node->calls[c]], &targets);
         for (size_t t = 0; t < count; t++)
           add_root(an, targets[t], &call->loc, callee->name, ways[w].runs_on);
       }
@@ -291,16 +313,176 @@ static int nonblocking(const analysis *an, const bw_blocking_rule *rule,
 
 /* ---- reachability -------------------------------------------------------- */
 
-typedef struct link {
-  size_t parent;  /* node index, or SIZE_MAX for the root */
-  size_t call;    /* index in prog->calls of parent's call to this node */
-  unsigned stamp; /* == current root's stamp when visited */
-} link;
+/* A walk state: a function reached from the root, and how. A function that
+ * calls through a parameter (or passes one on to such a function) is
+ * reached once per distinct binding of those parameters, so a call through
+ * a parameter resolves to what the call sites on the chain passed in. */
+typedef struct state {
+  size_t node;
+  size_t parent;   /* index in walk.states, SIZE_MAX for the root */
+  size_t call;     /* index in prog->calls of the parent's call to here */
+  size_t ntargets; /* that call's targets when it goes through a pointer */
+  bwsc__cold cold; /* that call's coldness */
+  size_t bound;    /* first entry in walk.bound, SIZE_MAX: unbound */
+  size_t nbound;
+  int low;
+} state;
 
-static void add_finding(analysis *an, size_t root_node, const link *links,
-                        size_t node, const bwsc__call_fact *site,
+typedef struct scratch {
+  size_t *items;
+  size_t count, cap;
+} scratch;
+
+/* Parameter `param` of a state's function may hold node `target`. */
+typedef struct binding {
+  int param;
+  size_t target;
+} binding;
+
+typedef struct walk {
+  state *states; /* visited, in BFS order (the queue) */
+  size_t nstates, capstates;
+  state *later; /* reached over a low-confidence edge, visited after */
+  size_t nlater, caplater;
+  binding *bound;
+  size_t nbound, capbound;
+  scratch args;      /* what enter() resolves arguments into */
+  scratch callees;   /* what expand() resolves callees into */
+  bwsc__strmap seen; /* bound states already visited: key -> 1 */
+  char **keys;
+  size_t nkeys, capkeys;
+  unsigned *node_stamp; /* unbound states: node visited when == stamp */
+  unsigned *call_stamp; /* a call already reported for this root */
+  unsigned stamp;
+} walk;
+
+/* Per node, a bit per parameter whose binding the walk tracks: the
+ * function calls through it, or passes it to such a parameter. */
+static void find_bound_params(analysis *an) {
+  bwsc__program *prog = an->prog;
+  an->callee_param = bwsc__xcalloc(prog->ncalls + 1, sizeof(int));
+  for (size_t n = 0; n < prog->nnodes; n++) {
+    const bwsc__node *node = &prog->nodes[n];
+    for (size_t c = 0; c < node->ncalls; c++) {
+      const bwsc__call_fact *call = prog->calls[node->calls[c]];
+      int param = -1;
+      if (!bwsc__program_param_of(prog, &call->callee, node->usr, &param) ||
+          param >= 64)
+        param = -1;
+      an->callee_param[node->calls[c]] = param;
+      if (param >= 0)
+        an->bound_params[n] |= UINT64_C(1) << param;
+    }
+  }
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (size_t n = 0; n < prog->nnodes; n++) {
+      const bwsc__node *node = &prog->nodes[n];
+      for (size_t c = 0; c < node->ncalls; c++) {
+        const bwsc__call_fact *call = prog->calls[node->calls[c]];
+        bwsc__node *callee = bwsc__program_node(prog, call->callee.ref);
+        if (call->callee.kind != BWSC__VAL_FUNC || !callee)
+          continue;
+        uint64_t mask = an->bound_params[node_index(an, callee)];
+        for (size_t a = 0; mask && a < call->nargs && a < 64; a++) {
+          int param;
+          if (!(mask >> a & 1) ||
+              !bwsc__program_param_of(prog, &call->args[a], node->usr,
+                                      &param) ||
+              param >= 64 || an->bound_params[n] >> param & 1)
+            continue;
+          an->bound_params[n] |= UINT64_C(1) << param;
+          changed = 1;
+        }
+      }
+    }
+  }
+}
+
+/* Sets *out to what `value`, used by call `call` in state `from`, may
+ * denote: its binding when the value is one of the function's bound
+ * parameters, else every function that flows into it. */
+static size_t resolve(analysis *an, const walk *w, const state *from,
+                      size_t call, const bwsc__value *value, int param,
+                      scratch *buf, const size_t **out) {
+  if (param < 0 && from->bound != SIZE_MAX && value->kind == BWSC__VAL_SLOT &&
+      !bwsc__program_param_of(an->prog, value, an->prog->nodes[from->node].usr,
+                              &param))
+    param = -1;
+  if (param < 0 || from->bound == SIZE_MAX ||
+      !(an->bound_params[from->node] >> param & 1))
+    return bwsc__program_targets_in(an->prog, value, an->prog->call_tu[call],
+                                    out);
+  buf->count = 0;
+  for (size_t i = 0; i < from->nbound; i++)
+    if (w->bound[from->bound + i].param == param)
+      *BWSC__PUSH(buf->items, buf->count, buf->cap) =
+          w->bound[from->bound + i].target;
+  *out = buf->items;
+  return buf->count;
+}
+
+/* Visits an unbound state: once per function and root. */
+static int enter_unbound(walk *w, const state *next) {
+  if (w->node_stamp[next->node] == w->stamp)
+    return 0;
+  w->node_stamp[next->node] = w->stamp;
+  *BWSC__PUSH(w->states, w->nstates, w->capstates) = *next;
+  return 1;
+}
+
+/* Visits `next` (node, parent, call filled in) unless already visited;
+ * computes its binding from the call's arguments. Returns 1 if new. */
+static int enter(analysis *an, walk *w, state next) {
+  uint64_t mask = an->bound_params[next.node];
+  next.bound = SIZE_MAX;
+  next.nbound = 0;
+  if (!mask)
+    return enter_unbound(w, &next);
+  const bwsc__call_fact *call = an->prog->calls[next.call];
+  const state *from = &w->states[next.parent];
+  size_t first = w->nbound;
+  char key[512];
+  int len = snprintf(key, sizeof(key), "%zu", next.node);
+  for (int p = 0; p < 64 && (size_t)p < call->nargs; p++) {
+    if (!(mask >> p & 1))
+      continue;
+    const size_t *targets = NULL;
+    size_t count =
+        resolve(an, w, from, next.call, &call->args[p], -1, &w->args, &targets);
+    for (size_t t = 0; t < count; t++) {
+      binding *b = BWSC__PUSH(w->bound, w->nbound, w->capbound);
+      b->param = p;
+      b->target = targets[t];
+      if (len > 0 && (size_t)len < sizeof(key))
+        len += snprintf(key + len, sizeof(key) - (size_t)len, " %d:%zu", p,
+                        targets[t]);
+    }
+  }
+  if ((size_t)len >= sizeof(key)) {
+    /* A binding too wide to key (many targets): the state goes unbound,
+     * and calls through its parameters reach what flows into them. */
+    w->nbound = first;
+    return enter_unbound(w, &next);
+  }
+  if (bwsc__strmap_get(&w->seen, key, NULL)) {
+    w->nbound = first;
+    return 0;
+  }
+  char **owned = BWSC__PUSH(w->keys, w->nkeys, w->capkeys);
+  *owned = bwsc__xstrdup(key);
+  bwsc__strmap_put(&w->seen, *owned, 1);
+  next.bound = first;
+  next.nbound = w->nbound - first;
+  *BWSC__PUSH(w->states, w->nstates, w->capstates) = next;
+  return 1;
+}
+
+static void add_finding(analysis *an, size_t root_node, const walk *w,
+                        const state *at, const bwsc__call_fact *site,
                         const bwsc__loc *loc, const char *callee,
-                        const bw_blocking_rule *rule) {
+                        const bw_blocking_rule *rule, size_t ntargets,
+                        bwsc__cold cold) {
   bwsc__program *prog = an->prog;
   const bwsc__node *cb = &prog->nodes[root_node];
   const root *r = &an->roots[root_node];
@@ -324,23 +506,32 @@ static void add_finding(analysis *an, size_t root_node, const link *links,
   char stable[512];
   if (site) {
     size_t depth = 1;
-    for (size_t n = node; links[n].parent != SIZE_MAX; n = links[n].parent)
+    for (const state *s = at; s->parent != SIZE_MAX; s = &w->states[s->parent])
       depth++;
     f->nchain = depth;
     f->chain = bwsc__xcalloc(depth, sizeof(bwsc__step));
-    size_t at = depth - 1;
-    f->chain[at].loc = site->loc;
-    for (size_t n = node;; n = links[n].parent) {
-      f->chain[at].function = prog->nodes[n].name;
-      f->chain[at].usr = prog->nodes[n].usr;
-      if (links[n].parent == SIZE_MAX)
+    size_t i = depth - 1;
+    bwsc__step *step = &f->chain[i];
+    step->loc = site->loc;
+    step->through = ntargets ? site->callee.name : NULL;
+    step->ntargets = ntargets;
+    step->cold = cold;
+    f->low = at->low || cold || ntargets > BWSC__WIDE_TARGETS;
+    for (const state *s = at;; s = &w->states[s->parent]) {
+      f->chain[i].function = prog->nodes[s->node].name;
+      f->chain[i].usr = prog->nodes[s->node].usr;
+      if (s->parent == SIZE_MAX)
         break;
-      f->chain[at - 1].loc = prog->calls[links[n].call]->loc;
-      at--;
+      step = &f->chain[--i];
+      const bwsc__call_fact *call = prog->calls[s->call];
+      step->loc = call->loc;
+      step->through = s->ntargets ? call->callee.name : NULL;
+      step->ntargets = s->ntargets;
+      step->cold = s->cold;
     }
-    f->function = prog->nodes[node].name;
-    for (size_t i = 0; i < f->nchain; i++) {
-      bwsc__stable_name(bwsc__program_node(prog, f->chain[i].usr), stable,
+    f->function = prog->nodes[at->node].name;
+    for (size_t k = 0; k < f->nchain; k++) {
+      bwsc__stable_name(bwsc__program_node(prog, f->chain[k].usr), stable,
                         sizeof(stable));
       hash = bwsc__fnv1a(hash, stable);
     }
@@ -352,24 +543,61 @@ static void add_finding(analysis *an, size_t root_node, const link *links,
   }
   snprintf(f->fingerprint, sizeof(f->fingerprint), "%016llx",
            (unsigned long long)hash);
-  f->message = bwsc__xasprintf(
-      "'%s' blocks %s: reached from callback '%s'", callee,
-      r->runs_on == BW_RUNS_ON_LOOP ? "the event loop" : "a pool worker",
-      cb->name);
 }
 
-static void visit(link *links, size_t *queue, size_t *tail, size_t node,
-                  size_t parent, size_t call, unsigned stamp) {
-  if (links[node].stamp == stamp)
-    return;
-  links[node].stamp = stamp;
-  links[node].parent = parent;
-  links[node].call = call;
-  queue[(*tail)++] = node;
+static bwsc__cold coldness(const bwsc__call_fact *call,
+                           const bwsc__node *callee) {
+  if (call->cold)
+    return BWSC__COLD_ASSERT;
+  return callee->noreturn ? BWSC__COLD_NORETURN : BWSC__WARM;
 }
 
-static void walk_root(analysis *an, size_t root_node, link *links,
-                      size_t *queue, unsigned stamp) {
+/* The calls of state `si`: blocking targets become findings, others are
+ * entered (over a low-confidence edge: later, after every high state). */
+static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
+  bwsc__program *prog = an->prog;
+  const bwsc__node *node = &prog->nodes[w->states[si].node];
+  for (size_t c = 0; c < node->ncalls; c++) {
+    size_t call_index = node->calls[c];
+    const bwsc__call_fact *call = prog->calls[call_index];
+    const size_t *targets = NULL;
+    size_t count = resolve(an, w, &w->states[si], call_index, &call->callee,
+                           an->callee_param[call_index], &w->callees, &targets);
+    size_t ntargets = call->callee.kind == BWSC__VAL_FUNC ? 0 : count;
+    int reported = 0;
+    for (size_t t = 0; t < count; t++) {
+      size_t target = targets[t];
+      const bwsc__node *callee = &prog->nodes[target];
+      bwsc__cold cold = coldness(call, callee);
+      const bw_blocking_rule *rule =
+          bw_rules_find_blocking(an->rules, callee->name);
+      if (rule) {
+        if (w->call_stamp[call_index] != w->stamp &&
+            !nonblocking(an, rule, call)) {
+          add_finding(an, root_node, w, &w->states[si], call, &call->loc,
+                      callee->name, rule, ntargets, cold);
+          reported = 1;
+        }
+        continue;
+      }
+      if (!callee->def || is_rules_entry(an, callee) ||
+          bw_rules_is_allowed(an->rules, callee->name))
+        continue;
+      state next = {target, si,       call_index, ntargets,
+                    cold,   SIZE_MAX, 0,          w->states[si].low};
+      if (!next.low && (cold || ntargets > BWSC__WIDE_TARGETS)) {
+        next.low = 1;
+        *BWSC__PUSH(w->later, w->nlater, w->caplater) = next;
+        continue;
+      }
+      enter(an, w, next);
+    }
+    if (reported)
+      w->call_stamp[call_index] = w->stamp;
+  }
+}
+
+static void walk_root(analysis *an, walk *w, size_t root_node) {
   bwsc__program *prog = an->prog;
   const bwsc__node *cb = &prog->nodes[root_node];
   if (bw_rules_is_allowed(an->rules, cb->name))
@@ -377,56 +605,67 @@ static void walk_root(analysis *an, size_t root_node, link *links,
   if (!cb->def) {
     const bw_blocking_rule *rule = bw_rules_find_blocking(an->rules, cb->name);
     if (rule)
-      add_finding(an, root_node, links, root_node, NULL,
-                  &an->roots[root_node].loc, cb->name, rule);
+      add_finding(an, root_node, w, NULL, NULL, &an->roots[root_node].loc,
+                  cb->name, rule, 0, BWSC__WARM);
     return;
   }
-  size_t head = 0, tail = 0;
-  visit(links, queue, &tail, root_node, SIZE_MAX, 0, stamp);
-  while (head < tail) {
-    size_t n = queue[head++];
-    const bwsc__node *node = &prog->nodes[n];
-    for (size_t c = 0; c < node->ncalls; c++) {
-      size_t call_index = node->calls[c];
-      const bwsc__call_fact *call = prog->calls[call_index];
-      const size_t *targets = NULL;
-      size_t count = bwsc__program_targets(prog, &call->callee, &targets);
-      for (size_t t = 0; t < count; t++) {
-        const bwsc__node *callee = &prog->nodes[targets[t]];
-        const bw_blocking_rule *rule =
-            bw_rules_find_blocking(an->rules, callee->name);
-        if (rule) {
-          if (!nonblocking(an, rule, call))
-            add_finding(an, root_node, links, n, call, &call->loc, callee->name,
-                        rule);
-          continue;
-        }
-        if (!callee->def || is_rules_entry(an, callee) ||
-            bw_rules_is_allowed(an->rules, callee->name))
-          continue;
-        visit(links, queue, &tail, targets[t], n, call_index, stamp);
-      }
-    }
+  w->nstates = w->nlater = w->nbound = 0;
+  for (size_t i = 0; i < w->nkeys; i++)
+    free(w->keys[i]);
+  w->nkeys = 0;
+  bwsc__strmap_free(&w->seen);
+  w->stamp++;
+  w->node_stamp[root_node] = w->stamp;
+  state first = {root_node, SIZE_MAX, 0, 0, BWSC__WARM, SIZE_MAX, 0, 0};
+  *BWSC__PUSH(w->states, w->nstates, w->capstates) = first;
+  /* Breadth first: every high-confidence state, then the low ones in the
+   * order they were reached, so each site's chain is the best there is. */
+  size_t head = 0, next_later = 0;
+  for (;;) {
+    while (head < w->nstates)
+      expand(an, w, root_node, head++);
+    if (next_later == w->nlater)
+      break;
+    enter(an, w, w->later[next_later++]);
   }
 }
 
-void bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
-                   bwsc__findings *out) {
-  analysis an = {prog, rules, NULL, NULL, out};
+size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
+                     bwsc__findings *out) {
+  analysis an = {prog, rules, NULL, NULL, NULL, NULL, out};
   size_t n = prog->nnodes;
   an.wraps = bwsc__xcalloc(n + 1, sizeof(wrapping));
   an.roots = bwsc__xcalloc(n + 1, sizeof(root));
+  an.bound_params = bwsc__xcalloc(n + 1, sizeof(uint64_t));
   find_wrappers(&an);
   find_roots(&an);
+  find_bound_params(&an);
 
-  link *links = bwsc__xcalloc(n + 1, sizeof(link));
-  size_t *queue = bwsc__xcalloc(n + 1, sizeof(size_t));
-  unsigned stamp = 0;
-  for (size_t i = 0; i < n; i++)
-    if (an.roots[i].set)
-      walk_root(&an, i, links, queue, ++stamp);
-  free(links);
-  free(queue);
+  walk w;
+  memset(&w, 0, sizeof(w));
+  w.node_stamp = bwsc__xcalloc(n + 1, sizeof(unsigned));
+  w.call_stamp = bwsc__xcalloc(prog->ncalls + 1, sizeof(unsigned));
+  size_t nroots = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (an.roots[i].set) {
+      walk_root(&an, &w, i);
+      nroots++;
+    }
+  }
+  for (size_t i = 0; i < w.nkeys; i++)
+    free(w.keys[i]);
+  free(w.keys);
+  bwsc__strmap_free(&w.seen);
+  free(w.states);
+  free(w.later);
+  free(w.bound);
+  free(w.args.items);
+  free(w.callees.items);
+  free(w.node_stamp);
+  free(w.call_stamp);
+  free(an.callee_param);
+  free(an.bound_params);
   free(an.wraps);
   free(an.roots);
+  return nroots;
 }

@@ -1,4 +1,4 @@
-/* facts.c - freeing TU facts and finding suppression comments in source text.
+/* facts.c - freeing TU facts; suppression comments and cold macros in text.
  *
  * The suppression scanner only looks at text, never at libclang, so it is
  * testable alone and works on any buffer.
@@ -44,6 +44,9 @@ void bwsc__facts_free(bwsc__tu_facts *facts) {
     free(facts->diags[i].loc.file);
     free(facts->diags[i].message);
   }
+  for (size_t i = 0; i < facts->nrecords; i++)
+    free(facts->records[i]);
+  free(facts->records);
   free(facts->funcs);
   free(facts->calls);
   free(facts->flows);
@@ -51,6 +54,42 @@ void bwsc__facts_free(bwsc__tu_facts *facts) {
   free(facts->diags);
   free(facts->file);
   memset(facts, 0, sizeof(*facts));
+}
+
+/* Assertion and fatal-error macros: a reviewer does not want to hear about
+ * what their failure branch calls (g_return_if_fail_warning -> g_log). */
+static const char *const cold_macros[] = {"assert",
+                                          "g_assert",
+                                          "g_assert_not_reached",
+                                          "g_assert_true",
+                                          "g_assert_false",
+                                          "g_assert_null",
+                                          "g_assert_nonnull",
+                                          "g_assert_cmpint",
+                                          "g_assert_cmpuint",
+                                          "g_assert_cmpstr",
+                                          "g_assert_no_error",
+                                          "g_return_if_fail",
+                                          "g_return_val_if_fail",
+                                          "g_return_if_reached",
+                                          "g_return_val_if_reached",
+                                          "g_warn_if_fail",
+                                          "g_warn_if_reached",
+                                          "g_error",
+                                          NULL};
+
+int bwsc__facts_cold_macro_at(const char *text, size_t len, size_t offset) {
+  if (offset >= len)
+    return 0;
+  size_t n = 0;
+  while (offset + n < len &&
+         (isalnum((unsigned char)text[offset + n]) || text[offset + n] == '_'))
+    n++;
+  for (size_t i = 0; cold_macros[i]; i++)
+    if (strlen(cold_macros[i]) == n &&
+        memcmp(cold_macros[i], text + offset, n) == 0)
+      return 1;
+  return 0;
 }
 
 /* Adds one suppression; `rule` is the text inside (...), may be NULL. */

@@ -32,6 +32,7 @@ typedef struct bwsc__func_fact {
   int is_def;    /* this TU holds its body */
   int is_static; /* internal linkage */
   int annotated; /* carries annotate("blockwatch::pool_callback") */
+  int noreturn;  /* __attribute__((noreturn)) or _Noreturn */
   int nparams;
 } bwsc__func_fact;
 
@@ -48,13 +49,22 @@ typedef struct bwsc__value {
   char *ref;  /* FUNC, SLOT */
   char *name; /* FUNC, SLOT: the spelling, for messages */
   long long ival;
+  /* A call argument that points to (or is) a struct with function-pointer
+   * fields: that struct's USR, borrowed from bwsc__tu_facts.records. */
+  const char *record;
 } bwsc__value;
 
 /* One call expression inside a function body. */
 typedef struct bwsc__call_fact {
   char *caller;       /* USR of the enclosing function */
-  bwsc__value callee; /* FUNC for a direct call, SLOT through a pointer */
+  bwsc__value callee; /* FUNC for a direct call, SLOT through a pointer;
+                         through a pointer, name is the callee expression's
+                         text ("ops->run") */
   bwsc__loc loc;
+  /* Written in the failure branch of an assertion macro (assert,
+   * g_return_if_fail): the call runs only when the program is already
+   * failing. Calls in the macro's arguments are not cold. */
+  int cold;
   size_t nargs;
   bwsc__value *args;
 } bwsc__call_fact;
@@ -93,6 +103,8 @@ typedef struct bwsc__tu_facts {
   size_t nsuppress, capsuppress;
   bwsc__diag_fact *diags;
   size_t ndiags, capdiags;
+  char **records; /* the struct USRs that values' `record` point to */
+  size_t nrecords, caprecords;
 } bwsc__tu_facts;
 
 /* Frees everything the facts own (not the struct itself). */
@@ -104,5 +116,10 @@ void bwsc__value_free(bwsc__value *value);
 /* Scans a source buffer for suppression comments and appends them. */
 void bwsc__facts_scan_suppressions(bwsc__tu_facts *facts, const char *file,
                                    const char *text, size_t len);
+
+/* 1 when the identifier at text[offset] names an assertion or fatal-error
+ * macro (assert, g_assert, g_return_if_fail, g_error, ...): the calls in
+ * its body run only on the failure branch. */
+int bwsc__facts_cold_macro_at(const char *text, size_t len, size_t offset);
 
 #endif /* BLOCKSCAN_FACTS_H */

@@ -7,6 +7,7 @@
 
 #include "util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +47,7 @@ static int compare_finding(const void *pa, const void *pb) {
 static void finding_free(bwsc__finding *finding) {
   free(finding->chain);
   free(finding->message);
+  free(finding->vias);
 }
 
 void bwsc__findings_sort(bwsc__findings *list) {
@@ -60,6 +62,127 @@ void bwsc__findings_sort(bwsc__findings *list) {
       list->items[out++] = list->items[i];
   }
   list->count = out;
+}
+
+/* Is a's chain better than b's: high confidence first, then shorter. */
+static int better(const bwsc__finding *a, const bwsc__finding *b) {
+  if (a->low != b->low)
+    return !a->low;
+  return a->nchain < b->nchain;
+}
+
+static int compare_via(const void *pa, const void *pb) {
+  const bwsc__via *a = pa, *b = pb;
+  if (a->low != b->low)
+    return a->low ? 1 : -1;
+  if (a->nchain != b->nchain)
+    return a->nchain < b->nchain ? -1 : 1;
+  int c = compare_str(a->callback, b->callback);
+  if (!c)
+    c = compare_loc(&a->callback_loc, &b->callback_loc);
+  return c ? c : strcmp(a->fingerprint, b->fingerprint);
+}
+
+static int same_site(const bwsc__finding *a, const bwsc__finding *b) {
+  return compare_loc(&a->loc, &b->loc) == 0 &&
+         strcmp(a->rule->id, b->rule->id) == 0 &&
+         compare_str(a->callee, b->callee) == 0;
+}
+
+/* "'sleep' blocks a pool worker: reached from 12 callbacks: a, b, c (and 9
+ * more)"; the kind of thread is that of the finding's own callback. */
+static char *message_of(const bwsc__finding *f) {
+  const char *where =
+      f->runs_on == BW_RUNS_ON_LOOP ? "the event loop" : "a pool worker";
+  if (f->nvias <= 1)
+    return bwsc__xasprintf("'%s' blocks %s: reached from callback '%s'",
+                           f->callee, where, f->callback);
+  char names[256];
+  size_t len = 0, shown = 0;
+  for (; shown < f->nvias && shown < 3; shown++)
+    len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
+                            shown ? ", " : "", f->vias[shown].callback);
+  if (len >= sizeof(names))
+    names[sizeof(names) - 1] = '\0';
+  if (shown < f->nvias)
+    return bwsc__xasprintf(
+        "'%s' blocks %s: reached from %zu callbacks: %s (and %zu more)",
+        f->callee, where, f->nvias, names, f->nvias - shown);
+  return bwsc__xasprintf("'%s' blocks %s: reached from %zu callbacks: %s",
+                         f->callee, where, f->nvias, names);
+}
+
+static void via_of(bwsc__via *via, const bwsc__finding *f) {
+  via->callback = f->callback;
+  via->callback_loc = f->callback_loc;
+  via->entry = f->entry;
+  via->submit_loc = f->submit_loc;
+  via->runs_on = f->runs_on;
+  via->low = f->low;
+  via->nchain = f->nchain;
+  memcpy(via->fingerprint, f->fingerprint, sizeof(via->fingerprint));
+}
+
+void bwsc__findings_group(bwsc__findings *list) {
+  size_t out = 0;
+  for (size_t i = 0; i < list->count;) {
+    size_t end = i + 1, best = i;
+    while (end < list->count && same_site(&list->items[i], &list->items[end]))
+      end++;
+    for (size_t k = i + 1; k < end; k++)
+      if (better(&list->items[k], &list->items[best]))
+        best = k;
+    bwsc__finding kept = list->items[best];
+    kept.nvias = end - i;
+    kept.vias = bwsc__xcalloc(kept.nvias, sizeof(bwsc__via));
+    for (size_t k = i; k < end; k++)
+      via_of(&kept.vias[k - i], &list->items[k]);
+    qsort(kept.vias, kept.nvias, sizeof(bwsc__via), compare_via);
+    /* This finding's own callback first, whatever the names' order. */
+    for (size_t k = 0; k < kept.nvias; k++) {
+      if (strcmp(kept.vias[k].fingerprint, kept.fingerprint) == 0) {
+        bwsc__via own = kept.vias[k];
+        memmove(&kept.vias[1], &kept.vias[0], k * sizeof(bwsc__via));
+        kept.vias[0] = own;
+        break;
+      }
+    }
+    for (size_t k = 0; k < kept.nvias; k++)
+      kept.low &= kept.vias[k].low;
+    uint64_t hash = bwsc__fnv1a(BWSC__FNV_INIT, kept.rule->id);
+    hash = bwsc__fnv1a(hash, kept.callee);
+    hash = bwsc__fnv1a(hash, kept.function);
+    snprintf(kept.site_fingerprint, sizeof(kept.site_fingerprint), "%016llx",
+             (unsigned long long)hash);
+    free(kept.message);
+    kept.message = message_of(&kept);
+    for (size_t k = i; k < end; k++)
+      if (k != best)
+        finding_free(&list->items[k]);
+    list->items[out++] = kept;
+    i = end;
+  }
+  list->count = out;
+}
+
+size_t bwsc__findings_drop_low(bwsc__findings *list) {
+  size_t hidden = 0, out = 0;
+  for (size_t i = 0; i < list->count;) {
+    size_t end = i + 1;
+    int high = !list->items[i].low;
+    for (; end < list->count && same_site(&list->items[i], &list->items[end]);
+         end++)
+      high |= !list->items[end].low;
+    hidden += !high;
+    for (; i < end; i++) {
+      if (list->items[i].low)
+        finding_free(&list->items[i]);
+      else
+        list->items[out++] = list->items[i];
+    }
+  }
+  list->count = out;
+  return hidden;
 }
 
 void bwsc__findings_remove(bwsc__findings *list, size_t i) {

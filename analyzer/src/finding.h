@@ -12,13 +12,36 @@
 
 #include <blockwatch/rules.h>
 
+/* What makes a step of a chain unlikely to run, when anything does. */
+typedef enum bwsc__cold {
+  BWSC__WARM = 0,
+  BWSC__COLD_ASSERT,  /* written in an assertion macro's failure branch */
+  BWSC__COLD_NORETURN /* calls a function that never returns */
+} bwsc__cold;
+
 /* One step of the chain: `function` and the call it makes towards the
  * blocking call (for the last step: the blocking call itself). */
 typedef struct bwsc__step {
   const char *function;
   const char *usr;
   bwsc__loc loc;
+  const char *through; /* the call goes through this pointer ("ops->run") */
+  size_t ntargets;     /* when `through`: how many functions it may reach */
+  bwsc__cold cold;
 } bwsc__step;
+
+/* One callback that reaches a finding's blocking call (a finding is one
+ * blocking call site and rule, reached from one or more callbacks). */
+typedef struct bwsc__via {
+  const char *callback;
+  bwsc__loc callback_loc;
+  const char *entry;
+  bwsc__loc submit_loc;
+  bw_runs_on runs_on;
+  int low;       /* its chain is low confidence */
+  size_t nchain; /* its chain's length */
+  char fingerprint[17];
+} bwsc__via;
 
 typedef struct bwsc__finding {
   const bw_blocking_rule *rule;
@@ -33,8 +56,16 @@ typedef struct bwsc__finding {
   bw_runs_on runs_on;
   bwsc__step *chain;
   size_t nchain;
-  char *message;
+  /* Low confidence: the chain crosses a call through a pointer with more
+   * than BWSC__WIDE_TARGETS targets, or a cold step. */
+  int low;
+  char *message; /* set by bwsc__findings_group */
   char fingerprint[17];
+  /* After bwsc__findings_group: every callback reaching this site (this
+   * finding's own first), and a fingerprint of the site alone. */
+  bwsc__via *vias;
+  size_t nvias;
+  char site_fingerprint[17];
 } bwsc__finding;
 
 typedef struct bwsc__findings {
@@ -44,6 +75,16 @@ typedef struct bwsc__findings {
 
 /* Sorts by file, line, column, rule, callback; drops exact duplicates. */
 void bwsc__findings_sort(bwsc__findings *list);
+
+/* Keeps one finding per blocking call site, rule and blocking function
+ * (the list must be sorted): the one with the best chain (high confidence
+ * first, then the shortest), listing every callback in `vias`. Writes every
+ * finding's message. */
+void bwsc__findings_group(bwsc__findings *list);
+
+/* Drops the low-confidence findings (sorted, before grouping); returns how
+ * many sites were reached with low confidence only (now not shown). */
+size_t bwsc__findings_drop_low(bwsc__findings *list);
 
 /* Removes items[i] (freeing what it owns), keeping order. */
 void bwsc__findings_remove(bwsc__findings *list, size_t i);

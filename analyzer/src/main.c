@@ -121,6 +121,21 @@ static bw_rules *load_rules(const bwsc__options *opts, bwsc__errors *errors) {
   return rules;
 }
 
+/* --list-rules: what the walk can see, as "entry FUNCTION (API)" and
+ * "blocking FUNCTION RULE-ID (API)" lines in the rules' order. */
+static void list_rules(const bw_rules *rules) {
+  size_t count = bw_rules_entry_count(rules);
+  for (size_t i = 0; i < count; i++) {
+    const bw_entry_rule *entry = bw_rules_entry_at(rules, i);
+    printf("entry %s (%s)\n", entry->function, entry->api);
+  }
+  count = bw_rules_blocking_count(rules);
+  for (size_t i = 0; i < count; i++) {
+    const bw_blocking_rule *rule = bw_rules_blocking_at(rules, i);
+    printf("blocking %s %s (%s)\n", rule->function, rule->id, rule->api);
+  }
+}
+
 /* ---- output -------------------------------------------------------------- */
 
 static int write_report(const bwsc__options *opts, const bwsc__report *report,
@@ -185,7 +200,7 @@ int main(int argc, char **argv) {
     bwsc__options_free(&opts);
     return 0;
   }
-  if (opts.npaths == 0 && !opts.build_dir) {
+  if (opts.npaths == 0 && !opts.build_dir && !opts.list_rules) {
     fputs("blockscan: error: no input files (give files, directories or "
           "-p BUILD_DIR)\n",
           stderr);
@@ -209,6 +224,13 @@ int main(int argc, char **argv) {
     return 2;
   }
 
+  if (opts.list_rules) {
+    list_rules(rules);
+    bw_rules_free(rules);
+    bwsc__options_free(&opts);
+    return 0;
+  }
+
   bwsc__inputs inputs;
   bwsc__inputs_collect(&opts, &inputs, &errors);
   bwsc__tu_facts *facts =
@@ -220,9 +242,21 @@ int main(int argc, char **argv) {
   bwsc__program prog;
   bwsc__program_build(&prog, facts, inputs.count);
   bwsc__findings findings = {0};
-  bwsc__analyze(&prog, rules, &findings);
+  if (bwsc__analyze(&prog, rules, &findings) == 0)
+    fprintf(stderr,
+            "blockscan: no callback handed to a pool or loop was found in %zu "
+            "translation unit%s; APIs without rules are not seen (see "
+            "--list-rules)\n",
+            inputs.count, inputs.count == 1 ? "" : "s");
   bwsc__suppress_apply(&findings, facts, inputs.count);
   bwsc__findings_sort(&findings);
+  size_t hidden = opts.low_confidence ? 0 : bwsc__findings_drop_low(&findings);
+  if (hidden)
+    fprintf(stderr,
+            "blockscan: %zu blocking call%s reached with low confidence only "
+            "%s not shown (--confidence low shows %s)\n",
+            hidden, hidden == 1 ? "" : "s", hidden == 1 ? "is" : "are",
+            hidden == 1 ? "it" : "them");
 
   if (opts.baseline && bwsc__baseline_apply(&findings, opts.baseline) != 0) {
     char *message =
@@ -237,6 +271,10 @@ int main(int argc, char **argv) {
     bwsc__errors_add(&errors, opts.write_baseline, 0, 0, message);
     free(message);
   }
+
+  /* Baselines hold one fingerprint per (site, callback), as they always
+   * have, so they are applied and written before grouping. */
+  bwsc__findings_group(&findings);
 
   FILE *out = stdout;
   if (opts.output && !(out = fopen(opts.output, "w"))) {

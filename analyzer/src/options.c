@@ -33,6 +33,13 @@ void bwsc__options_usage(FILE *out) {
         "  --write-baseline FILE  write the findings' fingerprints to FILE\n"
         "  --summary              print counts per rule, directory and "
         "callback\n"
+        "  --confidence LEVEL     high (default) or low: also the findings "
+        "whose\n"
+        "                         chain crosses a wide indirect call or a "
+        "cold path\n"
+        "  --list-rules           print the pool and loop APIs and the "
+        "blocking\n"
+        "                         functions the loaded rules know, and exit\n"
         "  --color=WHEN           never, always or auto (default: on a tty)\n"
         "  -h, --help             this text\n"
         "  --version              print the version\n"
@@ -99,7 +106,8 @@ typedef enum value_option {
   OPT_OUTPUT,
   OPT_BASELINE,
   OPT_WRITE_BASELINE,
-  OPT_COLOR
+  OPT_COLOR,
+  OPT_CONFIDENCE
 } value_option;
 
 static const struct {
@@ -111,7 +119,8 @@ static const struct {
     {"--disable", OPT_DISABLE},   {"--format", OPT_FORMAT},
     {"--output", OPT_OUTPUT},     {"-o", OPT_OUTPUT},
     {"--baseline", OPT_BASELINE}, {"--write-baseline", OPT_WRITE_BASELINE},
-    {"--color", OPT_COLOR},       {NULL, OPT_BUILD_DIR}};
+    {"--color", OPT_COLOR},       {"--confidence", OPT_CONFIDENCE},
+    {NULL, OPT_BUILD_DIR}};
 
 /* A word an option accepts and the value it stands for; a table ends with
  * a {NULL} sentinel. */
@@ -128,6 +137,7 @@ static const choice colors[] = {{"never", BWSC__COLOR_NEVER},
                                 {"always", BWSC__COLOR_ALWAYS},
                                 {"auto", BWSC__COLOR_AUTO},
                                 {NULL, 0}};
+static const choice levels[] = {{"high", 0}, {"low", 1}, {NULL, 0}};
 
 /* The value of the choice spelt `word`, or -1. */
 static int pick(const choice *choices, const char *word) {
@@ -178,6 +188,11 @@ static int set_value(bwsc__options *opts, value_option option,
       return bad("--color must be never, always or auto", value);
     opts->color = (bwsc__color)v;
     return 0;
+  case OPT_CONFIDENCE:
+    if ((v = pick(levels, value)) < 0)
+      return bad("--confidence must be high or low", value);
+    opts->low_confidence = v;
+    return 0;
   }
   return 0;
 }
@@ -200,6 +215,8 @@ int bwsc__options_parse(bwsc__options *opts, int argc, char **argv) {
       opts->help = 1;
     } else if (strcmp(arg, "--version") == 0) {
       opts->version = 1;
+    } else if (strcmp(arg, "--list-rules") == 0) {
+      opts->list_rules = 1;
     } else if (strcmp(arg, "--summary") == 0) {
       opts->summary = 1;
     } else if (strcmp(arg, "--no-default-rules") == 0) {

@@ -34,13 +34,14 @@ typedef struct bwsc__options {
   const char *write_baseline; /* --write-baseline */
   int summary;                /* --summary */
   int no_default_rules;       /* --no-default-rules */
+  int low_confidence;         /* --confidence low: show low findings too */
   bwsc__color color;
   const char **paths; /* files or directories */
   size_t npaths;
   int have_extra;     /* "--" was given */
   const char **extra; /* compiler args after "--" */
   size_t nextra;
-  int help, version;
+  int help, version, list_rules;
 } bwsc__options;
 
 /* Parses argv. Returns 0, or -1 after printing "blockscan: error: ..." to

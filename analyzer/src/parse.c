@@ -13,6 +13,7 @@
 #include <clang-c/Index.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,12 +31,14 @@ struct bwsc__parser {
 typedef struct visit_ctx {
   bwsc__tu_facts *facts;
   CXTranslationUnit tu;
-  char *func_usr;           /* enclosing definition, NULL at file scope */
-  CXCursor func;            /* its cursor */
-  size_t func_index;        /* its entry in facts->funcs */
-  bwsc__strmap func_by_usr; /* USR -> index in facts->funcs */
-  bwsc__strmap scanned;     /* files already scanned for suppressions */
-  char **scanned_keys;      /* owned keys of `scanned` */
+  char *func_usr;             /* enclosing definition, NULL at file scope */
+  CXCursor func;              /* its cursor */
+  size_t func_index;          /* its entry in facts->funcs */
+  bwsc__strmap func_by_usr;   /* USR -> index in facts->funcs */
+  bwsc__strmap scanned;       /* files already scanned for suppressions */
+  bwsc__strmap record_by_usr; /* struct USR -> 1 + index in facts->records
+                                 when it has code fields, else 0 */
+  char **scanned_keys;        /* owned keys of `scanned` */
   size_t nscanned, capscanned;
 } visit_ctx;
 
@@ -337,6 +340,101 @@ static void add_flow(visit_ctx *ctx, const char *slot, bwsc__value *value) {
   flow->value = *value;
 }
 
+/* ---- what a reader sees: callee text, cold macros, records --------------- */
+
+/* The source text of a cursor, tokens joined ("ops->run"), for the chain
+ * of a finding; NULL when libclang gives no tokens (a macro). */
+static char *source_text(CXTranslationUnit tu, CXCursor expr) {
+  CXToken *tokens = NULL;
+  unsigned count = 0;
+  clang_tokenize(tu, clang_getCursorExtent(expr), &tokens, &count);
+  if (!count)
+    return NULL;
+  char buf[96];
+  size_t len = 0;
+  int word = 0; /* the previous token was a word: a space keeps words apart */
+  for (unsigned i = 0; i < count && len + 1 < sizeof(buf); i++) {
+    char *spelling = take_string(clang_getTokenSpelling(tu, tokens[i]));
+    CXTokenKind kind = clang_getTokenKind(tokens[i]);
+    int is_word = kind == CXToken_Identifier || kind == CXToken_Keyword;
+    len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
+                            word && is_word ? " " : "", spelling);
+    word = is_word;
+    free(spelling);
+  }
+  clang_disposeTokens(tu, tokens, count);
+  if (len >= sizeof(buf))
+    len = sizeof(buf) - 1;
+  buf[len] = '\0';
+  return bwsc__xstrdup(buf);
+}
+
+/* Is `call` written in the body of a cold macro? A call in the body has
+ * its file location at the macro's use (where the macro name is written);
+ * a call in an argument has it at the argument, so it is not cold. */
+static int in_cold_macro(visit_ctx *ctx, CXCursor call) {
+  CXSourceLocation loc = clang_getCursorLocation(call);
+  CXFile efile = NULL, ffile = NULL;
+  unsigned eoff = 0, foff = 0;
+  clang_getExpansionLocation(loc, &efile, NULL, NULL, &eoff);
+  clang_getFileLocation(loc, &ffile, NULL, NULL, &foff);
+  if (!efile || !ffile || eoff != foff || !clang_File_isEqual(efile, ffile))
+    return 0;
+  size_t size = 0;
+  const char *text = clang_getFileContents(ctx->tu, efile, &size);
+  return text && bwsc__facts_cold_macro_at(text, size, eoff);
+}
+
+static enum CXVisitorResult code_field_visitor(CXCursor field,
+                                               CXClientData data) {
+  if (!may_hold_code(clang_getCursorType(field)))
+    return CXVisit_Continue;
+  *(int *)data = 1;
+  return CXVisit_Break;
+}
+
+/* The struct an argument is or points to, when it has function-pointer
+ * fields (the options of a BW_CALLBACK_FIELD entry); else NULL. Interned
+ * per TU, so each struct costs one string. */
+static const char *arg_record(visit_ctx *ctx, CXCursor arg) {
+  CXType type = clang_getCanonicalType(clang_getCursorType(arg));
+  if (type.kind == CXType_Pointer)
+    type = clang_getCanonicalType(clang_getPointeeType(type));
+  if (type.kind != CXType_Record)
+    return NULL;
+  char *usr = take_string(clang_getCursorUSR(clang_getTypeDeclaration(type)));
+  size_t value;
+  if (bwsc__strmap_get(&ctx->record_by_usr, usr, &value)) {
+    free(usr);
+  } else {
+    int code = 0;
+    clang_Type_visitFields(type, code_field_visitor, &code);
+    bwsc__tu_facts *facts = ctx->facts;
+    *BWSC__PUSH(facts->records, facts->nrecords, facts->caprecords) = usr;
+    value = code ? facts->nrecords : 0;
+    bwsc__strmap_put(&ctx->record_by_usr, usr, value);
+  }
+  return value ? ctx->facts->records[value - 1] : NULL;
+}
+
+/* `_Noreturn` is an attribute cursor of its own; __attribute__((noreturn))
+ * is part of the function's type. */
+static int noreturn_type(CXCursor fn) {
+  char *type = take_string(clang_getTypeSpelling(clang_getCursorType(fn)));
+  static const char suffix[] = "__attribute__((noreturn))";
+  size_t len = strlen(type), slen = sizeof(suffix) - 1;
+  int yes = len >= slen && strcmp(type + len - slen, suffix) == 0;
+  free(type);
+  return yes;
+}
+
+static int is_noreturn_attr(CXTranslationUnit tu, CXCursor attr) {
+  char *text = source_text(tu, attr);
+  int yes = text && strcmp(text, "_Noreturn") == 0;
+  free(text);
+  return yes;
+}
+
 /* ---- the facts of each construct ---------------------------------------- */
 
 static void record_function(visit_ctx *ctx, CXCursor cursor) {
@@ -344,9 +442,11 @@ static void record_function(visit_ctx *ctx, CXCursor cursor) {
   int is_def = clang_isCursorDefinition(cursor);
   size_t index;
   bwsc__func_fact *fact;
+  int noreturn = noreturn_type(cursor);
   if (bwsc__strmap_get(&ctx->func_by_usr, usr, &index)) {
     fact = &ctx->facts->funcs[index];
     free(usr);
+    fact->noreturn |= noreturn;
     if (!is_def || fact->is_def) {
       ctx->func_index = index;
       return;
@@ -363,6 +463,7 @@ static void record_function(visit_ctx *ctx, CXCursor cursor) {
   fact->is_def = is_def;
   fact->is_static = clang_getCursorLinkage(cursor) == CXLinkage_Internal;
   fact->nparams = clang_Cursor_getNumArguments(cursor);
+  fact->noreturn |= noreturn;
   cursor_loc(ctx, cursor, &fact->loc, 0);
   ctx->func_index = index;
 }
@@ -379,14 +480,24 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
       BWSC__PUSH(ctx->facts->calls, ctx->facts->ncalls, ctx->facts->capcalls);
   fact->caller = bwsc__xstrdup(ctx->func_usr);
   value_of(ctx, pick.first, &fact->callee);
+  if (fact->callee.kind == BWSC__VAL_SLOT) {
+    char *text = source_text(ctx->tu, pick.first);
+    if (text) {
+      free(fact->callee.name);
+      fact->callee.name = text;
+    }
+  }
   cursor_loc(ctx, call, &fact->loc, 1);
+  fact->cold = in_cold_macro(ctx, call);
   int nargs = clang_Cursor_getNumArguments(call);
   if (nargs > 0) {
     fact->nargs = (size_t)nargs;
     fact->args = bwsc__xcalloc(fact->nargs, sizeof(bwsc__value));
-    for (int i = 0; i < nargs; i++)
-      value_of(ctx, clang_Cursor_getArgument(call, (unsigned)i),
-               &fact->args[i]);
+    for (int i = 0; i < nargs; i++) {
+      CXCursor arg = clang_Cursor_getArgument(call, (unsigned)i);
+      value_of(ctx, arg, &fact->args[i]);
+      fact->args[i].record = arg_record(ctx, arg);
+    }
   }
 }
 
@@ -523,6 +634,11 @@ static enum CXChildVisitResult body_visitor(CXCursor cursor, CXCursor parent,
     free(text);
     return CXChildVisit_Continue;
   }
+  case CXCursor_UnexposedAttr:
+    if (clang_getCursorKind(parent) == CXCursor_FunctionDecl &&
+        is_noreturn_attr(ctx->tu, cursor))
+      ctx->facts->funcs[ctx->func_index].noreturn = 1;
+    return CXChildVisit_Continue;
   case CXCursor_CallExpr:
     record_call(ctx, cursor);
     break;
@@ -675,6 +791,7 @@ void bwsc__parser_parse(bwsc__parser *parser, const bwsc__tu_input *input,
   clang_visitChildren(clang_getTranslationUnitCursor(tu), top_visitor, &ctx);
   bwsc__strmap_free(&ctx.func_by_usr);
   bwsc__strmap_free(&ctx.scanned);
+  bwsc__strmap_free(&ctx.record_by_usr);
   for (size_t i = 0; i < ctx.nscanned; i++)
     free(ctx.scanned_keys[i]);
   free(ctx.scanned_keys);

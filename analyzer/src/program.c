@@ -6,6 +6,7 @@
  */
 #include "program.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,21 +59,92 @@ static int body_from(const bwsc__node *node, size_t t) {
   return 0;
 }
 
+/* The node (the USR's first, or a variant) whose body TU t holds. */
+static bwsc__node *body_node(bwsc__program *prog, const char *usr, size_t t) {
+  bwsc__node *node = bwsc__program_node(prog, usr);
+  if (!node || body_from(node, t))
+    return node;
+  for (size_t v = 0; v < node->nvariants; v++)
+    if (body_from(&prog->nodes[node->variants[v]], t))
+      return &prog->nodes[node->variants[v]];
+  return NULL;
+}
+
+/* Is `fact` a body already merged under `node` (or one of its variants)? */
+static int merged(const bwsc__program *prog, const bwsc__node *node,
+                  const bwsc__func_fact *fact) {
+  if (same_place(node->def, fact))
+    return 1;
+  for (size_t v = 0; v < node->nvariants; v++)
+    if (same_place(prog->nodes[node->variants[v]].def, fact))
+      return 1;
+  return 0;
+}
+
 /* The functions of TU t (facts). */
 static void merge_functions(bwsc__program *prog, const bwsc__tu_facts *facts,
                             size_t t) {
   for (size_t i = 0; i < facts->nfuncs; i++) {
     const bwsc__func_fact *fact = &facts->funcs[i];
     bwsc__node *node = node_for(prog, fact->usr, fact->name);
+    size_t index = (size_t)(node - prog->nodes);
     if (!node->decl)
       node->decl = fact;
-    if (fact->is_def && (!node->def || !same_place(node->def, fact))) {
-      if (!node->def)
-        node->def = fact;
-      *BWSC__PUSH(node->body_tus, node->nbody_tus, node->capbody_tus) = t;
-    }
     node->annotated |= fact->annotated;
+    node->noreturn |= fact->noreturn;
+    if (!fact->is_def || (node->def && merged(prog, node, fact)))
+      continue;
+    if (node->def) {
+      /* Another program's function of the same name: a node of its own
+       * (pushing may move the nodes, so `node` is looked up again). */
+      bwsc__node *variant =
+          BWSC__PUSH(prog->nodes, prog->nnodes, prog->capnodes);
+      variant->usr = fact->usr;
+      variant->name = fact->name;
+      variant->decl = fact;
+      variant->annotated = fact->annotated;
+      variant->noreturn = fact->noreturn;
+      node = &prog->nodes[index];
+      *BWSC__PUSH(node->variants, node->nvariants, node->capvariants) =
+          prog->nnodes - 1;
+      node = variant;
+    }
+    node->def = fact;
+    *BWSC__PUSH(node->body_tus, node->nbody_tus, node->capbody_tus) = t;
   }
+}
+
+/* Which TUs define which functions with variants (see the header). */
+static void index_programs(bwsc__program *prog, size_t ntus) {
+  prog->ntus = ntus;
+  prog->tu_multi = bwsc__xcalloc(ntus + 1, sizeof(size_t *));
+  prog->tu_nmulti = bwsc__xcalloc(ntus + 1, sizeof(size_t));
+  size_t *caps = bwsc__xcalloc(ntus + 1, sizeof(size_t));
+  for (size_t n = 0; n < prog->nnodes; n++) {
+    const bwsc__node *node = &prog->nodes[n];
+    for (size_t v = 0; v <= node->nvariants && node->nvariants; v++) {
+      const bwsc__node *def = v ? &prog->nodes[node->variants[v - 1]] : node;
+      size_t t = def->body_tus[0];
+      if (!def->def->is_static)
+        *BWSC__PUSH(prog->tu_multi[t], prog->tu_nmulti[t], caps[t]) = n;
+    }
+  }
+  free(caps);
+}
+
+/* Could TUs a and b be linked into one program? Not when both define an
+ * external function of the same USR. */
+static int linkable(const bwsc__program *prog, size_t a, size_t b) {
+  size_t i = 0, j = 0;
+  while (i < prog->tu_nmulti[a] && j < prog->tu_nmulti[b]) {
+    if (prog->tu_multi[a][i] == prog->tu_multi[b][j])
+      return 0;
+    if (prog->tu_multi[a][i] < prog->tu_multi[b][j])
+      i++;
+    else
+      j++;
+  }
+  return 1;
 }
 
 /* The calls and flows of TU t (facts). */
@@ -80,10 +152,13 @@ static void merge_calls(bwsc__program *prog, const bwsc__tu_facts *facts,
                         size_t t) {
   for (size_t i = 0; i < facts->ncalls; i++) {
     const bwsc__call_fact *call = &facts->calls[i];
-    bwsc__node *caller = bwsc__program_node(prog, call->caller);
-    if (!caller || !body_from(caller, t))
+    bwsc__node *caller = body_node(prog, call->caller, t);
+    if (!caller)
       continue; /* a second copy of a header function's body */
     size_t index = prog->ncalls;
+    bwsc__grow((void **)&prog->call_tu, &prog->capcall_tu, index + 1,
+               sizeof(size_t));
+    prog->call_tu[index] = t;
     *BWSC__PUSH(prog->calls, prog->ncalls, prog->capcalls) = call;
     *BWSC__PUSH(caller->calls, caller->ncalls, caller->capcalls) = index;
     if (call->callee.kind == BWSC__VAL_FUNC)
@@ -121,13 +196,28 @@ void bwsc__program_build(bwsc__program *prog, const bwsc__tu_facts *tus,
     if (!tus[t].failed)
       merge_calls(prog, &tus[t], t);
   }
+  index_programs(prog, ntus);
 }
 
 void bwsc__program_free(bwsc__program *prog) {
   for (size_t i = 0; i < prog->nnodes; i++) {
     free(prog->nodes[i].calls);
     free(prog->nodes[i].body_tus);
+    free(prog->nodes[i].variants);
   }
+  for (size_t t = 0; t < prog->ntus; t++)
+    free(prog->tu_multi[t]);
+  free(prog->tu_multi);
+  free(prog->tu_nmulti);
+  free(prog->call_tu);
+  for (size_t i = 0; i < prog->nresolved_lists; i++) {
+    free(prog->resolved_keys[i]);
+    free(prog->resolved[i]);
+  }
+  free(prog->resolved_keys);
+  free(prog->resolved);
+  free(prog->nresolved);
+  bwsc__strmap_free(&prog->resolved_by_key);
   for (size_t i = 0; i < prog->nslots; i++)
     free(prog->slots[i].values);
   for (size_t i = 0; i < prog->nowned; i++)
@@ -224,6 +314,51 @@ size_t bwsc__program_targets(bwsc__program *prog, const bwsc__value *value,
   }
   *out = prog->slot_targets[index];
   return prog->slot_ntargets[index];
+}
+
+size_t bwsc__program_targets_in(bwsc__program *prog, const bwsc__value *value,
+                                size_t tu, const size_t **out) {
+  size_t index;
+  if (value->kind != BWSC__VAL_FUNC ||
+      !bwsc__strmap_get(&prog->node_by_usr, value->ref, &index) ||
+      !prog->nodes[index].nvariants || tu >= prog->ntus)
+    return bwsc__program_targets(prog, value, out);
+  char key[64];
+  snprintf(key, sizeof(key), "%zu:%zu", index, tu);
+  size_t list;
+  if (!bwsc__strmap_get(&prog->resolved_by_key, key, &list)) {
+    const bwsc__node *node = &prog->nodes[index];
+    collect own = {NULL, 0, 0}, linked = {NULL, 0, 0}, all = {NULL, 0, 0};
+    for (size_t v = 0; v <= node->nvariants; v++) {
+      size_t n = v ? node->variants[v - 1] : index;
+      size_t t = prog->nodes[n].body_tus[0];
+      *BWSC__PUSH(all.items, all.count, all.cap) = n;
+      if (t == tu)
+        *BWSC__PUSH(own.items, own.count, own.cap) = n;
+      else if (linkable(prog, t, tu))
+        *BWSC__PUSH(linked.items, linked.count, linked.cap) = n;
+    }
+    collect *pick = own.count ? &own : linked.count ? &linked : &all;
+    list = prog->nresolved_lists;
+    char **owned = BWSC__PUSH(prog->resolved_keys, prog->nresolved_lists,
+                              prog->capresolved_keys);
+    *owned = bwsc__xstrdup(key);
+    bwsc__grow((void **)&prog->resolved, &prog->capresolved, list + 1,
+               sizeof(size_t *));
+    bwsc__grow((void **)&prog->nresolved, &prog->capnresolved, list + 1,
+               sizeof(size_t));
+    prog->resolved[list] = pick->items;
+    prog->nresolved[list] = pick->count;
+    if (pick != &own)
+      free(own.items);
+    if (pick != &linked)
+      free(linked.items);
+    if (pick != &all)
+      free(all.items);
+    bwsc__strmap_put(&prog->resolved_by_key, *owned, list);
+  }
+  *out = prog->resolved[list];
+  return prog->nresolved[list];
 }
 
 /* Is `key` the slot "<usr>#<n>"? */

@@ -5,7 +5,14 @@
  * built from, which must outlive it; a body seen in several TUs at the same
  * place (a static inline in a header) contributes its calls once; bodies at
  * different places under one USR (main() of two programs in one database)
- * all contribute; failed TUs contribute nothing.
+ * are nodes of their own, "variants" of the first, reached only through
+ * bwsc__program_targets_in; failed TUs contribute nothing.
+ *
+ * Programs: a compilation database does not say which TUs are linked
+ * together, but two TUs that both define one external function cannot be
+ * (the link would fail). So a call of TU t to a function defined in several
+ * TUs goes to t's own definition, else to those in TUs that define no
+ * external function t defines too, else (nothing tells them apart) to all.
  */
 #ifndef BLOCKSCAN_PROGRAM_H
 #define BLOCKSCAN_PROGRAM_H
@@ -21,8 +28,11 @@ typedef struct bwsc__node {
   size_t *body_tus;            /* TUs whose body of this function is merged */
   size_t nbody_tus, capbody_tus;
   int annotated;
+  int noreturn;  /* some declaration says it never returns */
   size_t *calls; /* indices into bwsc__program.calls made by this function */
   size_t ncalls, capcalls;
+  size_t *variants; /* nodes of the other definitions of this USR */
+  size_t nvariants, capvariants;
 } bwsc__node;
 
 typedef struct bwsc__slot {
@@ -37,6 +47,15 @@ typedef struct bwsc__program {
   bwsc__strmap node_by_usr;
   const bwsc__call_fact **calls;
   size_t ncalls, capcalls;
+  size_t *call_tu; /* per call: the TU it was written in */
+  size_t capcall_tu;
+  /* Per TU: the functions with variants it defines a body of (sorted). */
+  size_t **tu_multi, *tu_nmulti, ntus;
+  /* Memo of bwsc__program_targets_in for functions with variants. */
+  bwsc__strmap resolved_by_key;
+  char **resolved_keys;
+  size_t **resolved, *nresolved;
+  size_t nresolved_lists, capresolved_keys, capresolved, capnresolved;
   bwsc__slot *slots;
   size_t nslots, capslots;
   bwsc__strmap slot_by_key;
@@ -67,6 +86,11 @@ bwsc__node *bwsc__program_node(const bwsc__program *prog, const char *usr);
  * program (a memo) and stays valid until bwsc__program_free. */
 size_t bwsc__program_targets(bwsc__program *prog, const bwsc__value *value,
                              const size_t **out);
+
+/* bwsc__program_targets for a value used in TU `tu`: a function with
+ * variants resolves as the header says. */
+size_t bwsc__program_targets_in(bwsc__program *prog, const bwsc__value *value,
+                                size_t tu, const size_t **out);
 
 /* 1 when `value` is, or may hold, parameter `*param` of function `usr`
  * (a wrapper forwarding its argument); sets *param. */

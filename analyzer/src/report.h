@@ -24,6 +24,12 @@ typedef struct bwsc__report {
  * a pointer into file or to a static "<unknown>". */
 const char *bwsc__report_path(const bwsc__report *report, const char *file);
 
+/* What step s of f's chain does, for a note: "'a' calls 'b'", "'a' calls
+ * through 'ops->run' to 'b' (one of 6 possible targets)", "... in an
+ * assertion's failure branch", "..., which never returns". The last step's
+ * callee is the blocking function. Returns a malloc'd string. */
+char *bwsc__report_step(const bwsc__finding *f, size_t s);
+
 void bwsc__write_text(const bwsc__report *report, FILE *out);
 /* Return 0, or -1 when jansson could not write. */
 int bwsc__write_json(const bwsc__report *report, FILE *out);
@@ -34,7 +40,9 @@ void bwsc__write_summary(const bwsc__report *report, FILE *out);
 
 /* Baselines. A baseline file starts with the comment line
  * "# blockscan baseline: fingerprint rule function callback", then has one
- * "<fingerprint> <rule> <function> <callback>" line per finding, fields
+ * "<fingerprint> <rule> <function> <callback>" line per finding as the
+ * analysis gives it (one per callback: write and apply before
+ * bwsc__findings_group, so baselines of older versions still hold), fields
  * separated by one space: the 16 lower-case hex digits of the fingerprint,
  * the rule id ("blocking-sleep"), the blocking function and the callback
  * it is reached from. Returns 0, or -1 when the file cannot be written. */

@@ -1,13 +1,20 @@
-/* report_json.c - the JSON report (version 1) and baselines.
+/* report_json.c - the JSON report (version 2) and baselines.
  *
  * Invariant: key names are a contract read by other tools and tests:
- * {"version":1,"findings":[{"file","line","column","rule","function",
+ * {"version":2,"findings":[{"file","line","column","rule","function",
  * "category","severity","message","hint","callback":{"name","file","line"},
  * "submit":{"entry","file","line","column"},"chain":[{"function","file",
  * "line","column"}],"fingerprint"}],"errors":[{"file","line","column",
  * "message"}]}. "function" is the blocking function; "caller" (added) is
  * the function that calls it; "runs_on" (added) is "pool" or "loop". Add
  * keys, never rename them.
+ * Version 2: a finding is one blocking call site and rule; the keys of
+ * version 1 describe its best callback (high confidence first, then the
+ * shortest chain). Added: "confidence" ("high" or "low"), "site_fingerprint",
+ * "callbacks" (every callback reaching the site, that one first: "name",
+ * "file", "line", "submit", "runs_on", "confidence", "chain_length",
+ * "fingerprint"), and per chain step "through" and "targets" when the call
+ * goes through a function pointer, "cold" when it is on a cold path.
  */
 #include "report.h"
 
@@ -54,19 +61,49 @@ static json_t *finding_json(const bwsc__report *report,
   json_object_set_new(obj, "submit", submit);
   json_t *chain = json_array();
   for (size_t s = 0; s < f->nchain; s++) {
+    const bwsc__step *at = &f->chain[s];
     json_t *step = json_object();
-    json_object_set_new(step, "function", str(f->chain[s].function));
-    set_loc(step, report, &f->chain[s].loc, 1);
+    json_object_set_new(step, "function", str(at->function));
+    set_loc(step, report, &at->loc, 1);
+    if (at->through) {
+      json_object_set_new(step, "through", str(at->through));
+      json_object_set_new(step, "targets",
+                          json_integer((json_int_t)at->ntargets));
+    }
+    if (at->cold)
+      json_object_set_new(
+          step, "cold",
+          str(at->cold == BWSC__COLD_ASSERT ? "assertion" : "noreturn"));
     json_array_append_new(chain, step);
   }
   json_object_set_new(obj, "chain", chain);
   json_object_set_new(obj, "fingerprint", str(f->fingerprint));
+  json_object_set_new(obj, "confidence", str(f->low ? "low" : "high"));
+  json_object_set_new(obj, "site_fingerprint", str(f->site_fingerprint));
+  json_t *callbacks = json_array();
+  for (size_t v = 0; v < f->nvias; v++) {
+    const bwsc__via *via = &f->vias[v];
+    json_t *one = json_object();
+    json_object_set_new(one, "name", str(via->callback));
+    set_loc(one, report, &via->callback_loc, 0);
+    json_t *at = json_object();
+    json_object_set_new(at, "entry", str(via->entry));
+    set_loc(at, report, &via->submit_loc, 1);
+    json_object_set_new(one, "submit", at);
+    json_object_set_new(one, "runs_on", str(bw_runs_on_name(via->runs_on)));
+    json_object_set_new(one, "confidence", str(via->low ? "low" : "high"));
+    json_object_set_new(one, "chain_length",
+                        json_integer((json_int_t)via->nchain));
+    json_object_set_new(one, "fingerprint", str(via->fingerprint));
+    json_array_append_new(callbacks, one);
+  }
+  json_object_set_new(obj, "callbacks", callbacks);
   return obj;
 }
 
 int bwsc__write_json(const bwsc__report *report, FILE *out) {
   json_t *root = json_object();
-  json_object_set_new(root, "version", json_integer(1));
+  json_object_set_new(root, "version", json_integer(2));
   json_t *findings = json_array();
   for (size_t i = 0; i < report->findings->count; i++)
     json_array_append_new(findings,

@@ -4,8 +4,10 @@
  * category order of <blockwatch/rules.h>, so ruleIndex is stable; every
  * location under the source root is a relative URI with uriBaseId
  * %SRCROOT% (defined in originalUriBaseIds), others are absolute file://
- * URIs; the chain is the one threadFlow of the one codeFlow; the submit site
- * is relatedLocations[0].
+ * URIs; one result per blocking call site and rule; the chain of its best
+ * callback is the one threadFlow of the one codeFlow; the submit sites of
+ * its callbacks are relatedLocations, that callback's first; a
+ * low-confidence finding has level "note".
  */
 #include "report.h"
 
@@ -131,7 +133,8 @@ static json_t *result(const bwsc__report *report, const bwsc__finding *f) {
   json_t *obj = json_object();
   json_object_set_new(obj, "ruleId", json_string(f->rule->id));
   json_object_set_new(obj, "ruleIndex", json_integer(f->rule->category));
-  json_object_set_new(obj, "level", json_string(level_of(f->rule->severity)));
+  json_object_set_new(
+      obj, "level", json_string(f->low ? "note" : level_of(f->rule->severity)));
   char *message = bwsc__xasprintf("%s. %s", f->message, f->rule->hint);
   json_object_set_new(obj, "message", text(message));
   free(message);
@@ -141,11 +144,7 @@ static json_t *result(const bwsc__report *report, const bwsc__finding *f) {
 
   json_t *flow_locations = json_array();
   for (size_t s = 0; s < f->nchain; s++) {
-    char *step = s + 1 < f->nchain
-                     ? bwsc__xasprintf("'%s' calls '%s'", f->chain[s].function,
-                                       f->chain[s + 1].function)
-                     : bwsc__xasprintf("'%s' calls '%s'", f->chain[s].function,
-                                       f->callee);
+    char *step = bwsc__report_step(f, s);
     json_t *tfl = json_object();
     json_object_set_new(tfl, "location",
                         location(report, &f->chain[s].loc, step));
@@ -166,18 +165,27 @@ static json_t *result(const bwsc__report *report, const bwsc__finding *f) {
     json_decref(flow_locations);
   }
 
-  char *submit = bwsc__xasprintf("callback '%s' handed to '%s' here",
-                                 f->callback, f->entry);
-  json_t *related = location(report, &f->submit_loc, submit);
-  free(submit);
-  json_object_set_new(related, "id", json_integer(1));
+  /* Every callback's submit site, this finding's own first (id 1). */
   json_t *related_list = json_array();
-  json_array_append_new(related_list, related);
+  size_t nvias = f->nvias ? f->nvias : 1;
+  for (size_t v = 0; v < nvias; v++) {
+    const char *callback = f->nvias ? f->vias[v].callback : f->callback;
+    const char *entry = f->nvias ? f->vias[v].entry : f->entry;
+    char *submit =
+        bwsc__xasprintf("callback '%s' handed to '%s' here", callback, entry);
+    json_t *related = location(
+        report, f->nvias ? &f->vias[v].submit_loc : &f->submit_loc, submit);
+    free(submit);
+    json_object_set_new(related, "id", json_integer((json_int_t)v + 1));
+    json_array_append_new(related_list, related);
+  }
   json_object_set_new(obj, "relatedLocations", related_list);
 
   json_t *prints = json_object();
   json_object_set_new(prints, "blockscanFingerprint/v1",
                       json_string(f->fingerprint));
+  json_object_set_new(prints, "blockscanSite/v1",
+                      json_string(f->site_fingerprint));
   json_object_set_new(obj, "partialFingerprints", prints);
   return obj;
 }

@@ -1,7 +1,8 @@
 /* report_text.c - the clang-style text report and the --summary tables.
  *
- * Invariant: one warning line per finding, followed by its notes in a fixed
- * order: the chain, the submit site, the hint.
+ * Invariant: one warning line per finding (a blocking call site and rule),
+ * followed by its notes in a fixed order: the chain of its best callback,
+ * that callback's submit site, the hint.
  */
 #include "report.h"
 
@@ -48,6 +49,23 @@ static void end_line(const bwsc__report *report, FILE *out) {
   fputc('\n', out);
 }
 
+char *bwsc__report_step(const bwsc__finding *f, size_t s) {
+  const bwsc__step *step = &f->chain[s];
+  const char *to = s + 1 < f->nchain ? f->chain[s + 1].function : f->callee;
+  char targets[64] = "";
+  if (step->through && step->ntargets > 1)
+    snprintf(targets, sizeof(targets), " (one of %zu possible targets)",
+             step->ntargets);
+  const char *cold =
+      step->cold == BWSC__COLD_ASSERT     ? " in an assertion's failure branch"
+      : step->cold == BWSC__COLD_NORETURN ? ", which never returns"
+                                          : "";
+  if (step->through)
+    return bwsc__xasprintf("'%s' calls through '%s' to '%s'%s%s",
+                           step->function, step->through, to, targets, cold);
+  return bwsc__xasprintf("'%s' calls '%s'%s", step->function, to, cold);
+}
+
 void bwsc__write_text(const bwsc__report *report, FILE *out) {
   for (size_t i = 0; i < report->errors->count; i++) {
     const bwsc__error *err = &report->errors->items[i];
@@ -71,13 +89,15 @@ void bwsc__write_text(const bwsc__report *report, FILE *out) {
           : f->rule->severity == BW_SEVERITY_WARNING ? MAGENTA
                                                      : CYAN,
           severity ? severity : "warning");
-    fprintf(out, "%s [%s]", f->message, f->rule->id);
+    fprintf(out, "%s [%s%s]", f->message, f->rule->id,
+            f->low ? ", low confidence" : "");
     end_line(report, out);
     for (size_t s = 0; s + 1 < f->nchain; s++) {
       location(report, out, &f->chain[s].loc);
       label(report, out, CYAN, "note");
-      fprintf(out, "'%s' calls '%s'", f->chain[s].function,
-              f->chain[s + 1].function);
+      char *step = bwsc__report_step(f, s);
+      fputs(step, out);
+      free(step);
       end_line(report, out);
     }
     location(report, out, &f->submit_loc);
@@ -154,11 +174,16 @@ void bwsc__write_summary(const bwsc__report *report, FILE *out) {
       strcpy(dir, ".");
     bump(&dirs, dir);
     free(dir);
-    char *cb = bwsc__xasprintf("%s (%s:%u)", f->callback,
-                               bwsc__report_path(report, f->callback_loc.file),
-                               f->callback_loc.line);
-    bump(&callbacks, cb);
-    free(cb);
+    /* Every callback reaching the site counts, not only the one shown. */
+    for (size_t v = 0; v < (f->nvias ? f->nvias : 1); v++) {
+      const char *name = f->nvias ? f->vias[v].callback : f->callback;
+      const bwsc__loc *loc =
+          f->nvias ? &f->vias[v].callback_loc : &f->callback_loc;
+      char *cb = bwsc__xasprintf(
+          "%s (%s:%u)", name, bwsc__report_path(report, loc->file), loc->line);
+      bump(&callbacks, cb);
+      free(cb);
+    }
   }
   fprintf(out, "blockscan summary: %zu finding%s, %zu error%s\n",
           report->findings->count, report->findings->count == 1 ? "" : "s",

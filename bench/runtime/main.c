@@ -27,7 +27,7 @@
 static void usage(FILE *out) {
   fprintf(out,
           "usage: bw_bench_runtime [options]\n"
-          "  --only LIST     sections to run, e.g. ad (default abcd)\n"
+          "  --only LIST     sections to run, e.g. ad (default abcdh)\n"
           "  --reps N        repetitions of (a) and (d) (default 9)\n"
           "  --delay-reps N  repetitions of (b) (default 5)\n"
           "  --full          (c) with the target's 1 s sleeps (about\n"
@@ -124,7 +124,7 @@ static int parse_args(int argc, char **argv, bench_options *o,
     switch (opt) {
     case O_ONLY:
       *only = optarg;
-      rc = strspn(optarg, "abcd") == strlen(optarg) ? 0 : -EINVAL;
+      rc = strspn(optarg, "abcdh") == strlen(optarg) ? 0 : -EINVAL;
       break;
     case O_REPS:
       rc = parse_count(optarg, 1, TABLE_MAX_SAMPLES, &value);
@@ -286,7 +286,7 @@ static void target_fastest(const table *t, size_t row) {
 
 static void print_targets(const bench_options *o, const char *only,
                           const table *ta, const table *tb, const table *tc,
-                          const table *td) {
+                          const table *td, const table *th) {
   printf("targets\n");
   if (strchr(only, 'a'))
     for (size_t r = 0; r < ta->rows; r++)
@@ -294,6 +294,9 @@ static void print_targets(const bench_options *o, const char *only,
   if (strchr(only, 'd'))
     for (size_t r = 0; r < td->rows; r++)
       target_fastest(td, r);
+  if (strchr(only, 'h'))
+    for (size_t r = 0; r < th->rows; r++)
+      target_fastest(th, r);
   if (strchr(only, 'b')) {
     for (size_t r = 0; r < tb->rows; r++) {
       double ms;
@@ -338,14 +341,14 @@ int main(int argc, char **argv) {
     return bench_remote_serve(argv[2], (unsigned)workers, (unsigned)flags);
   }
   bench_options o;
-  const char *only = "abcd";
+  const char *only = "abcdh";
   defaults(&o);
   int rc = parse_args(argc, argv, &o, &only);
   if (rc != 0)
     return rc < 0 ? 0 : rc;
 
   /* Tables are large (every sample is kept): static, not on the stack. */
-  static table ta, tb, tc, td;
+  static table ta, tb, tc, td, th;
   print_machine(&o);
   if (strchr(only, 'a'))
     bench_section_tiny(&o, &ta);
@@ -355,6 +358,8 @@ int main(int argc, char **argv) {
     bench_section_sleepers(&o, &tc);
   if (strchr(only, 'd'))
     bench_section_chain(&o, &td);
+  if (strchr(only, 'h'))
+    bench_section_handoff(&o, &th);
 
   if (strchr(only, 'a')) {
     printf("(a) tiny items (one atomic increment) submitted from one outside "
@@ -396,9 +401,14 @@ int main(int argc, char **argv) {
     table_print_ratio(&td, 0);
     printf("\n");
   }
+  if (strchr(only, 'h'))
+    bench_print_handoff(&o, &th);
   printf("load average at end %.2f (%ld CPUs; the bench itself adds about "
          "1)\n\n",
          load_average(), sysconf(_SC_NPROCESSORS_ONLN));
-  print_targets(&o, only, &ta, &tb, &tc, &td);
-  return failures(&ta) + failures(&tb) + failures(&tc) + failures(&td) ? 1 : 0;
+  print_targets(&o, only, &ta, &tb, &tc, &td, &th);
+  return failures(&ta) + failures(&tb) + failures(&tc) + failures(&td) +
+                 failures(&th)
+             ? 1
+             : 0;
 }

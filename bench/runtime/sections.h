@@ -41,5 +41,9 @@ void bench_section_delays(const bench_options *o, table *t);
 void bench_section_sleepers(const bench_options *o, table *t);
 /* (d) ns per chain link. */
 void bench_section_chain(const bench_options *o, table *t);
+/* (h) ns per semaphore / event hand-off between two tasks, against a
+ * pthread_cond_signal hand-off between two threads (section_handoff.c). */
+void bench_section_handoff(const bench_options *o, table *t);
+void bench_print_handoff(const bench_options *o, const table *t);
 
 #endif /* BW_BENCH_RUNTIME_SECTIONS_H */

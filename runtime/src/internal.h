@@ -446,6 +446,47 @@ void bwrt__blocking_free(bw_pool *pool);
  * the global queue, a steal) as its main loop would; 0 when it found none.
  * For a worker that waits without blocking (bw_parallel_for). */
 int bwrt__worker_run_one(bwrt__worker *w);
+/* ---- waiter queues of the async primitives (sync.c) --------------------- */
+
+/* Units and a FIFO of pending acquire tasks: the one mechanism under the
+ * async semaphore, event and mutex (semaphore.c, event.c, async_mutex.c),
+ * which embed it first in their public struct. A take completes at once
+ * while a unit is free, else queues a waiter whose task a later give
+ * completes; nothing blocks a thread. `manual`: a take does not consume
+ * the unit and a give completes every waiter (a manual-reset event). */
+typedef struct bwrt__sync_waiter bwrt__sync_waiter;
+typedef struct bwrt__sync {
+  pthread_mutex_t mu;     /* a leaf but for token->mu (see sync.c) */
+  _Atomic unsigned units; /* written under mu, read racily by getters */
+  unsigned cap;           /* units never exceed it */
+  int manual;
+  bwrt__sync_waiter *head, *tail; /* under mu, oldest first */
+  _Atomic size_t waiting;         /* queued waiters; written under mu */
+  _Atomic unsigned refs;          /* the owner's and one per waiter */
+} bwrt__sync;
+
+/* Allocates `size` bytes (the embedding public struct, whose first member
+ * is the bwrt__sync) and sets the queue up; NULL with errno ENOMEM. */
+bwrt__sync *bwrt__sync_create(size_t size, unsigned units, unsigned cap,
+                              int manual);
+/* A task that completes (result NULL) once a unit is taken, is canceled
+ * when `token` is, or completes with (void *)(intptr_t)-ESHUTDOWN when the
+ * queue is destroyed first. Continuations run on the calling worker's pool,
+ * off the pool on the default pool. NULL with errno on failure. */
+bw_task *bwrt__sync_take(bwrt__sync *s, bw_cancel_token *token);
+/* Takes a unit if one is free at once: returns 1, else 0. */
+int bwrt__sync_try_take(bwrt__sync *s);
+/* Adds n units and hands them to waiters, oldest first. When units would
+ * exceed cap: -EOVERFLOW and nothing changes, or with `saturate` units
+ * stop at cap. */
+int bwrt__sync_give(bwrt__sync *s, unsigned n, int saturate);
+/* Sets units to 0 (a manual event's reset). */
+void bwrt__sync_clear(bwrt__sync *s);
+unsigned bwrt__sync_units(const bwrt__sync *s);
+size_t bwrt__sync_waiting(const bwrt__sync *s);
+/* Completes every queued waiter with -ESHUTDOWN and drops the owner's
+ * reference; the memory goes when the last waiter's token is done too. */
+void bwrt__sync_destroy(bwrt__sync *s);
 
 /* ---- tasks (task.c) ----------------------------------------------------- */
 

@@ -128,7 +128,7 @@ static long missing(const char *name) {
       return fn args;                                                          \
     if (!(check) || EXCUSED(BW_FN_##name, args))                               \
       return fn args;                                                          \
-    if (OTHER_THREAD() && bwsh__count_other_call())                            \
+    if (OTHER_THREAD() && bwsh__count_other_call(BW_FN_##name))                \
       return fn args;                                                          \
     bwsh__call call;                                                           \
     bwsh__call_begin(&call, BW_FN_##name, CALLER);                             \
@@ -153,7 +153,7 @@ BW_SHIM_FUNCS(WRAP_FUNC)
     if (r != EBUSY)                                                            \
       return r; /* taken at once (or an error the lock would give too) */      \
     if (EXCUSED(BW_FN_##name, (lk BW_EXPAND xargs)) ||                         \
-        (OTHER_THREAD() && bwsh__count_other_call()))                          \
+        (OTHER_THREAD() && bwsh__count_other_call(BW_FN_##name)))              \
       return fn(lk BW_EXPAND xargs);                                           \
     bwsh__call call;                                                           \
     bwsh__call_begin(&call, BW_FN_##name, CALLER);                             \

@@ -100,6 +100,9 @@ __attribute__((constructor(101))) static void shim_init(void) {
   bwsh__resolve_all();
   const char *env = getenv("BLOCKWATCH_OPTIONS");
   bwsh__options_parse(env);
+  if (bwsh__opt.help)
+    bwsh__options_help();
+  bwsh__options_check_paths(); /* now, not when the report fails at exit */
   if (bwsh__policy_init() != 0) {
     /* No rules, nothing known to block: stay out of the way (no report,
      * no handlers, no trace; every wrapper passes straight through). */

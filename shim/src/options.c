@@ -1,10 +1,14 @@
 /* options.c - BLOCKWATCH_OPTIONS=key=value:key=value parsing.
  *
  * Invariants:
- *  - One table (OPTIONS) names every key, its kind and where it goes; the
+ *  - One table (OPTIONS) names every key, its kind, where it goes, its
+ *    default and its help line: the defaults and help=1 come from it; the
  *    documentation in docs/shim.md follows the same order.
  *  - Parsing is strict (numbers to the end of the string); a bad key or
  *    value prints one "blockwatch:" warning naming it and keeps the default.
+ *  - Separators are ':' and ','; a ',' followed by anything but a known
+ *    "key=" belongs to the value (the comma lists). A quoted value ('...'
+ *    or "...") is taken as it is, up to the same quote; no escapes.
  *  - No allocation: runs in the constructor before anything else.
  */
 #ifndef _GNU_SOURCE
@@ -35,46 +39,60 @@ typedef struct option {
   size_t offset;
   size_t size;       /* of the destination (strings) */
   unsigned long max; /* K_UINT upper bound */
+  const char *def;   /* the default, as it would be written (parsed) */
+  const char *help;  /* one line for help=1 */
 } option;
 
-#define OPT(key, kind, field, max)                                             \
-  { key, kind, offsetof(bwsh__options, field), sizeof(bwsh__opt.field), max }
+#define OPT(key, kind, field, max, def, help)                                  \
+  {                                                                            \
+    key, kind, offsetof(bwsh__options, field), sizeof(bwsh__opt.field), max,   \
+        def, help                                                              \
+  }
 
 /* K_UINT fields are int or unsigned (same size), K_MICROS uint64_t. */
 _Static_assert(sizeof(int) == sizeof(unsigned), "K_UINT stores unsigned");
 
+/* Every option: the parser, the defaults and help=1 all read this table. */
 static const option OPTIONS[] = {
-    OPT("report", K_REPORT, report, 0),
-    OPT("report_path", K_PATH, report_path, 0),
-    OPT("fail", K_FAIL, fail, 0),
-    OPT("exitcode", K_UINT, exitcode, 255),
-    OPT("threshold_us", K_MICROS, threshold_ns, 3600000000ul),
-    OPT("compensate", K_BOOL, compensate, 1),
-    OPT("trace", K_PATH, trace_path, 0),
-    OPT("signal", K_SIGNAL, report_signal, 0),
-    OPT("worker_name", K_PATH, worker_name, 0),
-    OPT("worker_start", K_PATH, worker_start, 0),
-    OPT("rules", K_PATH, rules_path, 0),
-    OPT("default_rules", K_BOOL, default_rules, 1),
-    OPT("categories", K_PATH, categories, 0),
-    OPT("lock", K_BOOL, lock, 1),
-    OPT("verbosity", K_UINT, verbosity, 2),
-    OPT("fatal_signals", K_BOOL, fatal_signals, 1),
-    OPT("frames", K_UINT, frames, BW_SITE_FRAMES),
-    OPT("sample_items", K_UINT, sample_items, 65536),
-    {NULL, K_BOOL, 0, 0, 0},
+    OPT("report", K_REPORT, report, 0, "text",
+        "text (summary on stderr), json (file), both, none"),
+    OPT("report_path", K_PATH, report_path, 0, "",
+        "the JSON file (none: blockwatch.%p.json); %p pid, %e program, %% %"),
+    OPT("fail", K_FAIL, fail, 0, "0",
+        "1: stop at the first blocking call on a worker; report: fail at "
+        "exit"),
+    OPT("exitcode", K_UINT, exitcode, 255, "66",
+        "the exit status of the fail modes"),
+    OPT("threshold_us", K_MICROS, threshold_ns, 3600000000ul, "0",
+        "calls on workers shorter than this are not counted"),
+    OPT("compensate", K_BOOL, compensate, 1, "0",
+        "1: tell the runtime when a worker blocks (spare workers)"),
+    OPT("trace", K_PATH, trace_path, 0, "",
+        "write a Chrome trace-event timeline to this file (%p, %e, %%)"),
+    OPT("signal", K_SIGNAL, report_signal, 0, "SIGUSR2",
+        "signal that writes an interim report (USR1, a number, none)"),
+    OPT("worker_name", K_PATH, worker_name, 0, "",
+        "comma-separated globs on thread names: those threads are workers"),
+    OPT("worker_start", K_PATH, worker_start, 0, "",
+        "start-routine symbol: threads started there are workers"),
+    OPT("rules", K_PATH, rules_path, 0, "", "an extra rule file"),
+    OPT("default_rules", K_BOOL, default_rules, 1, "1",
+        "0: without the embedded libc/blockwatch rule packs"),
+    OPT("categories", K_PATH, categories, 0, "",
+        "comma list of the categories that count (none: the rules' own)"),
+    OPT("lock", K_BOOL, lock, 1, "0", "1: count contended locks too"),
+    OPT("verbosity", K_UINT, verbosity, 2, "0",
+        "0: summary only when a worker blocked; 1: always; 2: debug"),
+    OPT("fatal_signals", K_BOOL, fatal_signals, 1, "1",
+        "write the report on a fatal signal, then die of it"),
+    OPT("frames", K_UINT, frames, BW_SITE_FRAMES, "4",
+        "caller frames kept per call site"),
+    OPT("sample_items", K_UINT, sample_items, 65536, "16",
+        "time the queue wait of one runtime item in this many"),
+    OPT("help", K_BOOL, help, 1, "0",
+        "1: print this list at start, then run the program as usual"),
+    {NULL, K_BOOL, 0, 0, 0, NULL, NULL},
 };
-
-static void defaults(void) {
-  memset(&bwsh__opt, 0, sizeof bwsh__opt);
-  bwsh__opt.report = BW_REPORT_TEXT;
-  bwsh__opt.exitcode = 66;
-  bwsh__opt.report_signal = SIGUSR2;
-  bwsh__opt.default_rules = 1;
-  bwsh__opt.fatal_signals = 1;
-  bwsh__opt.frames = 4;
-  bwsh__opt.sample_items = 16;
-}
 
 static int parse_uint(const char *v, unsigned long max, unsigned long *out) {
   if (!*v || *v == '-' || *v == '+')
@@ -170,36 +188,145 @@ static int apply(const option *o, const char *v) {
   return -EINVAL;
 }
 
+/* Every field from its table default: one place says what a default is. */
+static void defaults(void) {
+  memset(&bwsh__opt, 0, sizeof bwsh__opt);
+  for (const option *o = OPTIONS; o->key; o++)
+    apply(o, o->def);
+}
+
+static const option *find(const char *key, size_t len) {
+  for (const option *o = OPTIONS; o->key; o++)
+    if (strlen(o->key) == len && memcmp(o->key, key, len) == 0)
+      return o;
+  return NULL;
+}
+
+/* A ',' ends a value only where a known "key=" follows it, so the comma
+ * lists of worker_name and categories keep working unquoted. */
+static int comma_ends_value(const char *after) {
+  size_t n = strcspn(after, "=:,");
+  return after[n] == '=' && find(after, n) != NULL;
+}
+
+/* Length of an unquoted value starting at v. */
+static size_t plain_value_len(const char *v) {
+  size_t n = 0;
+  for (;;) {
+    n += strcspn(v + n, ":,");
+    if (v[n] != ',' || comma_ends_value(v + n + 1))
+      return n;
+    n++;
+  }
+}
+
+static void warn_bad_value(const option *o, const char *v, int err) {
+  if (err == -ENAMETOOLONG)
+    bwsh__log("warning: BLOCKWATCH_OPTIONS: the value of '%s' is too long "
+              "(at most %zu bytes), keeping the default",
+              o->key, o->size - 1);
+  else
+    bwsh__log("warning: BLOCKWATCH_OPTIONS: bad value '%s' for '%s', "
+              "keeping the default",
+              v, o->key);
+}
+
+static void warn_unknown(const char *key, size_t len) {
+  bwsh__log("warning: BLOCKWATCH_OPTIONS: unknown option '%.*s' (help=1 lists "
+            "the options)",
+            (int)len, key);
+}
+
+/* Parses one "key=value" at p (a key, '=', then a value plain or in single
+ * or double quotes) and returns where the next one starts. */
+static const char *parse_one(const char *p) {
+  size_t klen = strcspn(p, "=:,");
+  const option *o = find(p, klen);
+  if (p[klen] != '=') {
+    if (o)
+      bwsh__log("warning: BLOCKWATCH_OPTIONS: '%s' needs a value (%s=...; "
+                "help=1 lists the options)",
+                o->key, o->key);
+    else
+      warn_unknown(p, klen);
+    return p + klen;
+  }
+  const char *v = p + klen + 1, *next;
+  size_t vlen;
+  if (*v == '\'' || *v == '"') {
+    const char *close = strchr(v + 1, *v);
+    if (!close) {
+      bwsh__log("warning: BLOCKWATCH_OPTIONS: unterminated %c quote in the "
+                "value of '%.*s': it and the rest of the options ignored",
+                *v, (int)klen, p);
+      return v + strlen(v);
+    }
+    vlen = (size_t)(close - v - 1);
+    v++;
+    next = close + 1;
+    if (*next && *next != ':' && *next != ',') {
+      bwsh__log("warning: BLOCKWATCH_OPTIONS: text after the closing quote of "
+                "'%.*s' (expected ':' or ','): option ignored",
+                (int)klen, p);
+      return next + plain_value_len(next);
+    }
+  } else {
+    vlen = plain_value_len(v);
+    next = v + vlen;
+  }
+  char value[600];
+  if (!o) {
+    warn_unknown(p, klen);
+  } else if (vlen >= sizeof value) {
+    warn_bad_value(o, "(too long)",
+                   o->kind == K_PATH ? -ENAMETOOLONG : -EINVAL);
+  } else {
+    memcpy(value, v, vlen);
+    value[vlen] = '\0';
+    int err = apply(o, value);
+    if (err != 0)
+      warn_bad_value(o, value, err);
+  }
+  return next;
+}
+
 void bwsh__options_parse(const char *text) {
   defaults();
   if (!text)
     return;
-  char item[600];
   const char *p = text;
   while (*p) {
-    const char *end = strchr(p, ':');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (len >= sizeof item) {
-      bwsh__log("warning: BLOCKWATCH_OPTIONS: option too long, ignored");
-    } else if (len > 0) {
-      memcpy(item, p, len);
-      item[len] = '\0';
-      char *eq = strchr(item, '=');
-      const option *o = NULL;
-      if (eq) {
-        *eq = '\0';
-        for (o = OPTIONS; o->key && strcmp(o->key, item) != 0; o++)
-          ;
-      }
-      if (!eq || !o->key)
-        bwsh__log("warning: BLOCKWATCH_OPTIONS: unknown option '%s'", item);
-      else if (apply(o, eq + 1) != 0)
-        bwsh__log("warning: BLOCKWATCH_OPTIONS: bad value '%s' for '%s', "
-                  "keeping the default",
-                  eq + 1, o->key);
-    }
-    p += len;
-    if (*p == ':')
+    if (*p == ':' || *p == ',')
       p++;
+    else
+      p = parse_one(p);
+  }
+}
+
+void bwsh__options_help(void) {
+  bwsh__log("BLOCKWATCH_OPTIONS=key=value, separated by ':' or ','; a value "
+            "in single or double quotes may hold them. The options:");
+  for (const option *o = OPTIONS; o->key; o++)
+    bwsh__log("  %-14s %-8s %s", o->key, o->def[0] ? o->def : "(none)",
+              o->help);
+}
+
+/* Only the outputs this run will write: report=none or text alone checks
+ * no report file. */
+void bwsh__options_check_paths(void) {
+  char path[sizeof bwsh__opt.report_path + 64];
+  if (bwsh__opt.report & BW_REPORT_JSON) {
+    const char *given =
+        bwsh__opt.report_path[0] ? bwsh__opt.report_path : "blockwatch.%p.json";
+    if (bwsh__path_expand(given, 0, path, sizeof path) != 0)
+      bwsh__log("warning: report_path: '%s' is too long", given);
+    else
+      bwsh__path_check("report_path", path);
+  }
+  if (bwsh__opt.trace_path[0]) {
+    if (bwsh__path_expand(bwsh__opt.trace_path, 0, path, sizeof path) != 0)
+      bwsh__log("warning: trace: '%s' is too long", bwsh__opt.trace_path);
+    else
+      bwsh__path_check("trace", path);
   }
 }

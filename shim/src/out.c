@@ -1,5 +1,6 @@
-/* out.c - everything the shim writes: "blockwatch:" lines on stderr and a
- * small buffered writer used by the JSON report and the trace.
+/* out.c - everything the shim writes: "blockwatch:" lines on stderr, a
+ * small buffered writer used by the JSON report and the trace, and the
+ * names of the files they go to.
  *
  * Invariants:
  *  - No stdio and no allocation: vsnprintf into a stack buffer, then the
@@ -8,6 +9,9 @@
  *  - stderr is written only while it is still the file it was at startup
  *    (same device and inode): a program that closed stderr, or reused
  *    descriptor 2 for a file of its own, gets nothing written into it.
+ *  - A path is checked without creating anything and without changing
+ *    errno; a problem is named by the path it is about (the file or its
+ *    directory) and strerror's reason.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -19,6 +23,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static dev_t err_dev;
 static ino_t err_ino;
@@ -158,4 +163,83 @@ void bwsh__out_jstr(bwsh__out *o, const char *s) {
     }
   }
   bwsh__out_bytes(o, "\"", 1);
+}
+
+/* ---- output paths -------------------------------------------------------- */
+
+int bwsh__path_expand(const char *given, int fork_child, char *out,
+                      size_t size) {
+  size_t n = 0;
+  int pids = 0, full = 0;
+  char pid[16];
+  snprintf(pid, sizeof pid, "%d", (int)getpid());
+  for (const char *p = given; *p && !full; p++) {
+    const char *piece = p;
+    size_t len = 1;
+    if (p[0] == '%' && p[1] == 'p') {
+      piece = pid;
+      len = strlen(pid);
+      pids++;
+      p++;
+    } else if (p[0] == '%' && p[1] == 'e') {
+      piece = program_invocation_short_name;
+      len = strlen(piece);
+      p++;
+    } else if (p[0] == '%' && p[1] == '%') {
+      p++;
+    }
+    full = n + len >= size;
+    if (!full) {
+      memcpy(out + n, piece, len);
+      n += len;
+    }
+  }
+  if (!full && fork_child && pids == 0) {
+    size_t len = strlen(pid);
+    full = n + 1 + len >= size;
+    if (!full) {
+      out[n++] = '.';
+      memcpy(out + n, pid, len);
+      n += len;
+    }
+  }
+  if (size > 0)
+    out[n] = '\0';
+  return full ? -ENAMETOOLONG : 0;
+}
+
+/* Why a file cannot be created at path (0 when nothing says so): the
+ * errno, and in `about` the path that reason is about. */
+static int path_problem(const char *path, char *about, size_t size) {
+  struct stat st;
+  snprintf(about, size, "%s", path);
+  if (stat(path, &st) == 0)
+    return S_ISDIR(st.st_mode) ? EISDIR : 0;
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    snprintf(about, size, ".");
+  else if (slash == path)
+    snprintf(about, size, "/");
+  else
+    snprintf(about, size, "%.*s", (int)(slash - path), path);
+  if (stat(about, &st) != 0)
+    return errno;
+  if (!S_ISDIR(st.st_mode))
+    return ENOTDIR;
+  if (access(about, W_OK | X_OK) != 0)
+    return errno;
+  return 0;
+}
+
+int bwsh__path_check(const char *what, const char *path) {
+  int saved = errno;
+  char about[600];
+  int err = path_problem(path, about, sizeof about);
+  if (err && strcmp(about, path) == 0)
+    bwsh__log("warning: %s: cannot write '%s': %s", what, path, strerror(err));
+  else if (err)
+    bwsh__log("warning: %s: cannot write '%s': directory '%s': %s", what, path,
+              about, strerror(err));
+  errno = saved;
+  return -err;
 }

@@ -51,6 +51,8 @@ const char *bwsh__fn_name(int fn) {
  * one no call of the symbol is excused. */
 static const bw_blocking_rule *fn_rule[BW_FN_COUNT];
 static unsigned char fn_rule_plain[BW_FN_COUNT];
+/* The rule of the name the report uses, which decides whether fn counts. */
+static const bw_blocking_rule *fn_counting_rule[BW_FN_COUNT];
 
 /* Where a fortified form's extra size argument sits: its index + 1. A
  * plain function's rule is read against the fortified form's arguments
@@ -65,6 +67,12 @@ static const unsigned char chk_extra[BW_FN_COUNT] = {
 };
 
 unsigned char bwsh__fn_enabled[BW_FN_COUNT];
+
+const char *bwsh__fn_hint(int fn) {
+  return fn >= 0 && fn < BW_FN_COUNT && fn_counting_rule[fn]
+             ? fn_counting_rule[fn]->hint
+             : NULL;
+}
 
 static int cond_holds(const bw_rule_cond *c, const uint64_t *av, size_t n) {
   if (c->arg < 0 || (size_t)c->arg >= n)
@@ -196,6 +204,7 @@ static void fn_enable_init(void) {
     /* Counted or not: the rule of the name the report uses. Which calls
      * cannot block: the rule of the symbol itself (fn_rule). */
     const bw_blocking_rule *rule = bw_rules_lookup_blocking(rules, fns[i].name);
+    fn_counting_rule[i] = rule;
     fn_rule[i] = bw_rules_lookup_blocking(rules, fns[i].symbol);
     /* A fortified form missing from chk_extra is not excused at all rather
      * than read a rule at the wrong positions. */

@@ -29,6 +29,10 @@ BWSH__HIDDEN int bwsh__policy_init(void);
 /* Per function: 1 when its calls count as blocking (rules + options). */
 BWSH__HIDDEN extern unsigned char bwsh__fn_enabled[BW_FN_COUNT];
 
+/* The fix hint of the rule that makes fn count (its hint=, or its
+ * category's), for the report; NULL when no rule names it. */
+BWSH__HIDDEN const char *bwsh__fn_hint(int fn);
+
 /* 1 when a wrapper goes straight to the real function, with nothing else
  * done: the shim is not active yet (before the constructor, or in a
  * process whose options said so), this thread is inside the shim, or the

@@ -10,6 +10,10 @@
  *  - Without report_path the file is blockwatch.<pid>.json; "%p" in
  *    report_path is replaced by the pid; otherwise a fork child given
  *    report_path writes "<report_path>.<pid>" (its own report).
+ *  - Both outputs render one snapshot of the counters, taken once per
+ *    report: the text and the JSON of a run give the same numbers.
+ *  - Call sites come by blocked time (descending; ties by count, then
+ *    function name), in both; the text's last line is the SUMMARY.
  *  - Quiet by default: the text summary is printed only when something
  *    blocked a worker (or verbosity >= 1).
  *  - In a signal handler nothing that can allocate is called: frames are
@@ -18,6 +22,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "policy.h"
 #include "real.h"
 
 #include <errno.h>
@@ -57,7 +62,11 @@ int bwsh__file_begin(const char *path, char *tmp, size_t tmpsize) {
     if (fd >= 0)
       return fd;
     if (errno != EEXIST) {
-      bwsh__log("warning: cannot write %s: %s", tmp, strerror(errno));
+      /* Name the path the user gave, not the temporary one; path_check
+       * says which part is wrong (the file or its directory) when it can. */
+      int err = errno;
+      if (bwsh__path_check("output", path) == 0)
+        bwsh__log("warning: cannot write '%s': %s", path, strerror(err));
       return -1;
     }
   }
@@ -71,22 +80,18 @@ int bwsh__file_commit(int fd, const char *tmp, const char *path, int ok) {
     ok = 0;
   if (ok && rename(tmp, path) == 0)
     return 0;
-  bwsh__log("warning: could not write %s", path);
+  if (ok)
+    bwsh__log("warning: could not write '%s': %s", path, strerror(errno));
+  else
+    bwsh__log("warning: could not write '%s'", path);
   unlink(tmp);
   return -1;
 }
 
-/* The file a given path names in this process: "%p" becomes the pid, and
- * without it a fork child appends ".<pid>" (its own file). */
+/* The file a given path names in this process (bwsh__path_expand: every
+ * %p, %e and %%; a fork child's own file when there is no %p). */
 void bwsh__output_path(const char *given, char *out, size_t size) {
-  const char *pid_at = strstr(given, "%p");
-  if (pid_at)
-    snprintf(out, size, "%.*s%d%s", (int)(pid_at - given), given, (int)getpid(),
-             pid_at + 2);
-  else if (in_fork_child)
-    snprintf(out, size, "%s.%d", given, (int)getpid());
-  else
-    snprintf(out, size, "%s", given);
+  bwsh__path_expand(given, in_fork_child, out, size);
 }
 
 static void json_path(char *out, size_t size) {
@@ -94,6 +99,109 @@ static void json_path(char *out, size_t size) {
     snprintf(out, size, "blockwatch.%d.json", (int)getpid());
   else
     bwsh__output_path(bwsh__opt.report_path, out, size);
+}
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- the snapshot both renderers read ------------------------------------ */
+
+/* Every number of one report, read once from the counters: the text and
+ * the JSON render the same struct, so they cannot disagree. Static (no
+ * allocation, a signal handler may write the report); report_busy makes
+ * the writer the only user. */
+typedef struct snapshot {
+  bwsh__totals totals;
+  int npools;
+  bwsh__pool_report pools[BW_MAX_POOLS];
+  uint64_t starvation_ns; /* sum of the pools' starvation delay */
+  int nsites;
+  bwsh__site_view sites[BW_MAX_SITES]; /* by blocked time, descending */
+  uint64_t sites_dropped;
+  int nother;                 /* functions called on other threads */
+  int other_fns[BW_FN_COUNT]; /* BW_FN_*, by calls descending */
+} snapshot;
+
+static snapshot snap;
+
+/* Site order: blocked time descending, then count descending, then the
+ * function name, then the caller (so that equal sites still sort the same
+ * way every time). */
+static int site_before(const bwsh__site_view *a, const bwsh__site_view *b) {
+  if (a->blocked_ns != b->blocked_ns)
+    return a->blocked_ns > b->blocked_ns;
+  if (a->count != b->count)
+    return a->count > b->count;
+  int by_name = strcmp(bwsh__fn_name(a->fn), bwsh__fn_name(b->fn));
+  if (by_name != 0)
+    return by_name < 0;
+  return (uintptr_t)(a->nframes ? a->frames[0] : 0) <
+         (uintptr_t)(b->nframes ? b->frames[0] : 0);
+}
+
+/* Insertion sort in place: qsort may allocate, and a report of at most
+ * BW_MAX_SITES sites is written once. */
+static void sort_sites(bwsh__site_view *v, int n) {
+  for (int i = 1; i < n; i++) {
+    bwsh__site_view cur = v[i];
+    int j = i - 1;
+    for (; j >= 0 && site_before(&cur, &v[j]); j--)
+      v[j + 1] = v[j];
+    v[j + 1] = cur;
+  }
+}
+
+/* The functions other threads called, most calls first (ties by name). */
+static void sort_other(snapshot *s) {
+  const uint64_t *by = s->totals.other_by_fn;
+  s->nother = 0;
+  for (int fn = 0; fn < BW_FN_COUNT; fn++) {
+    if (by[fn] == 0)
+      continue;
+    int j = s->nother++;
+    for (; j > 0; j--) {
+      int prev = s->other_fns[j - 1];
+      if (by[prev] > by[fn] ||
+          (by[prev] == by[fn] &&
+           strcmp(bwsh__fn_name(prev), bwsh__fn_name(fn)) <= 0))
+        break;
+      s->other_fns[j] = prev;
+    }
+    s->other_fns[j] = fn;
+  }
+}
+
+static void snapshot_take(snapshot *s) {
+  bwsh__totals_get(&s->totals);
+  s->npools = bwsh__pool_count();
+  if (s->npools > BW_MAX_POOLS)
+    s->npools = BW_MAX_POOLS;
+  s->starvation_ns = 0;
+  for (int i = 0; i < s->npools; i++) {
+    bwsh__pool_get(i, &s->pools[i]);
+    s->starvation_ns += s->pools[i].starv_total;
+  }
+  s->nsites = 0;
+  for (int i = 0; i < BW_MAX_SITES; i++)
+    if (bwsh__site_get(i, &s->sites[s->nsites]))
+      s->nsites++;
+  sort_sites(s->sites, s->nsites);
+  s->sites_dropped = bwsh__sites_dropped();
+  sort_other(s);
+}
+
+/* The most frames one caller frame expands to (itself and what was
+ * inlined into it). */
+#define MAX_INLINE 8
+
+/* The worst site is the first (it blocked longest): its innermost frame,
+ * where the blocking function was called, into *sym. 0 when none. */
+static int worst_site(const snapshot *s, bwsh__sym *sym) {
+  if (s->nsites == 0 || s->sites[0].nframes == 0)
+    return 0;
+  bwsh__sym frames[MAX_INLINE];
+  bwsh__symbolize_inline(s->sites[0].frames[0], frames, MAX_INLINE, in_signal);
+  *sym = frames[0];
+  return 1;
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
@@ -135,8 +243,6 @@ static void write_object(bwsh__out *o, const char *name, const member *m,
   bwsh__out_str(o, "}");
 }
 
-#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
-
 static void write_pool(bwsh__out *o, const bwsh__pool_report *p) {
   const member head[] = {{"workers", 0, p->workers},
                          {"peak_blocked_workers", 0, p->peak_blocked},
@@ -160,24 +266,62 @@ static void write_pool(bwsh__out *o, const bwsh__pool_report *p) {
   bwsh__out_str(o, "}");
 }
 
-static void write_site(bwsh__out *o, const bwsh__site_view *s, int safe_only) {
+static void write_frame(bwsh__out *o, const bwsh__sym *sym, int first) {
+  bwsh__out_str(o, first ? "{" : ",{");
+  key(o, "function");
+  bwsh__out_jstr(o, sym->function);
+  bwsh__out_str(o, ",");
+  key(o, "file");
+  bwsh__out_jstr(o, sym->file[0] ? sym->file : NULL);
+  bwsh__out_str(o, ",");
+  key(o, "line");
+  bwsh__out_i64(o, sym->line);
+  bwsh__out_str(o, ",");
+  key(o, "inlined");
+  bwsh__out_str(o, sym->inlined ? "true" : "false");
+  bwsh__out_str(o, "}");
+}
+
+static void write_site(bwsh__out *o, const bwsh__site_view *s) {
   bwsh__out_str(o, "{");
   key(o, "function");
   bwsh__out_jstr(o, bwsh__fn_name(s->fn));
+  const member counts[] = {{"count", 0, s->count},
+                           {"blocked_ms", 1, s->blocked_ns}};
+  write_members(o, counts, COUNT_OF(counts), 1);
   bwsh__out_str(o, ",");
-  key(o, "count");
-  bwsh__out_u64(o, s->count);
-  bwsh__out_str(o, ",");
-  key(o, "blocked_ms");
-  bwsh__out_ms(o, s->blocked_ns);
+  key(o, "hint");
+  bwsh__out_jstr(o, bwsh__fn_hint(s->fn));
   bwsh__out_str(o, ",");
   key(o, "frames");
   bwsh__out_str(o, "[");
+  int shown = 0;
   for (int f = 0; f < s->nframes; f++) {
-    bwsh__sym sym;
-    bwsh__symbolize(s->frames[f], &sym, safe_only);
-    bwsh__out_str(o, f ? ",{" : "{");
+    bwsh__sym sym[MAX_INLINE];
+    int n = bwsh__symbolize_inline(s->frames[f], sym, MAX_INLINE, in_signal);
+    for (int k = 0; k < n; k++)
+      write_frame(o, &sym[k], shown++ == 0);
+  }
+  bwsh__out_str(o, "]}");
+}
+
+/* "summary": what the text's SUMMARY line says. */
+static void write_summary(bwsh__out *o, const snapshot *s) {
+  const member nums[] = {{"on_workers", 0, s->totals.calls_worker},
+                         {"blocked_ms", 1, s->totals.blocked_ns_worker},
+                         {"starvation_delay_ms", 1, s->starvation_ns}};
+  key(o, "summary");
+  bwsh__out_str(o, "{");
+  write_members(o, nums, COUNT_OF(nums), 0);
+  bwsh__out_str(o, ",");
+  key(o, "worst");
+  bwsh__sym sym;
+  if (worst_site(s, &sym)) {
+    bwsh__out_str(o, "{");
     key(o, "function");
+    bwsh__out_jstr(o, bwsh__fn_name(s->sites[0].fn));
+    bwsh__out_str(o, ",");
+    key(o, "caller");
     bwsh__out_jstr(o, sym.function);
     bwsh__out_str(o, ",");
     key(o, "file");
@@ -186,19 +330,20 @@ static void write_site(bwsh__out *o, const bwsh__site_view *s, int safe_only) {
     key(o, "line");
     bwsh__out_i64(o, sym.line);
     bwsh__out_str(o, "}");
+  } else {
+    bwsh__out_str(o, "null");
   }
-  bwsh__out_str(o, "]}");
+  bwsh__out_str(o, "}");
 }
 
-static void write_json(int why) {
+static void write_json(const snapshot *s, int why) {
   char path[600], tmp[700];
   json_path(path, sizeof path);
   int fd = bwsh__file_begin(path, tmp, sizeof tmp);
   if (fd < 0)
     return;
   bwsh__out o = {.fd = fd};
-  bwsh__totals t;
-  bwsh__totals_get(&t);
+  const bwsh__totals *t = &s->totals;
   bwsh__out_str(&o, "{");
   key(&o, "pid");
   bwsh__out_i64(&o, getpid());
@@ -211,40 +356,44 @@ static void write_json(int why) {
   bwsh__out_str(&o, ",\n");
   key(&o, "pools");
   bwsh__out_str(&o, "[");
-  int n = bwsh__pool_count();
-  for (int i = 0; i < n; i++) {
-    bwsh__pool_report p;
-    bwsh__pool_get(i, &p);
+  for (int i = 0; i < s->npools; i++) {
     bwsh__out_str(&o, i ? ",\n  " : "\n  ");
-    write_pool(&o, &p);
+    write_pool(&o, &s->pools[i]);
   }
   bwsh__out_str(&o, "],\n");
+  const member calls[] = {{"on_workers", 0, t->calls_worker},
+                          {"on_other_threads", 0, t->calls_other},
+                          {"blocked_ms", 1, t->blocked_ns_worker},
+                          {"in_progress", 0, t->in_progress},
+                          {"in_progress_ms", 1, t->in_progress_ns}};
   key(&o, "blocking_calls");
-  bwsh__out_str(&o, "{\"on_workers\":");
-  bwsh__out_u64(&o, t.calls_worker);
-  bwsh__out_str(&o, ",\"on_other_threads\":");
-  bwsh__out_u64(&o, t.calls_other);
-  bwsh__out_str(&o, ",\"blocked_ms\":");
-  bwsh__out_ms(&o, t.blocked_ns_worker);
-  bwsh__out_str(&o, ",\"in_progress\":");
-  bwsh__out_u64(&o, t.in_progress);
-  bwsh__out_str(&o, ",\"in_progress_ms\":");
-  bwsh__out_ms(&o, t.in_progress_ns);
-  bwsh__out_str(&o, "},\n");
+  bwsh__out_str(&o, "{");
+  write_members(&o, calls, COUNT_OF(calls), 0);
+  bwsh__out_str(&o, ",");
+  key(&o, "on_other_threads_by_function");
+  bwsh__out_str(&o, "[");
+  for (int i = 0; i < s->nother; i++) {
+    int fn = s->other_fns[i];
+    bwsh__out_str(&o, i ? ",{" : "{");
+    key(&o, "function");
+    bwsh__out_jstr(&o, bwsh__fn_name(fn));
+    const member count[] = {{"count", 0, t->other_by_fn[fn]}};
+    write_members(&o, count, 1, 1);
+    bwsh__out_str(&o, "}");
+  }
+  bwsh__out_str(&o, "]},\n");
   key(&o, "call_sites");
   bwsh__out_str(&o, "[");
-  int first = 1;
-  for (int i = 0; i < BW_MAX_SITES; i++) {
-    bwsh__site_view s;
-    if (!bwsh__site_get(i, &s))
-      continue;
-    bwsh__out_str(&o, first ? "\n  " : ",\n  ");
-    first = 0;
-    write_site(&o, &s, in_signal);
+  for (int i = 0; i < s->nsites; i++) {
+    bwsh__out_str(&o, i ? ",\n  " : "\n  ");
+    write_site(&o, &s->sites[i]);
   }
   bwsh__out_str(&o, "],\n");
   key(&o, "call_sites_dropped");
-  bwsh__out_u64(&o, bwsh__sites_dropped());
+  bwsh__out_u64(&o, s->sites_dropped);
+  bwsh__out_str(&o, ",\n");
+
+  write_summary(&o, s);
   bwsh__out_str(&o, "}\n");
   bwsh__out_flush(&o);
   bwsh__file_commit(fd, tmp, path, !o.failed);
@@ -252,52 +401,122 @@ static void write_json(int why) {
 
 /* ---- text ---------------------------------------------------------------- */
 
-static void write_text(int why) {
-  bwsh__totals t;
-  bwsh__totals_get(&t);
-  if (t.calls_worker == 0 && bwsh__opt.verbosity < 1)
+/* Milliseconds with three decimals, rounded as bwsh__out_ms rounds them
+ * (integer arithmetic), so that the text shows the JSON's digits. */
+typedef struct ms_text {
+  char s[32];
+} ms_text;
+
+static ms_text ms(uint64_t ns) {
+  ms_text m;
+  uint64_t thousandths = ns / 1000u + (ns % 1000u >= 500u);
+  snprintf(m.s, sizeof m.s, "%llu.%03llu",
+           (unsigned long long)(thousandths / 1000u),
+           (unsigned long long)(thousandths % 1000u));
+  return m;
+}
+
+/* "#N 0xPC in FUNCTION FILE:LINE", as the sanitizers print a frame; the
+ * frames inlined at one address share it. */
+static void log_frame(int index, void *pc, const bwsh__sym *sym) {
+  if (in_signal) /* raw: the function is the address itself */
+    bwsh__log("    #%d %p", index, pc);
+  else if (sym->file[0])
+    bwsh__log("    #%d %p in %s %s:%d", index, pc, sym->function, sym->file,
+              sym->line);
+  else
+    bwsh__log("    #%d %p in %s", index, pc, sym->function);
+}
+
+/* A site: its counts, its frames (inlined ones expanded) and the fix hint
+ * of the rule that made its function count. */
+static void log_site(const bwsh__site_view *s) {
+  bwsh__log("%s() x%llu, %s ms blocked:", bwsh__fn_name(s->fn),
+            (unsigned long long)s->count, ms(s->blocked_ns).s);
+  int index = 0;
+  for (int f = 0; f < s->nframes; f++) {
+    bwsh__sym sym[MAX_INLINE];
+    int n = bwsh__symbolize_inline(s->frames[f], sym, MAX_INLINE, in_signal);
+    for (int k = 0; k < n; k++)
+      log_frame(index++, s->frames[f], &sym[k]);
+  }
+  const char *hint = bwsh__fn_hint(s->fn);
+  if (hint)
+    bwsh__log("    hint: %s", hint);
+}
+
+/* The closing line, last in the text report (sanitizers end with one):
+ * the worst site named by its blocking function and where it was called
+ * (or, without a line, the function it was called from). */
+static void log_summary(const snapshot *s) {
+  const bwsh__totals *t = &s->totals;
+  char worst[512] = "none";
+  bwsh__sym sym;
+  if (worst_site(s, &sym) && sym.file[0])
+    snprintf(worst, sizeof worst, "%s at %s:%d", bwsh__fn_name(s->sites[0].fn),
+             sym.file, sym.line);
+  else if (s->nsites > 0 && s->sites[0].nframes > 0)
+    snprintf(worst, sizeof worst, "%s in %s", bwsh__fn_name(s->sites[0].fn),
+             sym.function);
+  bwsh__log("SUMMARY: blockwatch: %llu blocking call%s on pool workers (%s "
+            "ms), starvation delay %s ms; worst: %s",
+            (unsigned long long)t->calls_worker,
+            t->calls_worker == 1 ? "" : "s", ms(t->blocked_ns_worker).s,
+            ms(s->starvation_ns).s, worst);
+}
+
+/* "other threads: read() x120, write() x4, ... (and 3 more functions)":
+ * the top 5 in one line; the JSON has them all. */
+static void log_other_threads(const snapshot *s) {
+  if (s->nother == 0)
+    return;
+  char line[512];
+  size_t n = 0;
+  int shown = s->nother < 5 ? s->nother : 5;
+  for (int i = 0; i < shown && n < sizeof line; i++) {
+    int fn = s->other_fns[i];
+    int w = snprintf(line + n, sizeof line - n, "%s%s() x%llu", i ? ", " : "",
+                     bwsh__fn_name(fn),
+                     (unsigned long long)s->totals.other_by_fn[fn]);
+    n += w > 0 ? (size_t)w : 0;
+  }
+  if (s->nother > shown && n < sizeof line)
+    snprintf(line + n, sizeof line - n, " (and %d more function%s)",
+             s->nother - shown, s->nother - shown == 1 ? "" : "s");
+  bwsh__log("  on other threads: %s", line);
+}
+
+static void write_text(const snapshot *s, int why) {
+  const bwsh__totals *t = &s->totals;
+  if (t->calls_worker == 0 && bwsh__opt.verbosity < 1)
     return;
   const char *when = why == BW_WHY_INTERIM ? "interim report" : "report";
   bwsh__log("==== %s for pid %d (%s)", when, (int)getpid(),
             program_invocation_name);
-  bwsh__log("%llu blocking call(s) on pool workers, %.3f ms blocked; %llu on "
+  bwsh__log("%llu blocking call(s) on pool workers, %s ms blocked; %llu on "
             "other threads",
-            (unsigned long long)t.calls_worker,
-            (double)t.blocked_ns_worker / 1e6,
-            (unsigned long long)t.calls_other);
-  int n = bwsh__pool_count();
-  for (int i = 0; i < n; i++) {
-    bwsh__pool_report p;
-    bwsh__pool_get(i, &p);
-    bwsh__log(
-        "pool '%s': %u workers, peak %u blocked, all blocked for %.3f ms, "
-        "starvation delay %.3f ms over %llu item(s) (max %.3f ms)",
-        p.name, p.workers, p.peak_blocked, (double)p.all_blocked_ns / 1e6,
-        (double)p.starv_total / 1e6, (unsigned long long)p.starv_items,
-        (double)p.starv_max / 1e6);
+            (unsigned long long)t->calls_worker, ms(t->blocked_ns_worker).s,
+            (unsigned long long)t->calls_other);
+  log_other_threads(s);
+  for (int i = 0; i < s->npools; i++) {
+    const bwsh__pool_report *p = &s->pools[i];
+    bwsh__log("pool '%s': %u workers, peak %u blocked, all blocked for %s ms, "
+              "starvation delay %s ms over %llu item(s) (max %s ms)",
+              p->name, p->workers, p->peak_blocked, ms(p->all_blocked_ns).s,
+              ms(p->starv_total).s, (unsigned long long)p->starv_items,
+              ms(p->starv_max).s);
   }
-  int shown = 0;
-  for (int i = 0; i < BW_MAX_SITES && shown < 10; i++) {
-    bwsh__site_view s;
-    if (!bwsh__site_get(i, &s))
-      continue;
-    shown++;
-    bwsh__log("%s() x%llu, %.3f ms blocked:", bwsh__fn_name(s.fn),
-              (unsigned long long)s.count, (double)s.blocked_ns / 1e6);
-    for (int f = 0; f < s.nframes; f++) {
-      bwsh__sym sym;
-      bwsh__symbolize(s.frames[f], &sym, in_signal);
-      if (sym.file[0])
-        bwsh__log("    #%d %s %s:%d", f, sym.function, sym.file, sym.line);
-      else
-        bwsh__log("    #%d %s", f, sym.function);
-    }
+  for (int i = 0; i < s->nsites && i < 10; i++)
+    log_site(&s->sites[i]);
+  if (s->nsites > 10)
+    bwsh__log("... %d more call site(s)%s", s->nsites - 10,
+              bwsh__opt.report & BW_REPORT_JSON ? ", in the JSON report" : "");
+  if (bwsh__opt.report & BW_REPORT_JSON) {
+    char path[600];
+    json_path(path, sizeof path);
+    bwsh__log("JSON report: %s", path);
   }
-  if (!(bwsh__opt.report & BW_REPORT_JSON))
-    return;
-  char path[600];
-  json_path(path, sizeof path);
-  bwsh__log("JSON report: %s", path);
+  log_summary(s);
 }
 
 void bwsh__report_write(int why) {
@@ -312,19 +531,20 @@ void bwsh__report_write(int why) {
       break;
     if (why == BW_WHY_INTERIM || expected == me || spins >= 2000)
       return;
-    struct timespec ms = {0, 1000000};
+    struct timespec pause = {0, 1000000};
     bwsh__self.depth++;
-    nanosleep(&ms, NULL); /* passes straight through: depth is raised */
+    nanosleep(&pause, NULL); /* passes straight through: depth is raised */
     bwsh__self.depth--;
   }
   bwsh__self.depth++;
   int saved = errno;
+  snapshot_take(&snap);
   if (bwsh__opt.report & BW_REPORT_TEXT)
-    write_text(why);
+    write_text(&snap, why);
   if (bwsh__opt.report & BW_REPORT_JSON)
-    write_json(why);
+    write_json(&snap, why);
   if (why != BW_WHY_INTERIM && bwsh__opt.trace_path[0])
-    bwsh__trace_write();
+    bwsh__trace_write(in_signal);
   bwsh__symbolize_end();
   errno = saved;
   bwsh__self.depth--;

@@ -47,13 +47,21 @@ typedef struct bwsh__options {
   int fatal_signals;      /* report on fatal signals */
   unsigned frames;        /* caller frames kept per call site */
   unsigned sample_items;  /* time one runtime item in this many (gate) */
+  int help;               /* print the options at start */
 } bwsh__options;
 
 BWSH__HIDDEN extern bwsh__options bwsh__opt;
 
-/* Parses BLOCKWATCH_OPTIONS into bwsh__opt (defaults first). Warns once per
- * bad key or value and keeps the default. */
+/* Parses BLOCKWATCH_OPTIONS into bwsh__opt (defaults first): key=value
+ * items separated by ':' or ',' (a ',' only where a known "key=" follows),
+ * a value in single or double quotes taken as it is. Warns once per bad
+ * key or value and keeps the default. */
 BWSH__HIDDEN void bwsh__options_parse(const char *text);
+/* Prints every option, its default and meaning (help=1). */
+BWSH__HIDDEN void bwsh__options_help(void);
+/* Checks at start that the report and trace files can be written where
+ * the options say: one warning per path that cannot. */
+BWSH__HIDDEN void bwsh__options_check_paths(void);
 
 /* ---- output (out.c) ------------------------------------------------------ */
 
@@ -86,6 +94,18 @@ BWSH__HIDDEN void bwsh__out_flush(bwsh__out *o);
 
 /* Writes through the real write(2), retrying on EINTR and short writes. */
 BWSH__HIDDEN int bwsh__write_all(int fd, const char *p, size_t n);
+
+/* The file an output option (report_path, trace) names in this process:
+ * every "%p" becomes the pid, "%e" the program's name (argv[0]'s last
+ * part), "%%" a '%'; in a fork child a path without "%p" gets ".<pid>"
+ * appended. 0, or -ENAMETOOLONG when out (still terminated) was too small. */
+BWSH__HIDDEN int bwsh__path_expand(const char *given, int fork_child, char *out,
+                                   size_t size);
+/* 0 when a file can be created at path as far as can be told without
+ * creating one (its directory exists and is writable, it is not a
+ * directory), else a negative errno and one warning naming `what`, the
+ * path the problem is about and the reason. Keeps errno. */
+BWSH__HIDDEN int bwsh__path_check(const char *what, const char *path);
 
 /* ---- clock --------------------------------------------------------------- */
 
@@ -176,7 +196,7 @@ BWSH__HIDDEN void bwsh__call_end(bwsh__call *c);
  * a worker: bumps its "other threads" count and returns 1 (the caller then
  * just makes the real call, no begin/end); 0 when the call needs
  * bwsh__call_begin / bwsh__call_end. Keeps errno. */
-BWSH__HIDDEN int bwsh__count_other_call(void);
+BWSH__HIDDEN int bwsh__count_other_call(int fn);
 
 /* 1 when the descriptor may block (O_NONBLOCK clear); cached per fd.
  * Keeps errno. */
@@ -203,6 +223,7 @@ BWSH__HIDDEN void bwsh__state_init(void);
 typedef struct bwsh__totals {
   uint64_t calls_worker, calls_other, blocked_ns_worker;
   uint64_t in_progress, in_progress_ns; /* worker calls blocked right now */
+  uint64_t other_by_fn[BW_FN_COUNT];    /* calls_other, by BW_FN_* */
 } bwsh__totals;
 BWSH__HIDDEN void bwsh__totals_get(bwsh__totals *t);
 
@@ -316,26 +337,37 @@ typedef struct bwsh__sym {
   char function[128];
   char file[256];
   int line;
+  int inlined; /* 1: inlined into the frame that follows it */
 } bwsh__sym;
 /* Symbolizes a return address (libdw when available, else dladdr). In a
  * signal handler (safe_only) only raw addresses are given. */
 BWSH__HIDDEN void bwsh__symbolize(void *pc, bwsh__sym *out, int safe_only);
+/* The same with the functions inlined at pc expanded (as addr2line -i):
+ * up to max frames into out, innermost first, the physical one last; an
+ * inlined frame's file:line is where it is, the next one's where it was
+ * called. Returns how many (>= 1). */
+BWSH__HIDDEN int bwsh__symbolize_inline(void *pc, bwsh__sym *out, int max,
+                                        int safe_only);
 BWSH__HIDDEN void bwsh__symbolize_end(void);
 
 /* ---- trace (trace.c) ----------------------------------------------------- */
 
 BWSH__HIDDEN void bwsh__trace_init(void);
-BWSH__HIDDEN void bwsh__trace_slice(int fn, int tid, uint64_t start_ns,
-                                    uint64_t dur_ns);
+/* A counted blocking call of fn on thread tid; caller is the return
+ * address into its caller, symbolized only when the file is written. */
+BWSH__HIDDEN void bwsh__trace_slice(int fn, int tid, void *caller,
+                                    uint64_t start_ns, uint64_t dur_ns);
 BWSH__HIDDEN void bwsh__trace_counter(int pool, int which, uint64_t ts_ns,
                                       uint64_t value);
 BWSH__HIDDEN void bwsh__trace_thread_name(int tid, const char name[16]);
 /* An item of pool `pool` that waited wait_ns in the queue from enqueue_ns,
- * starved_ns of it with every worker blocked: a "queue wait" slice when
- * starved_ns is 1 ms or more. */
+ * starved_ns of it with every worker blocked: a "queue wait" async pair
+ * when starved_ns is 1 ms or more. */
 BWSH__HIDDEN void bwsh__trace_queue_wait(int pool, uint64_t enqueue_ns,
                                          uint64_t wait_ns, uint64_t starved_ns);
-BWSH__HIDDEN void bwsh__trace_write(void);
+/* Writes the trace file; in_signal: from the fatal-signal report, where
+ * nothing that locks or allocates may run (addresses stay raw). */
+BWSH__HIDDEN void bwsh__trace_write(int in_signal);
 BWSH__HIDDEN void bwsh__trace_after_fork(void);
 enum { BW_TRACE_BLOCKED = 0, BW_TRACE_QUEUE = 1 };
 

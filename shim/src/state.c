@@ -147,6 +147,11 @@ bwsh__slot *bwsh__slot_get(void) {
   return bwsh__self.slot;
 }
 
+/* Calls on other threads by function, one row per slot beside the slot's
+ * own counters (same single writer), apart from bwsh__slot so that the
+ * slot stays one cache line; pages no thread writes are never touched. */
+static atomic_uint_least64_t other_by_fn[BW_MAX_SLOTS][BW_FN_COUNT];
+
 void bwsh__totals_get(bwsh__totals *t) {
   memset(t, 0, sizeof *t);
   uint64_t now = bwsh__now_ns();
@@ -156,6 +161,9 @@ void bwsh__totals_get(bwsh__totals *t) {
         atomic_load_explicit(&s->calls_worker, memory_order_relaxed);
     t->calls_other +=
         atomic_load_explicit(&s->calls_other, memory_order_relaxed);
+    for (int fn = 0; fn < BW_FN_COUNT; fn++)
+      t->other_by_fn[fn] +=
+          atomic_load_explicit(&other_by_fn[i][fn], memory_order_relaxed);
     t->blocked_ns_worker +=
         atomic_load_explicit(&s->blocked_ns_worker, memory_order_relaxed);
     uint64_t since = atomic_load_explicit(&s->busy_since, memory_order_relaxed);
@@ -177,6 +185,12 @@ static inline void slot_add(bwsh__slot *s, atomic_uint_least64_t *counter,
     atomic_store_explicit(
         counter, atomic_load_explicit(counter, memory_order_relaxed) + v,
         memory_order_relaxed);
+}
+
+/* One call on a thread that is not a worker, by its function. */
+static inline void count_other(bwsh__slot *s, int fn) {
+  slot_add(s, &s->calls_other, 1);
+  slot_add(s, &other_by_fn[s - bwsh__slots][fn], 1);
 }
 
 /* ---- classification ----------------------------------------------------- */
@@ -290,7 +304,7 @@ static void fail_now(bwsh__call *c) {
   bwsh__real_exit_now(bwsh__opt.exitcode);
 }
 
-int bwsh__count_other_call(void) {
+int bwsh__count_other_call(int fn) {
   bwsh__slot *s = bwsh__self.slot;
   /* No slot yet, a stale classification or a fired fail=1: bwsh__call_begin
    * takes those. (slot_add itself knows the shared slot 0.) */
@@ -298,7 +312,7 @@ int bwsh__count_other_call(void) {
       my_epoch != atomic_load_explicit(&classify_epoch, memory_order_relaxed) ||
       atomic_load_explicit(&fail_fired, memory_order_relaxed))
     return 0;
-  slot_add(s, &s->calls_other, 1);
+  count_other(s, fn);
   return 1;
 }
 
@@ -320,7 +334,7 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
     return;
   }
   if (bwsh__self.kind != BW_THREAD_WORKER) {
-    slot_add(s, &s->calls_other, 1);
+    count_other(s, fn);
     c->start_ns = 0;
     errno = saved;
     return;
@@ -378,7 +392,7 @@ void bwsh__call_end(bwsh__call *c) {
     bwsh__site_add(c->fn, c->caller, 1, dur);
   }
   if (record && bwsh__opt.trace_path[0])
-    bwsh__trace_slice(c->fn, bwsh__self.tid, c->start_ns, dur);
+    bwsh__trace_slice(c->fn, bwsh__self.tid, c->caller, c->start_ns, dur);
   bwsh__self.depth--;
   errno = saved;
 }
@@ -390,7 +404,11 @@ void bwsh__state_after_fork(void) {
   for (int i = 0; i < BW_MAX_SLOTS; i++) {
     bwsh__slot *s = &bwsh__slots[i];
     atomic_store(&s->calls_worker, 0);
-    atomic_store(&s->calls_other, 0);
+    /* A row is only ever written after its slot's calls_other: the rows of
+     * slots that counted none are zero already (and stay untouched pages). */
+    if (atomic_exchange(&s->calls_other, 0) != 0)
+      for (int fn = 0; fn < BW_FN_COUNT; fn++)
+        atomic_store(&other_by_fn[i][fn], 0);
     atomic_store(&s->blocked_ns_worker, 0);
     atomic_store(&s->busy_since, 0);
     atomic_store(&s->named, 0);

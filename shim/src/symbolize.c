@@ -10,6 +10,11 @@
  *  - In a signal handler (safe_only) nothing that can allocate or lock is
  *    called: the address is printed as it is.
  *  - Return addresses point after the call: the line looked up is pc - 1.
+ *  - Inlined calls are expanded as addr2line -i does: the inline scopes of
+ *    the address (dwarf_getscopes), innermost first; each inlined frame is
+ *    named by its DIE and located at the line the line table gives for the
+ *    innermost one, else at the call site recorded in the scope inside it.
+ *    The outermost frame keeps the ELF symbol name.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -17,8 +22,10 @@
 #include "shim.h"
 
 #include <dlfcn.h>
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -36,6 +43,16 @@ typedef struct libdw_api {
   const char *(*lineinfo)(Dwfl_Line *, Dwarf_Addr *, int *, int *, Dwarf_Word *,
                           Dwarf_Word *);
   void (*end)(Dwfl *);
+  /* Inline scopes (optional: without them every frame is one function). */
+  Dwarf_Die *(*addrdie)(Dwfl_Module *, Dwarf_Addr, Dwarf_Addr *);
+  int (*getscopes)(Dwarf_Die *, Dwarf_Addr, Dwarf_Die **);
+  int (*tag)(Dwarf_Die *);
+  const char *(*diename)(Dwarf_Die *);
+  Dwarf_Attribute *(*attr)(Dwarf_Die *, unsigned int, Dwarf_Attribute *);
+  int (*formudata)(Dwarf_Attribute *, Dwarf_Word *);
+  int (*getsrcfiles)(Dwarf_Die *, Dwarf_Files **, size_t *);
+  const char *(*filesrc)(Dwarf_Files *, size_t, Dwarf_Word *, Dwarf_Word *);
+  int has_inline;
   Dwfl_Callbacks callbacks;
   char *debuginfo_path;
 } libdw_api;
@@ -70,6 +87,11 @@ static void load_libdw(void) {
   if (!ok)
     return; /* the library stays loaded: unloading libdw is not worth it */
   dw.callbacks.debuginfo_path = &dw.debuginfo_path;
+  dw.has_inline =
+      SYM(addrdie, "dwfl_module_addrdie") & SYM(getscopes, "dwarf_getscopes") &
+      SYM(tag, "dwarf_tag") & SYM(diename, "dwarf_diename") &
+      SYM(attr, "dwarf_attr") & SYM(formudata, "dwarf_formudata") &
+      SYM(getsrcfiles, "dwarf_getsrcfiles") & SYM(filesrc, "dwarf_filesrc");
   dw.loaded = 1;
 }
 
@@ -117,6 +139,7 @@ static void raw_address(void *pc, bwsh__sym *out) {
 void bwsh__symbolize(void *pc, bwsh__sym *out, int safe_only) {
   out->function[0] = out->file[0] = '\0';
   out->line = 0;
+  out->inlined = 0;
   if (safe_only) {
     raw_address(pc, out);
     return;
@@ -155,6 +178,78 @@ void bwsh__symbolize(void *pc, bwsh__sym *out, int safe_only) {
     }
   }
   bwsh__self.depth--;
+}
+
+/* The call site an inlined scope records (DW_AT_call_file / _line) into
+ * out; 0 when it has none. */
+static int call_site(Dwarf_Die *cu, Dwarf_Die *scope, bwsh__sym *out) {
+  Dwarf_Attribute a;
+  Dwarf_Word file_idx = 0, line = 0;
+  Dwarf_Files *files;
+  size_t nfiles;
+  if (dw.formudata(dw.attr(scope, DW_AT_call_file, &a), &file_idx) != 0 ||
+      dw.formudata(dw.attr(scope, DW_AT_call_line, &a), &line) != 0 ||
+      dw.getsrcfiles(cu, &files, &nfiles) != 0 || file_idx >= nfiles)
+    return 0;
+  const char *name = dw.filesrc(files, file_idx, NULL, NULL);
+  copy(out->file, sizeof out->file, name ? name : "");
+  out->line = (int)line;
+  return 1;
+}
+
+/* Expands the inline scopes of addr into out[0..max-1] (out[0] already
+ * holds the physical frame: its symbol and the innermost line). */
+static int expand_inline(Dwfl_Module *mod, Dwarf_Addr addr, bwsh__sym *out,
+                         int max) {
+  Dwarf_Addr bias = 0;
+  Dwarf_Die *cu = dw.addrdie(mod, addr, &bias);
+  Dwarf_Die *scopes = NULL;
+  int nscopes = cu ? dw.getscopes(cu, addr - bias, &scopes) : 0;
+  bwsh__sym physical = out[0];
+  int n = 0;
+  for (int i = 0; i < nscopes; i++) {
+    int tag = dw.tag(&scopes[i]);
+    if (tag == DW_TAG_subprogram)
+      break;
+    if (tag != DW_TAG_inlined_subroutine)
+      continue;
+    if (n == max - 1) {
+      /* More levels than room: the last frame's line is not its own. */
+      out[n].file[0] = '\0';
+      out[n].line = 0;
+      break;
+    }
+    bwsh__sym *f = &out[n];
+    const char *name = dw.diename(&scopes[i]);
+    copy(f->function, sizeof f->function, name ? name : "??");
+    f->inlined = 1;
+    if (n == 0) {
+      copy(f->file, sizeof f->file, physical.file);
+      f->line = physical.line;
+    }
+    /* The next frame out is located where this one was called. */
+    out[n + 1] = physical;
+    if (!call_site(cu, &scopes[i], &out[n + 1])) {
+      out[n + 1].file[0] = '\0';
+      out[n + 1].line = 0;
+    }
+    n++;
+  }
+  free(scopes); /* dwarf_getscopes allocates it with malloc */
+  return n + 1;
+}
+
+int bwsh__symbolize_inline(void *pc, bwsh__sym *out, int max, int safe_only) {
+  bwsh__symbolize(pc, &out[0], safe_only);
+  if (safe_only || max < 2 || dw.loaded != 1 || !dw.has_inline)
+    return 1;
+  bwsh__self.depth++;
+  Dwarf_Addr addr = (Dwarf_Addr)(uintptr_t)pc - 1;
+  Dwfl *d = get_session();
+  Dwfl_Module *mod = d ? dw.addrmodule(d, addr) : NULL;
+  int n = mod ? expand_inline(mod, addr, out, max) : 1;
+  bwsh__self.depth--;
+  return n;
 }
 
 void bwsh__symbolize_end(void) {

@@ -1,21 +1,29 @@
-/* trace.c - trace=FILE: a Chrome trace-event JSON timeline (Perfetto,
- * chrome://tracing): an "X" slice per counted blocking call on the
- * worker's tid, "C" counters for blocked workers and queue length per pool,
- * a "queue wait" slice per item starved for 1 ms or more (from its
- * enqueue, for its queue wait) on one lane per pool, and thread_name
- * metadata for workers.
+/* trace.c - trace=FILE: the timeline as a Trace Event Format JSON file, in
+ * the conventions Perfetto and chrome://tracing read: an "X" slice per
+ * counted blocking call on the worker's tid (its args name the function
+ * and the caller, symbolized when the file is written), one "C" counter
+ * track per pool and quantity ("blocked workers (NAME)", "queue length
+ * (NAME)"), a "b"/"e" async pair per item starved for 1 ms or more (from
+ * its enqueue, for its queue wait; a unique id each, one lane per pool),
+ * and "M" metadata naming the process and every thread that appears.
  *
  * Invariants:
  *  - Events go to one buffer mapped once in the constructor (mmap, not
  *    malloc); a writer claims an index with one atomic add and publishes the
- *    event with a release store of its type. A full buffer drops events and
- *    counts them (reported as trace metadata).
+ *    event with a release store of its kind. A full buffer drops events and
+ *    counts them (reported as trace metadata). The hot path records only
+ *    numbers and a return address: names and symbols are looked up here,
+ *    when the file is written.
  *  - Queue waits are bounded apart from the rest (WAIT_CAP) so that a
  *    program starving millions of items cannot crowd the blocked calls out
  *    of the buffer; waits over the cap are only counted.
  *  - Timestamps are microseconds since the shim started (CLOCK_MONOTONIC).
  *  - The file is written at the final report, atomically (bwsh__file_*); a
- *    fork child writes its own (bwsh__output_path).
+ *    fork child writes its own (bwsh__output_path). Writing it takes no
+ *    lock and no malloc (its scratch tables are mapped and unmapped), so a
+ *    fatal-signal report can write it too; there symbols stay raw.
+ *  - Each event kind is one line of TRACE_KINDS: a new kind is that line,
+ *    the function that records it and the writer that prints it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -23,20 +31,43 @@
 #include "shim.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-enum { EV_NONE = 0, EV_SLICE, EV_COUNTER, EV_NAME, EV_WAIT };
-
 typedef struct event {
-  atomic_int type;
+  atomic_int kind;
   int tid;   /* slice: thread; counter, wait: pool */
   int which; /* slice: function; counter: BW_TRACE_* */
   uint64_t ts;
   uint64_t value; /* slice, wait: duration; counter: value */
-  uint64_t extra; /* wait: starvation delay */
+  uint64_t extra; /* slice: return address into the caller; wait: starved */
 } event;
+
+struct writer;
+typedef void write_fn(struct writer *w, const event *e, uint64_t index);
+static write_fn write_slice, write_counter, write_name, write_wait;
+
+#define TRACE_KINDS(X)                                                         \
+  X(SLICE, write_slice)                                                        \
+  X(COUNTER, write_counter)                                                    \
+  X(NAME, write_name)                                                          \
+  X(WAIT, write_wait)
+
+enum {
+  EV_NONE = 0,
+#define KIND_ENUM(kind, fn) EV_##kind,
+  TRACE_KINDS(KIND_ENUM)
+#undef KIND_ENUM
+      EV_KINDS
+};
+
+static write_fn *const writers[EV_KINDS] = {
+#define KIND_WRITER(kind, fn) [EV_##kind] = fn,
+    TRACE_KINDS(KIND_WRITER)
+#undef KIND_WRITER
+};
 
 #define CAPACITY (1u << 20)
 #define WAIT_CAP (CAPACITY / 8)
@@ -61,7 +92,7 @@ void bwsh__trace_init(void) {
   events = p;
 }
 
-static void add(int type, int tid, int which, uint64_t ts, uint64_t value,
+static void add(int kind, int tid, int which, uint64_t ts, uint64_t value,
                 uint64_t extra) {
   if (!events)
     return;
@@ -76,11 +107,12 @@ static void add(int type, int tid, int which, uint64_t ts, uint64_t value,
   e->ts = ts;
   e->value = value;
   e->extra = extra;
-  atomic_store_explicit(&e->type, type, memory_order_release);
+  atomic_store_explicit(&e->kind, kind, memory_order_release);
 }
 
-void bwsh__trace_slice(int fn, int tid, uint64_t start_ns, uint64_t dur_ns) {
-  add(EV_SLICE, tid, fn, start_ns, dur_ns, 0);
+void bwsh__trace_slice(int fn, int tid, void *caller, uint64_t start_ns,
+                       uint64_t dur_ns) {
+  add(EV_SLICE, tid, fn, start_ns, dur_ns, (uint64_t)(uintptr_t)caller);
 }
 
 /* Starvation shorter than this is the moment a spare or parked worker takes
@@ -119,24 +151,299 @@ void bwsh__trace_after_fork(void) {
   atomic_store(&lost_waits, 0);
 }
 
+/* ---- writing the file ---------------------------------------------------- */
+
+/* Threads seen in the events, for their metadata; a program with more
+ * threads than this gets the rest unnamed (the viewers show their tid). */
+#define THREAD_CAP 8192
+/* Callers symbolized so far, direct-mapped: slices repeat a few callers. */
+#define SYM_CACHE 1024
+
+typedef struct thread_seen {
+  int used, tid;
+  uint64_t name_event; /* index + 1 of its last thread_name event, 0: none */
+} thread_seen;
+
+typedef struct cached_sym {
+  void *pc;
+  int fn;
+  bwsh__sym sym;
+} cached_sym;
+
+typedef struct scratch {
+  thread_seen threads[THREAD_CAP];
+  cached_sym syms[SYM_CACHE];
+} scratch;
+
+typedef struct writer {
+  bwsh__out o;
+  int pid;
+  int safe_only;      /* symbols stay raw addresses */
+  scratch *tmp;       /* NULL when it could not be mapped */
+  uint32_t wait_lane; /* bit i: pool i has queue waits */
+  char pool_label[BW_MAX_POOLS][64];
+} writer;
+
+/* Every pool's own name; a name two pools share gets " #N" (N: its index
+ * from 1), so that each pool keeps a counter track of its own. */
+static void label_pools(writer *w) {
+  static bwsh__pool_report pr[BW_MAX_POOLS];
+  int n = bwsh__pool_count();
+  if (n > BW_MAX_POOLS)
+    n = BW_MAX_POOLS;
+  for (int i = 0; i < n; i++)
+    bwsh__pool_get(i, &pr[i]);
+  for (int i = 0; i < n; i++) {
+    int shared = 0;
+    for (int k = 0; k < n && !shared; k++)
+      shared = k != i && strcmp(pr[k].name, pr[i].name) == 0;
+    snprintf(w->pool_label[i], sizeof w->pool_label[i],
+             shared ? "%.47s #%d" : "%.47s", pr[i].name, i + 1);
+  }
+}
+
+static const char *pool_label(const writer *w, int pool) {
+  return pool >= 0 && pool < BW_MAX_POOLS && w->pool_label[pool][0]
+             ? w->pool_label[pool]
+             : "?";
+}
+
+/* The table entry of tid, made on first sight (NULL: no table, or full). */
+static thread_seen *thread_entry(writer *w, int tid) {
+  if (!w->tmp)
+    return NULL;
+  uint32_t h = ((uint32_t)tid * 2654435761u) % THREAD_CAP;
+  for (uint32_t probe = 0; probe < THREAD_CAP; probe++) {
+    thread_seen *t = &w->tmp->threads[(h + probe) % THREAD_CAP];
+    if (!t->used) {
+      t->used = 1;
+      t->tid = tid;
+      return t;
+    }
+    if (t->tid == tid)
+      return t;
+  }
+  return NULL;
+}
+
+/* Sanitizer runtimes intercept some blocking functions themselves (TSan's
+ * __interceptor_usleep): the return address is then inside the runtime,
+ * and the user's frame is further out in the call site's chain. */
+static int is_interceptor(const char *name) {
+  return strncmp(name, "__interceptor_", 14) == 0 ||
+         strncmp(name, "___interceptor_", 15) == 0;
+}
+
+/* The first frame outside any interceptor of the call of fn that returned
+ * to pc: pc itself, or the next frame out from pc in the chain of a site
+ * of fn holding pc (with sites keyed by fn and pc, the chain first seen
+ * there: calls from several places through one interceptor share it). */
+static void user_frame(const writer *w, int fn, void *pc, bwsh__sym *out) {
+  bwsh__symbolize(pc, out, w->safe_only);
+  if (w->safe_only || !is_interceptor(out->function))
+    return;
+  for (int i = 0; i < BW_MAX_SITES; i++) {
+    bwsh__site_view v;
+    if (!bwsh__site_get(i, &v) || v.fn != fn)
+      continue;
+    int at = 0; /* under TSan the chain starts in its backtrace, not at pc */
+    while (at < v.nframes && v.frames[at] != pc)
+      at++;
+    if (at == v.nframes)
+      continue;
+    for (int k = at + 1; k < v.nframes; k++) {
+      bwsh__sym frame;
+      bwsh__symbolize(v.frames[k], &frame, 0);
+      if (!is_interceptor(frame.function)) {
+        *out = frame;
+        return;
+      }
+    }
+    return;
+  }
+}
+
+/* The user frame of a slice, from the cache, else looked up (into own
+ * when there is no cache or symbols must stay raw). */
+static const bwsh__sym *caller_sym(writer *w, int fn, void *pc,
+                                   bwsh__sym *own) {
+  if (w->safe_only || !w->tmp) {
+    user_frame(w, fn, pc, own);
+    return own;
+  }
+  uintptr_t v = (uintptr_t)pc ^ (uintptr_t)fn * 0x9e3779b1u;
+  cached_sym *c = &w->tmp->syms[(v ^ (v >> 12)) % SYM_CACHE];
+  if (c->pc != pc || c->fn != fn) {
+    user_frame(w, fn, pc, &c->sym);
+    c->pc = pc;
+    c->fn = fn;
+  }
+  return &c->sym;
+}
+
 static void ts_field(bwsh__out *o, uint64_t ns) {
   bwsh__out_str(o, ",\"ts\":");
   bwsh__out_us(o, ns > origin ? ns - origin : 0);
 }
 
-/* The fields every "X" slice has after its name and kind. */
-static void slice_fields(bwsh__out *o, uint64_t ts, uint64_t dur, int64_t pid,
-                         int64_t tid) {
-  ts_field(o, ts);
-  bwsh__out_str(o, ",\"dur\":");
-  bwsh__out_us(o, dur);
-  bwsh__out_str(o, ",\"pid\":");
-  bwsh__out_i64(o, pid);
-  bwsh__out_str(o, ",\"tid\":");
-  bwsh__out_i64(o, tid);
+/* Opens an event: its name (JSON-escaped) and then `rest`, raw. */
+static void head(writer *w, const char *name, const char *rest) {
+  bwsh__out_str(&w->o, ",\n{\"name\":");
+  bwsh__out_jstr(&w->o, name);
+  bwsh__out_str(&w->o, rest);
 }
 
-void bwsh__trace_write(void) {
+/* A string field after the first: ,"key":"value" (value JSON-escaped). */
+static void str_field(bwsh__out *o, const char *key, const char *value) {
+  bwsh__out_str(o, ",\"");
+  bwsh__out_str(o, key);
+  bwsh__out_str(o, "\":");
+  bwsh__out_jstr(o, value);
+}
+
+/* ,"pid":P,"tid":T */
+static void ids(writer *w, int64_t tid) {
+  bwsh__out_str(&w->o, ",\"pid\":");
+  bwsh__out_i64(&w->o, w->pid);
+  bwsh__out_str(&w->o, ",\"tid\":");
+  bwsh__out_i64(&w->o, tid);
+}
+
+static void write_slice(writer *w, const event *e, uint64_t index) {
+  (void)index;
+  bwsh__out *o = &w->o;
+  thread_entry(w, e->tid);
+  const char *fn = bwsh__fn_name(e->which);
+  head(w, fn, ",\"cat\":\"blocking\",\"ph\":\"X\"");
+  ts_field(o, e->ts);
+  bwsh__out_str(o, ",\"dur\":");
+  bwsh__out_us(o, e->value);
+  ids(w, e->tid);
+  bwsh__out_str(o, ",\"args\":{\"function\":");
+  bwsh__out_jstr(o, fn);
+  void *pc = (void *)(uintptr_t)e->extra;
+  if (pc) {
+    bwsh__sym own;
+    const bwsh__sym *s = caller_sym(w, e->which, pc, &own);
+    str_field(o, "caller", s->function);
+    if (s->file[0]) {
+      char at[300];
+      snprintf(at, sizeof at, "%s:%d", s->file, s->line);
+      str_field(o, "at", at);
+    }
+  }
+  bwsh__out_str(o, "}}");
+}
+
+/* A starved item's wait as an async pair: catapult groups async slices by
+ * the thread of their "b" (the pool's lane) and Perfetto by their name (the
+ * pool's too); its own id keeps overlapping waits from having to nest. */
+static void write_wait(writer *w, const event *e, uint64_t index) {
+  bwsh__out *o = &w->o;
+  const char *pool = pool_label(w, e->tid);
+  if (e->tid >= 0 && e->tid < BW_MAX_POOLS)
+    w->wait_lane |= 1u << e->tid;
+  char name[96];
+  snprintf(name, sizeof name, "queue wait (%s)", pool);
+  char id[24];
+  snprintf(id, sizeof id, "0x%llx", (unsigned long long)index);
+  for (int end = 0; end <= 1; end++) {
+    head(w, name,
+         end ? ",\"cat\":\"queue\",\"ph\":\"e\",\"id2\":{\"local\":"
+             : ",\"cat\":\"queue\",\"ph\":\"b\",\"id2\":{\"local\":");
+    bwsh__out_jstr(o, id);
+    bwsh__out_str(o, "}");
+    ts_field(o, end ? e->ts + e->value : e->ts);
+    ids(w, WAIT_LANE_TID + e->tid);
+    if (end) {
+      bwsh__out_str(o, ",\"args\":{}}");
+      continue;
+    }
+    bwsh__out_str(o, ",\"args\":{\"pool\":");
+    bwsh__out_jstr(o, pool);
+    bwsh__out_str(o, ",\"starvation_ms\":");
+    bwsh__out_ms(o, e->extra);
+    bwsh__out_str(o, ",\"wait_ms\":");
+    bwsh__out_ms(o, e->value);
+    bwsh__out_str(o, "}}");
+  }
+}
+
+/* One track per pool and quantity: catapult keeps one counter per name
+ * (and its series per arg key), so two pools under one name would lose
+ * all but the first pool's samples. */
+static void write_counter(writer *w, const event *e, uint64_t index) {
+  (void)index;
+  bwsh__out *o = &w->o;
+  char name[96];
+  snprintf(name, sizeof name, "%s (%s)",
+           e->which == BW_TRACE_BLOCKED ? "blocked workers" : "queue length",
+           pool_label(w, e->tid));
+  head(w, name, ",\"ph\":\"C\"");
+  ts_field(o, e->ts);
+  ids(w, 0);
+  bwsh__out_str(o, ",\"args\":{\"value\":");
+  bwsh__out_u64(o, e->value);
+  bwsh__out_str(o, "}}");
+}
+
+/* Names are written once per thread, after the events (the last name a
+ * thread took wins); without the scratch table, as they come. */
+static void thread_name_event(writer *w, int tid, const char *name) {
+  bwsh__out *o = &w->o;
+  head(w, "thread_name", ",\"ph\":\"M\"");
+  ids(w, tid);
+  bwsh__out_str(o, ",\"args\":{\"name\":");
+  bwsh__out_jstr(o, name);
+  bwsh__out_str(o, "}}");
+}
+
+static void name_of(const event *e, char name[17]) {
+  uint64_t words[2] = {e->ts, e->value};
+  memcpy(name, words, 16);
+  name[16] = '\0';
+}
+
+static void write_name(writer *w, const event *e, uint64_t index) {
+  thread_seen *t = thread_entry(w, e->tid);
+  if (t) {
+    t->name_event = index + 1;
+    return;
+  }
+  char name[17];
+  name_of(e, name);
+  thread_name_event(w, e->tid, name);
+}
+
+/* thread_name for every thread seen (its own name, else "thread TID") and
+ * for the pools' wait lanes, which sort above the threads. */
+static void write_thread_names(writer *w) {
+  for (uint32_t i = 0; w->tmp && i < THREAD_CAP; i++) {
+    const thread_seen *t = &w->tmp->threads[i];
+    if (!t->used)
+      continue;
+    char name[32];
+    if (t->name_event)
+      name_of(&events[t->name_event - 1], name);
+    if (!t->name_event || !name[0])
+      snprintf(name, sizeof name, "thread %d", t->tid);
+    thread_name_event(w, t->tid, name);
+  }
+  for (int p = 0; p < BW_MAX_POOLS; p++) {
+    if (!(w->wait_lane & (1u << p)))
+      continue;
+    char name[96];
+    snprintf(name, sizeof name, "queue waits (%s)", pool_label(w, p));
+    thread_name_event(w, WAIT_LANE_TID + p, name);
+    head(w, "thread_sort_index", ",\"ph\":\"M\"");
+    ids(w, WAIT_LANE_TID + p);
+    bwsh__out_str(&w->o, ",\"args\":{\"sort_index\":");
+    bwsh__out_i64(&w->o, p - BW_MAX_POOLS);
+    bwsh__out_str(&w->o, "}}");
+  }
+}
+
+void bwsh__trace_write(int in_signal) {
   if (!events)
     return;
   char path[600], tmp[700];
@@ -144,74 +451,38 @@ void bwsh__trace_write(void) {
   int fd = bwsh__file_begin(path, tmp, sizeof tmp);
   if (fd < 0)
     return;
-  bwsh__out o = {.fd = fd};
-  int pid = (int)getpid();
-  bwsh__out_str(&o, "{\"traceEvents\":[\n");
-  bwsh__out_str(&o, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
-  bwsh__out_i64(&o, pid);
-  bwsh__out_str(&o, ",\"tid\":0,\"args\":{\"name\":");
-  bwsh__out_jstr(&o, program_invocation_name);
-  bwsh__out_str(&o, "}}");
+  static writer w;
+  memset(&w, 0, sizeof w);
+  w.o.fd = fd;
+  w.pid = (int)getpid();
+  w.safe_only = in_signal; /* libdw locks and allocates: not in a handler */
+  void *scratch_map = mmap(NULL, sizeof(scratch), PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  w.tmp = scratch_map == MAP_FAILED ? NULL : scratch_map;
+  label_pools(&w);
+  bwsh__out_str(&w.o, "{\"traceEvents\":[\n");
+  bwsh__out_str(&w.o, "{\"name\":\"process_name\",\"ph\":\"M\"");
+  ids(&w, 0);
+  bwsh__out_str(&w.o, ",\"args\":{\"name\":");
+  bwsh__out_jstr(&w.o, program_invocation_short_name);
+  bwsh__out_str(&w.o, "}}");
   uint64_t n = atomic_load(&next);
   if (n > CAPACITY)
     n = CAPACITY;
   for (uint64_t i = 0; i < n; i++) {
-    const event *e = &events[i];
-    int type = atomic_load_explicit(&e->type, memory_order_acquire);
-    if (type == EV_SLICE) {
-      bwsh__out_str(&o, ",\n{\"name\":");
-      bwsh__out_jstr(&o, bwsh__fn_name(e->which));
-      bwsh__out_str(&o, ",\"cat\":\"blocking\",\"ph\":\"X\"");
-      slice_fields(&o, e->ts, e->value, pid, e->tid);
-      bwsh__out_str(&o, ",\"args\":{}}");
-    } else if (type == EV_WAIT) {
-      bwsh__pool_report pr;
-      bwsh__pool_get(e->tid, &pr);
-      bwsh__out_str(&o, ",\n{\"name\":\"queue wait\",\"cat\":\"queue\","
-                        "\"ph\":\"X\"");
-      slice_fields(&o, e->ts, e->value, pid, WAIT_LANE_TID + e->tid);
-      bwsh__out_str(&o, ",\"args\":{\"pool\":");
-      bwsh__out_jstr(&o, pr.name);
-      bwsh__out_str(&o, ",\"starvation_ms\":");
-      bwsh__out_ms(&o, e->extra);
-      bwsh__out_str(&o, ",\"wait_ms\":");
-      bwsh__out_ms(&o, e->value);
-      bwsh__out_str(&o, "}}");
-    } else if (type == EV_NAME) {
-      char name[17];
-      uint64_t w[2] = {e->ts, e->value};
-      memcpy(name, w, 16);
-      name[16] = '\0';
-      bwsh__out_str(&o, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
-      bwsh__out_i64(&o, pid);
-      bwsh__out_str(&o, ",\"tid\":");
-      bwsh__out_i64(&o, e->tid);
-      bwsh__out_str(&o, ",\"args\":{\"name\":");
-      bwsh__out_jstr(&o, name);
-      bwsh__out_str(&o, "}}");
-    } else if (type == EV_COUNTER) {
-      bwsh__pool_report pr;
-      bwsh__pool_get(e->tid, &pr);
-      int blocked = e->which == BW_TRACE_BLOCKED;
-      bwsh__out_str(&o, ",\n{\"name\":\"");
-      bwsh__out_str(&o, blocked ? "blocked workers" : "queue length");
-      bwsh__out_str(&o, "\",\"ph\":\"C\"");
-      ts_field(&o, e->ts);
-      bwsh__out_str(&o, ",\"pid\":");
-      bwsh__out_i64(&o, pid);
-      bwsh__out_str(&o, ",\"tid\":0,\"args\":{");
-      bwsh__out_jstr(&o, pr.name);
-      bwsh__out_str(&o, ":");
-      bwsh__out_u64(&o, e->value);
-      bwsh__out_str(&o, "}}");
-    }
+    int kind = atomic_load_explicit(&events[i].kind, memory_order_acquire);
+    if (kind > EV_NONE && kind < EV_KINDS)
+      writers[kind](&w, &events[i], i);
   }
-  bwsh__out_str(&o, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{"
-                    "\"tool\":\"blockwatch\",\"dropped_events\":");
-  bwsh__out_u64(&o, atomic_load(&lost));
-  bwsh__out_str(&o, ",\"dropped_queue_waits\":");
-  bwsh__out_u64(&o, atomic_load(&lost_waits));
-  bwsh__out_str(&o, "}}\n");
-  bwsh__out_flush(&o);
-  bwsh__file_commit(fd, tmp, path, !o.failed);
+  write_thread_names(&w);
+  bwsh__out_str(&w.o, "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{"
+                      "\"tool\":\"blockwatch\",\"dropped_events\":");
+  bwsh__out_u64(&w.o, atomic_load(&lost));
+  bwsh__out_str(&w.o, ",\"dropped_queue_waits\":");
+  bwsh__out_u64(&w.o, atomic_load(&lost_waits));
+  bwsh__out_str(&w.o, "}}\n");
+  bwsh__out_flush(&w.o);
+  if (w.tmp)
+    munmap(w.tmp, sizeof(scratch));
+  bwsh__file_commit(fd, tmp, path, !w.o.failed);
 }

@@ -1,5 +1,7 @@
 /* test_blockscan_analysis.c - the analysis on hand-built TU facts, with no
- * libclang: facts are plain values, so the graph logic is tested alone.
+ * libclang: facts are plain values, so the graph logic is tested alone
+ * (wrappers, recursion, conditions, fingerprints, parameter bindings,
+ * confidence, one definition per TU).
  */
 #include "analyze.h"
 #include "facts.h"
@@ -33,19 +35,19 @@ static void func(bwsc__tu_facts *tu, const char *name, unsigned line, int def) {
 
 static bwsc__value fn_value(const char *name) {
   bwsc__value v = {BWSC__VAL_FUNC, bwsc__xasprintf("c:@F@%s", name),
-                   bwsc__xstrdup(name), 0};
+                   bwsc__xstrdup(name), 0, NULL};
   return v;
 }
 
 static bwsc__value int_value(long long n) {
-  bwsc__value v = {BWSC__VAL_INT, NULL, NULL, n};
+  bwsc__value v = {BWSC__VAL_INT, NULL, NULL, n, NULL};
   return v;
 }
 
 static bwsc__value param_value(const char *function, int index) {
   bwsc__value v = {BWSC__VAL_SLOT,
                    bwsc__xasprintf("c:@F@%s#%d", function, index),
-                   bwsc__xstrdup("p"), 0};
+                   bwsc__xstrdup("p"), 0, NULL};
   return v;
 }
 
@@ -65,6 +67,24 @@ static void call(bwsc__tu_facts *tu, const char *caller, const char *callee,
   for (size_t i = 0; i < n; i++)
     c->args[i] = va_arg(ap, bwsc__value);
   va_end(ap);
+}
+
+/* A call through a pointer (`callee` is a slot value), without arguments. */
+static void call_via(bwsc__tu_facts *tu, const char *caller, bwsc__value callee,
+                     unsigned line) {
+  bwsc__call_fact *c = BWSC__PUSH(tu->calls, tu->ncalls, tu->capcalls);
+  c->caller = bwsc__xasprintf("c:@F@%s", caller);
+  c->callee = callee;
+  c->loc.file = bwsc__xstrdup("/src/t.c");
+  c->loc.line = line;
+  c->loc.col = 3;
+}
+
+/* `slot` may hold function `name`. */
+static void flow(bwsc__tu_facts *tu, const char *slot, const char *name) {
+  bwsc__flow_fact *f = BWSC__PUSH(tu->flows, tu->nflows, tu->capflows);
+  f->slot = bwsc__xstrdup(slot);
+  f->value = fn_value(name);
 }
 
 typedef struct fixture {
@@ -188,6 +208,79 @@ static void test_fingerprint_ignores_lines(void **state) {
   assert_string_equal(first, fx->findings.items[0].fingerprint);
 }
 
+static void test_parameter_call_follows_the_chain_s_arguments(void **state) {
+  fixture *fx = *state;
+  const char *names[] = {"nap",      "quick",     "run_it", "relay",
+                         "quiet_cb", "sleepy_cb", "main"};
+  for (unsigned i = 0; i < 7; i++)
+    func(&fx->tu, names[i], 10 * i + 1, 1);
+  call(&fx->tu, "nap", "sleep", 2, 1, int_value(1));
+  call_via(&fx->tu, "run_it", param_value("run_it", 0), 22);
+  call(&fx->tu, "relay", "run_it", 32, 1, param_value("relay", 0));
+  call(&fx->tu, "quiet_cb", "relay", 42, 1, fn_value("quick"));
+  call(&fx->tu, "sleepy_cb", "relay", 52, 1, fn_value("nap"));
+  call(&fx->tu, "main", "bw_submit", 62, 3, int_value(0), fn_value("quiet_cb"),
+       int_value(0));
+  call(&fx->tu, "main", "bw_submit", 63, 3, int_value(0), fn_value("sleepy_cb"),
+       int_value(0));
+  analyse(fx);
+  assert_int_equal(fx->findings.count, 1);
+  const bwsc__finding *f = &fx->findings.items[0];
+  assert_string_equal(f->callback, "sleepy_cb");
+  assert_int_equal(f->nchain, 4); /* sleepy_cb relay run_it nap */
+  assert_non_null(f->chain[2].through);
+  assert_int_equal(f->chain[2].ntargets, 1);
+  assert_false(f->low);
+}
+
+static void test_call_through_a_wide_slot_is_low_confidence(void **state) {
+  fixture *fx = *state;
+  const char *names[] = {"fin_a", "fin_b", "fin_c", "fin_d", "fin_slow"};
+  for (unsigned i = 0; i < 5; i++) {
+    func(&fx->tu, names[i], i + 1, 1);
+    flow(&fx->tu, "c:@S@klass@FI@finalize", names[i]);
+  }
+  func(&fx->tu, "cb", 10, 1);
+  func(&fx->tu, "main", 20, 1);
+  call(&fx->tu, "fin_slow", "sleep", 6, 1, int_value(1));
+  bwsc__value slot = {BWSC__VAL_SLOT, bwsc__xstrdup("c:@S@klass@FI@finalize"),
+                      bwsc__xstrdup("k->finalize"), 0, NULL};
+  call_via(&fx->tu, "cb", slot, 11);
+  call(&fx->tu, "main", "bw_submit", 21, 3, int_value(0), fn_value("cb"),
+       int_value(0));
+  analyse(fx);
+  assert_int_equal(fx->findings.count, 1);
+  const bwsc__finding *f = &fx->findings.items[0];
+  assert_true(f->low);
+  assert_string_equal(f->chain[0].through, "k->finalize");
+  assert_int_equal(f->chain[0].ntargets, BWSC__WIDE_TARGETS + 1);
+}
+
+/* Two TUs define report() at different places: TU 0's callback calls its
+ * own, which does not block. */
+static void test_call_resolves_to_its_own_tu_s_definition(void **state) {
+  fixture *fx = *state;
+  bwsc__tu_facts tus[2];
+  memset(tus, 0, sizeof(tus));
+  func(&tus[0], "report", 1, 1);
+  func(&tus[0], "a_cb", 3, 1);
+  func(&tus[0], "main", 6, 1);
+  call(&tus[0], "a_cb", "report", 4, 0);
+  call(&tus[0], "main", "bw_submit", 7, 3, int_value(0), fn_value("a_cb"),
+       int_value(0));
+  func(&tus[1], "report", 40, 1);
+  func(&tus[1], "main", 46, 1);
+  call(&tus[1], "report", "sleep", 41, 1, int_value(1));
+  call(&tus[1], "main", "report", 47, 0);
+  bwsc__program_build(&fx->prog, tus, 2);
+  bwsc__analyze(&fx->prog, fx->rules, &fx->findings);
+  assert_int_equal(fx->findings.count, 0);
+  bwsc__findings_free(&fx->findings);
+  bwsc__program_free(&fx->prog);
+  bwsc__facts_free(&tus[0]);
+  bwsc__facts_free(&tus[1]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(
@@ -200,6 +293,12 @@ int main(void) {
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(test_fingerprint_ignores_lines, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(
+          test_parameter_call_follows_the_chain_s_arguments, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          test_call_through_a_wide_slot_is_low_confidence, setup, teardown),
+      cmocka_unit_test_setup_teardown(
+          test_call_resolves_to_its_own_tu_s_definition, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -334,11 +334,14 @@ static void write_source(const char *dir, const char *name, int blank_lines,
   fclose(out);
 }
 
-/* The fingerprint of the only finding of a JSON report (malloc'd). */
+/* The fingerprint of the only finding of a JSON report (malloc'd); its
+ * callbacks' fingerprints follow it. */
 static char *only_fingerprint(const char *json) {
+  const char *rule = strstr(json, "\"rule\": ");
+  assert_non_null(rule);
+  assert_null(strstr(rule + 1, "\"rule\": "));
   const char *key = strstr(json, "\"fingerprint\": \"");
   assert_non_null(key);
-  assert_null(strstr(key + 1, "\"fingerprint\""));
   key += strlen("\"fingerprint\": \"");
   return strndup(key, 16);
 }

@@ -70,6 +70,7 @@ int main(int argc, char **argv) {
     }
   }
   if (in == NULL) {
+    fputs("bw-trace2svg: no trace given\n", stderr);
     usage(stderr);
     return 2;
   }

@@ -1,6 +1,6 @@
-/* svg.c - draws the timeline: a heading, one row for the waiting items, one
- * lane per thread with its blocked spans, one step chart per counter, and a
- * time axis.
+/* svg.c - draws the timeline: a heading, one row of waiting items per pool,
+ * one lane per thread with its blocked spans, one step chart per counter
+ * (its 0 and maximum on its axis), and a time axis.
  *
  * Invariants: x positions come only from x_of(), so spans, counters and the
  * axis agree; every string from the trace goes through put_escaped().
@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <strings.h>
 
 #define MIN_MARGIN_LEFT                                                        \
   120.0 /* the label column grows to its longest label                         \
@@ -139,6 +140,29 @@ static void put_span(canvas *c, const t2s_span *s, double y, const char *cls,
   }
 }
 
+/* The row label of the waits named `name`: "waiting items", and the pool
+ * when the name carries one ("queue wait (exp)": "waiting items (exp)"). */
+static void wait_row_label(const char *name, char *buf, size_t size) {
+  const char *pool = name != NULL ? strchr(name, '(') : NULL;
+  snprintf(buf, size, pool ? "waiting items %s" : "waiting items", pool);
+}
+
+/* 1 when waits[i] starts a row: no earlier wait has its name (in any
+ * case, as the loader matches them). */
+static int first_of_its_row(const t2s_trace *t, size_t i) {
+  for (size_t k = 0; k < i; k++)
+    if (strcasecmp(t->waits[k].name, t->waits[i].name) == 0)
+      return 0;
+  return 1;
+}
+
+static size_t wait_rows(const t2s_trace *t) {
+  size_t rows = 0;
+  for (size_t i = 0; i < t->n_waits; i++)
+    rows += first_of_its_row(t, i);
+  return rows;
+}
+
 /* The label a counter row shows. */
 static void counter_label(const t2s_counter *ctr, char *buf, size_t size) {
   snprintf(buf, size, "%s (max %g)", ctr->name, ctr->max_value);
@@ -147,6 +171,12 @@ static void counter_label(const t2s_counter *ctr, char *buf, size_t size) {
 /* Wide enough for the longest row label at 12px, within bounds. */
 static double label_column(const t2s_trace *t) {
   size_t longest = strlen("waiting items");
+  for (size_t i = 0; i < t->n_waits; i++) {
+    char label[300];
+    wait_row_label(t->waits[i].name, label, sizeof label);
+    if (strlen(label) > longest)
+      longest = strlen(label);
+  }
   for (size_t i = 0; i < t->n_lanes; i++) {
     if (strlen(t->lanes[i].name) > longest)
       longest = strlen(t->lanes[i].name);
@@ -179,16 +209,23 @@ static void put_row_background(canvas *c, double y, double h, size_t row) {
           c->left, y, c->plot_w, h, row % 2 ? "#ffffff" : "#f4f4f4");
 }
 
+/* One row per name of waits (one per pool), in order of their first. */
 static double put_waits(canvas *c, const t2s_trace *t, double y) {
-  if (t->n_waits == 0)
-    return y;
-  fputs(" <g class=\"waits\">\n", c->out);
-  put_row_background(c, y, LANE_H, 1);
-  put_row_label(c, y, "waiting items");
-  for (size_t i = 0; i < t->n_waits; i++)
-    put_span(c, &t->waits[i], y, "queue-wait", COLOR_WAIT, 1);
-  fputs(" </g>\n", c->out);
-  return y + LANE_H + LANE_GAP;
+  for (size_t i = 0; i < t->n_waits; i++) {
+    if (!first_of_its_row(t, i))
+      continue;
+    char label[300];
+    wait_row_label(t->waits[i].name, label, sizeof label);
+    fputs(" <g class=\"waits\">\n", c->out);
+    put_row_background(c, y, LANE_H, 1);
+    put_row_label(c, y, label);
+    for (size_t k = i; k < t->n_waits; k++)
+      if (strcasecmp(t->waits[k].name, t->waits[i].name) == 0)
+        put_span(c, &t->waits[k], y, "queue-wait", COLOR_WAIT, 1);
+    fputs(" </g>\n", c->out);
+    y += LANE_H + LANE_GAP;
+  }
+  return y;
 }
 
 static double put_lanes(canvas *c, const t2s_trace *t, double y) {
@@ -206,6 +243,24 @@ static double put_lanes(canvas *c, const t2s_trace *t, double y) {
   return y;
 }
 
+/* The values at the bottom (0) and top (top) of a counter row, just inside
+ * the plot, with a tick each. %g rounds to 6 digits: no 250.18000000000001. */
+static void put_counter_axis(canvas *c, double y, double top) {
+  double base = y + COUNTER_H;
+  double at[2] = {base, base - (COUNTER_H - 4)};
+  double value[2] = {0, top};
+  fputs("  <g class=\"counter-axis\">\n", c->out);
+  for (int i = 0; i < 2; i++)
+    fprintf(c->out,
+            "   <line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+            "stroke=\"%s\"/>\n"
+            "   <text class=\"counter-value\" x=\"%.2f\" y=\"%.2f\" "
+            "font-size=\"9\" fill=\"%s\">%g</text>\n",
+            c->left, at[i], c->left + 4, at[i], COLOR_TEXT, c->left + 6,
+            i ? at[i] + 8 : at[i] - 2, COLOR_TEXT, value[i]);
+  fputs("  </g>\n", c->out);
+}
+
 /* A step chart: the value holds from one point to the next. */
 static double put_counters(canvas *c, const t2s_trace *t, double y) {
   for (size_t i = 0; i < t->n_counters; i++) {
@@ -217,6 +272,7 @@ static double put_counters(canvas *c, const t2s_trace *t, double y) {
     char label[300];
     counter_label(ctr, label, sizeof label);
     put_row_label(c, y + COUNTER_H / 2 - LANE_H / 2 + 4, label);
+    put_counter_axis(c, y, top);
     fprintf(c->out,
             "  <path class=\"counter\" fill=\"none\" stroke=\"%s\" "
             "stroke-width=\"1.5\" d=\"",
@@ -233,7 +289,10 @@ static double put_counters(canvas *c, const t2s_trace *t, double y) {
     }
     if (ctr->n_points > 0)
       fprintf(c->out, " L%.2f %.2f", x_of(c, c->t_begin + c->t_span), prev_y);
-    fputs("\"/>\n </g>\n", c->out);
+    fputs("\"><title>", c->out);
+    put_escaped(c->out, ctr->name);
+    fprintf(c->out, ": %zu samples, max %g</title></path>\n </g>\n",
+            ctr->n_points, ctr->max_value);
     y += COUNTER_H + LANE_GAP;
   }
   return y;
@@ -347,7 +406,7 @@ int t2s_svg_render(const t2s_trace *t, const t2s_svg_options *opts, FILE *out) {
   c.plot_w = width - c.left - MARGIN_RIGHT;
   if (c.plot_w < 100)
     c.plot_w = 100;
-  double rows_h = (t->n_waits ? LANE_H + LANE_GAP : 0) +
+  double rows_h = (double)wait_rows(t) * (LANE_H + LANE_GAP) +
                   (double)t->n_lanes * (LANE_H + LANE_GAP) +
                   (double)t->n_counters * (COUNTER_H + LANE_GAP);
   double height = HEADER_H + rows_h + AXIS_H + 10;

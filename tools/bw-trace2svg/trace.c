@@ -20,10 +20,22 @@ typedef struct open_slice {
   char *name;
 } open_slice;
 
+/* An open async "b" waiting for its "e": they match on pid, cat, id and
+ * name, as in catapult and Perfetto. */
+typedef struct open_async {
+  int64_t pid, tid;
+  double ts;
+  char *key; /* cat, id and name, NUL-separated into one string */
+  char *name;
+  char *detail; /* the "b" event's args: the "e" usually has none */
+} open_async;
+
 typedef struct loader {
   t2s_trace *trace;
   open_slice *open;
   size_t n_open;
+  open_async *async;
+  size_t n_async;
   int failed; /* out of memory */
 } loader;
 
@@ -70,16 +82,24 @@ static int64_t id_field(json_t *event, const char *key) {
   return number_field(event, key, &v) == 0 ? (int64_t)v : 0;
 }
 
+/* "queue wait", or "queue wait (POOL)" as the shim names a pool's waits;
+ * any case. */
 static int is_queue_wait(const char *name) {
-  return name != NULL && strcasecmp(name, "queue wait") == 0;
+  static const char word[] = "queue wait";
+  size_t n = sizeof word - 1;
+  return name != NULL && strncasecmp(name, word, n) == 0 &&
+         (name[n] == '\0' || strncmp(name + n, " (", 2) == 0);
 }
 
-/* The args object as compact JSON, cut to a tooltip-sized string. */
+/* The args object as compact JSON, cut to a tooltip-sized string. Reals
+ * get 10 significant digits: the 250.18 a writer meant, not the
+ * 250.18000000000001 its nearest double prints as in full. */
 static char *args_detail(json_t *event) {
   json_t *args = json_object_get(event, "args");
   if (!json_is_object(args) || json_object_size(args) == 0)
     return NULL;
-  char *text = json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS);
+  char *text =
+      json_dumps(args, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
   if (text != NULL && strlen(text) > 160)
     strcpy(text + 156, "...}");
   return text;
@@ -224,6 +244,100 @@ static void on_end(loader *ld, json_t *ev) {
   ld->trace->n_ignored++;
 }
 
+/* The id of an async event: "id", or "id2" with "local" or "global" (a
+ * number or a string; a local id is scoped to its process, pid is part of
+ * the match anyway). NULL when it has none. */
+static char *async_key(json_t *ev) {
+  json_t *id = json_object_get(ev, "id");
+  json_t *id2 = json_object_get(ev, "id2");
+  const char *scope = "";
+  if (id == NULL && json_is_object(id2)) {
+    id = json_object_get(id2, "local");
+    scope = "local";
+    if (id == NULL) {
+      id = json_object_get(id2, "global");
+      scope = "global";
+    }
+  }
+  char num[64];
+  const char *text = json_string_value(id);
+  if (text == NULL && json_is_number(id)) {
+    snprintf(num, sizeof num, "%.17g", json_number_value(id));
+    text = num;
+  }
+  if (text == NULL)
+    return NULL;
+  const char *cat = json_string_value(json_object_get(ev, "cat"));
+  const char *name = json_string_value(json_object_get(ev, "name"));
+  char *key = NULL;
+  if (asprintf(&key, "%s%c%s%c%s%c%s", cat ? cat : "", 0, scope, 0, text, 0,
+               name ? name : "") < 0)
+    return NULL;
+  return key;
+}
+
+/* Keys hold NULs: compare the four parts. */
+static int same_key(const char *a, const char *b) {
+  for (int part = 0; part < 4; part++) {
+    if (strcmp(a, b) != 0)
+      return 0;
+    a += strlen(a) + 1;
+    b += strlen(b) + 1;
+  }
+  return 1;
+}
+
+static void on_async_begin(loader *ld, json_t *ev) {
+  double ts;
+  char *key = async_key(ev);
+  if (key == NULL || number_field(ev, "ts", &ts) != 0 ||
+      grow((void **)&ld->async, ld->n_async, sizeof *ld->async) != 0) {
+    free(key);
+    ld->trace->n_ignored++;
+    return;
+  }
+  ld->async[ld->n_async++] = (open_async){
+      .pid = id_field(ev, "pid"),
+      .tid = id_field(ev, "tid"),
+      .ts = ts,
+      .key = key,
+      .name = dup_or_null(json_string_value(json_object_get(ev, "name"))),
+      .detail = args_detail(ev)};
+}
+
+/* Closes the latest open "b" with the same pid and key: a queue wait goes
+ * with the waits, any other async slice on the lane of its "b". */
+static void on_async_end(loader *ld, json_t *ev) {
+  int64_t pid = id_field(ev, "pid");
+  double ts;
+  char *key = async_key(ev);
+  if (key == NULL || number_field(ev, "ts", &ts) != 0) {
+    free(key);
+    ld->trace->n_ignored++;
+    return;
+  }
+  for (size_t i = ld->n_async; i-- > 0;) {
+    open_async a = ld->async[i];
+    if (a.pid != pid || !same_key(a.key, key))
+      continue;
+    memmove(&ld->async[i], &ld->async[i + 1],
+            (ld->n_async - i - 1) * sizeof *ld->async);
+    ld->n_async--;
+    if (is_queue_wait(a.name)) {
+      t2s_lane *lane = lane_for(ld, pid, a.tid);
+      if (lane != NULL)
+        lane->wait_lane = 1;
+    }
+    add_span(ld, pid, a.tid, a.ts, ts - a.ts, a.name, a.detail);
+    free(a.name);
+    free(a.key);
+    free(key);
+    return;
+  }
+  free(key);
+  ld->trace->n_ignored++;
+}
+
 static t2s_counter *counter_named(loader *ld, const char *name) {
   t2s_trace *t = ld->trace;
   for (size_t i = 0; i < t->n_counters; i++) {
@@ -253,8 +367,8 @@ static void on_counter(loader *ld, json_t *ev) {
   json_object_foreach(args, key, value) {
     if (!json_is_number(value))
       continue;
-    /* Chrome draws one series per name and key: the shim writes one
-     * "blocked workers" counter per pool, keyed by the pool's name. */
+    /* One series per name and key, as catapult draws them: the shim
+     * writes one counter name per pool and quantity, key "value". */
     char series[256];
     if (strcmp(key, "value") == 0)
       snprintf(series, sizeof series, "%s", name);
@@ -303,6 +417,10 @@ static void on_event(loader *ld, json_t *ev) {
     on_end(ld, ev);
   else if (strcmp(ph, "i") == 0 || strcmp(ph, "I") == 0)
     on_instant(ld, ev);
+  else if (strcmp(ph, "b") == 0)
+    on_async_begin(ld, ev);
+  else if (strcmp(ph, "e") == 0)
+    on_async_end(ld, ev);
   else if (strcmp(ph, "C") == 0)
     on_counter(ld, ev);
   else if (strcmp(ph, "M") == 0)
@@ -342,14 +460,17 @@ static int cmp_counter(const void *a, const void *b) {
   return strcmp(((const t2s_counter *)a)->name, ((const t2s_counter *)b)->name);
 }
 
-/* Names unnamed lanes, drops lanes with neither name nor spans, sorts (so
- * the picture does not depend on the order events were written in). */
+/* Names unnamed lanes, drops lanes with neither name nor spans and the
+ * lanes of async waits (the waits have rows of their own), sorts (so the
+ * picture does not depend on the order events were written in). */
 static int finish(t2s_trace *t) {
   size_t kept = 0;
   for (size_t i = 0; i < t->n_lanes; i++) {
     t2s_lane *lane = &t->lanes[i];
-    if (lane->name == NULL && lane->n_spans == 0)
+    if ((lane->name == NULL || lane->wait_lane) && lane->n_spans == 0) {
+      free(lane->name);
       continue;
+    }
     if (lane->name == NULL) {
       char buf[48];
       snprintf(buf, sizeof buf, "tid %lld", (long long)lane->tid);
@@ -410,6 +531,13 @@ int t2s_trace_load(const char *path, t2s_trace *out, char *err,
     free(ld.open[k].name);
   out->n_ignored += ld.n_open; /* B without E */
   free(ld.open);
+  for (size_t k = 0; k < ld.n_async; k++) {
+    free(ld.async[k].key);
+    free(ld.async[k].name);
+    free(ld.async[k].detail);
+  }
+  out->n_ignored += ld.n_async; /* b without e */
+  free(ld.async);
   json_decref(root);
   if (ld.failed || finish(out) != 0) {
     set_err(err, err_size, "%s: out of memory", path);

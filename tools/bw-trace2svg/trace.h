@@ -30,6 +30,7 @@ typedef struct t2s_lane {
   char *name; /* from thread_name metadata; "tid N" when there was none */
   t2s_span *spans;
   size_t n_spans;
+  int wait_lane; /* async queue waits began here: drawn as waits instead */
 } t2s_lane;
 
 typedef struct t2s_point {
@@ -48,7 +49,8 @@ typedef struct t2s_counter {
 typedef struct t2s_trace {
   t2s_lane *lanes;
   size_t n_lanes;
-  t2s_span *waits; /* "queue wait" slices: the starved items' waits */
+  t2s_span *waits; /* "queue wait" slices: the starved items' waits, */
+                   /* named "queue wait" or "queue wait (POOL)" */
   size_t n_waits;
   t2s_counter *counters;
   size_t n_counters;
@@ -58,8 +60,10 @@ typedef struct t2s_trace {
 } t2s_trace;
 
 /* Loads a trace: either {"traceEvents": [...]} or a bare array of events.
- * "X" slices (and B/E pairs) become spans on their thread's lane, except
- * slices named "queue wait" (any case), which become waits; an "i"/"I"
+ * "X" slices (and B/E pairs, and async b/e pairs, matched on pid, cat, id
+ * or id2, and name) become spans on their thread's lane, except slices
+ * named "queue wait" or "queue wait (POOL)" (any case), which become
+ * waits; an "i"/"I"
  * instant named "queue wait" becomes a wait ending at its ts when its args
  * carry the duration (dur / wait_us in microseconds, wait_ms in ms). "C"
  * events become counters, "M" thread_name events name lanes; anything else

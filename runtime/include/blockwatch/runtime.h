@@ -226,6 +226,100 @@ void bw_cancel_token_release(bw_cancel_token *token);
  * retain is matched by a bw_cancel_token_release(). Returns token. */
 bw_cancel_token *bw_cancel_token_retain(bw_cancel_token *token);
 
+/* ---- waits that hold no thread: semaphore, event, mutex, timer --------
+ *
+ * An acquire, wait or lock that cannot complete at once returns a pending
+ * task that a release, set or unlock completes later; no thread waits.
+ * Waiters are served in the order they asked (FIFO). Such a task's
+ * continuations run on the pool of the worker that asked, or on the
+ * default pool when a thread off the pool asked; that pool must outlive
+ * the wait. How the task ended, as bw_sync_status() reads it:
+ *  - 0: the unit, event or lock was taken (state COMPLETED, result NULL);
+ *  - -ECANCELED: `token` was canceled first, or the task was canceled with
+ *    bw_task_cancel() (state CANCELED; nothing was taken);
+ *  - -ESHUTDOWN: the primitive was destroyed first (state COMPLETED with
+ *    (void *)(intptr_t)-ESHUTDOWN as its result; nothing was taken).
+ * A continuation must check bw_sync_status(done) == 0 before it uses what
+ * it waited for. Releases, sets and unlocks may come from any thread. Whoever
+ * sees its wait completed may destroy the primitive, even while the release
+ * that completed it has not yet returned. */
+
+typedef struct bw_semaphore bw_semaphore;
+typedef struct bw_event bw_event;
+typedef struct bw_async_mutex bw_async_mutex;
+typedef struct bw_timer bw_timer;
+
+/* 0, -ECANCELED or -ESHUTDOWN for an acquire/wait/lock task that ended (see
+ * above), -EINPROGRESS while it is pending, -EINVAL for NULL. */
+int bw_sync_status(const bw_task *task);
+
+/* A counting semaphore with `initial` units (SemaphoreSlim). NULL with
+ * errno ENOMEM. */
+bw_semaphore *bw_semaphore_create(unsigned initial);
+/* A task that completes when a unit is taken (WaitAsync): at once when one
+ * is free and nobody waits. A token already canceled gives a canceled
+ * task. NULL with errno EINVAL or ENOMEM. */
+bw_task *bw_semaphore_acquire(bw_semaphore *s, bw_cancel_token *token);
+/* Takes a unit if one is free now: 0, or -EAGAIN. */
+int bw_semaphore_try_acquire(bw_semaphore *s);
+/* Adds n units, handed to the oldest waiters first. -EOVERFLOW (nothing
+ * added) when the count would pass UINT_MAX. */
+int bw_semaphore_release(bw_semaphore *s, unsigned n);
+/* Units free now, and acquires pending now (racy snapshots). */
+unsigned bw_semaphore_count(const bw_semaphore *s);
+size_t bw_semaphore_waiters(const bw_semaphore *s);
+/* Frees the semaphore; pending acquires complete with -ESHUTDOWN. */
+int bw_semaphore_destroy(bw_semaphore *s);
+
+/* An event, unset at creation. Manual reset (ManualResetEvent): set
+ * completes every wait and the event stays set until bw_event_reset. Auto
+ * reset (AutoResetEvent): set completes the oldest wait, or, when none is
+ * pending, leaves the event set until one wait takes it; setting a set
+ * event changes nothing. NULL with errno ENOMEM. */
+bw_event *bw_event_create(int manual_reset);
+int bw_event_set(bw_event *e);
+int bw_event_reset(bw_event *e);
+/* A task that completes when the event is set (at once if it is); an
+ * auto-reset event is reset by the wait it completes. */
+bw_task *bw_event_wait(bw_event *e, bw_cancel_token *token);
+/* Nonzero while set (a racy snapshot). */
+int bw_event_is_set(const bw_event *e);
+/* Frees the event; pending waits complete with -ESHUTDOWN. */
+int bw_event_destroy(bw_event *e);
+
+/* A mutex for critical sections that span continuations: it belongs to no
+ * thread, so any thread may unlock it once the lock task completed. */
+bw_async_mutex *bw_async_mutex_create(void);
+/* A task that completes when the caller holds the mutex. */
+bw_task *bw_async_mutex_lock(bw_async_mutex *m, bw_cancel_token *token);
+/* Takes the mutex if it is free now: 0, or -EBUSY. */
+int bw_async_mutex_try_lock(bw_async_mutex *m);
+/* Passes the mutex to the oldest waiter, or frees it. -EPERM when it is
+ * not locked. */
+int bw_async_mutex_unlock(bw_async_mutex *m);
+int bw_async_mutex_is_locked(const bw_async_mutex *m);
+/* Frees the mutex (locked or not); pending locks complete with
+ * -ESHUTDOWN. */
+int bw_async_mutex_destroy(bw_async_mutex *m);
+
+/* Runs fn(arg) on the pool first_ms from now, then every period_ms on the
+ * fixed schedule first + k * period (period_ms 0: once). Runs never
+ * overlap: the next one is scheduled when fn returns, at the first tick
+ * still ahead, so ticks that pass while fn runs (or waits in the queue)
+ * are skipped, not queued. Between runs the timer holds no thread: it
+ * waits in the pool's timer heap. Pool destroy ends it (no run after the
+ * pool's queue drained). NULL with errno EINVAL (fn NULL), ESHUTDOWN or
+ * ENOMEM. */
+bw_timer *bw_timer_start(bw_pool *pool, uint64_t first_ms, uint64_t period_ms,
+                         void (*fn)(void *arg), void *arg);
+/* Stops the timer and frees the handle (call it once for every started
+ * timer, one-shot or not, even after its pool is gone). Waits for nothing:
+ * no run starts after it returns; a run that has already started goes on.
+ * Returns 1 when a run was executing fn at that moment (also when called
+ * from fn itself), so the caller knows fn may still touch arg; 0 when fn
+ * will never run again; -EINVAL for NULL. */
+int bw_timer_stop(bw_timer *timer);
+
 /* ---- errors ----------------------------------------------------------- */
 
 /* A static description of a negative (or positive) errno returned here. */
