@@ -55,7 +55,7 @@ static void give_turn(side *s) {
 
 static void *woken(bw_task *done, void *arg) {
   side *s = arg;
-  if (bw_sync_status(done) != 0) /* destroyed at the end of a sample */
+  if (bw_task_error(done) != 0) /* destroyed at the end of a sample */
     return NULL;
   if (atomic_fetch_sub_explicit(&s->game->left, 1, memory_order_relaxed) == 1) {
     bench_latch_open(s->game->done);

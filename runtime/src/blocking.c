@@ -251,7 +251,7 @@ void bwrt__blocking_stop(bw_pool *pool) {
   /* Outside the lock: canceling runs the tasks' continuations' pushes. */
   while (pending != NULL) {
     job *next = pending->next;
-    (void)bw_task_cancel(pending->task);
+    (void)bw_task_cancel_with(pending->task, -ESHUTDOWN);
     bw_task_release(pending->task);
     free(pending);
     pending = next;

@@ -107,12 +107,14 @@ static uint32_t epoll_of_poll(int events) {
          ((events & POLLPRI) ? EPOLLPRI : 0u);
 }
 
-/* Completes (revents >= 0) or cancels a claimed op, drops the slot's ref. */
+/* Completes (revents >= 0) or cancels a claimed op with the reason
+ * bw_task_error reports (revents < 0, a negative errno), drops the slot's
+ * ref. */
 static void finish(fd_op *op, int revents) {
   if (revents >= 0)
     (void)bw_task_complete(op->task, (void *)(intptr_t)revents);
   else
-    (void)bw_task_cancel(op->task);
+    (void)bw_task_cancel_with(op->task, revents);
   op_release(op);
 }
 
@@ -275,13 +277,14 @@ static int register_locked(bwrt__poller *p, fd_op *op, uint32_t events,
 
 static void op_timer_fire(bwrt__timer *tm, int canceled) {
   fd_op *op = BWRT__CONTAINER_OF(tm, fd_op, timer);
-  (void)canceled; /* timed out, or the pool is going: canceled either way */
+  /* The gate cancels its timers only when the pool is going. */
+  int why = canceled ? -ESHUTDOWN : -ETIMEDOUT;
   if (!atomic_load_explicit(&op->claimed, memory_order_acquire)) {
     pthread_mutex_lock(&op->poller->mu);
     int mine = claim_locked(op->poller, op, 0);
     pthread_mutex_unlock(&op->poller->mu);
     if (mine)
-      finish(op, -1);
+      finish(op, why);
   }
   op_release(op); /* the timer's reference */
 }
@@ -337,7 +340,7 @@ bw_task *bw_fd_ready(bw_pool *pool, int fd, int events, int64_t timeout_ms) {
   int rc = register_locked(p, op, epoll_of_poll(events), &stale);
   pthread_mutex_unlock(&p->mu);
   if (stale != NULL)
-    finish(stale, -1);
+    finish(stale, -EBADF); /* its descriptor was closed and reused */
   if (rc != 0) {
     atomic_store_explicit(&op->refs, 1, memory_order_relaxed);
     if (rc == 1) { /* always ready, as poll() says of regular files */
@@ -379,7 +382,7 @@ void bwrt__poller_stop(bw_pool *pool) {
   pthread_join(p->thread, NULL);
   while (pending != NULL) {
     fd_op *next = pending->next;
-    finish(pending, -1);
+    finish(pending, -ESHUTDOWN);
     pending = next;
   }
 }

@@ -106,8 +106,11 @@ static bwrt__sync_waiter *pop_served(bwrt__sync *s, unsigned *units) {
 /* Resolves the task of a waiter this thread unlinked, withdraws its token
  * registration and drops the list's reference. Returns bw_task_complete's
  * result: -EALREADY when the user had canceled the task. */
-static int settle(bwrt__sync_waiter *w, void *result) {
-  int rc = bw_task_complete(w->task, result);
+/* Resolves a waiter taken off the list: completed (err 0, it got its
+ * unit) or canceled with err (-ESHUTDOWN: destroyed first). */
+static int settle(bwrt__sync_waiter *w, int err) {
+  int rc = err == 0 ? bw_task_complete(w->task, NULL)
+                    : bw_task_cancel_with(w->task, err);
   if (w->token != NULL && bwrt__token_unregister(w->token, &w->reg))
     waiter_release(w); /* the registration's reference */
   waiter_release(w);
@@ -230,7 +233,7 @@ int bwrt__sync_give(bwrt__sync *s, unsigned n, int saturate) {
     n = 0;
     while (list != NULL) {
       bwrt__sync_waiter *next = list->next;
-      if (settle(list, NULL) != 0 && !s->manual)
+      if (settle(list, 0) != 0 && !s->manual)
         n++;
       list = next;
     }
@@ -269,21 +272,8 @@ void bwrt__sync_destroy(bwrt__sync *s) {
   pthread_mutex_unlock(&s->mu);
   while (list != NULL) {
     bwrt__sync_waiter *next = list->next;
-    settle(list, (void *)(intptr_t)-ESHUTDOWN);
+    settle(list, -ESHUTDOWN);
     list = next;
   }
   sync_release(s);
-}
-
-int bw_sync_status(const bw_task *task) {
-  if (task == NULL)
-    return -EINVAL;
-  switch (bw_task_state_get(task)) {
-  case BW_TASK_PENDING:
-    return -EINPROGRESS;
-  case BW_TASK_CANCELED:
-    return -ECANCELED;
-  default:
-    return (int)(intptr_t)bw_task_result(task);
-  }
 }

@@ -242,7 +242,9 @@ static int try_resolve(bw_task *task, int final_state, void *result) {
    * reference until we are done. The caller's reference still exists now,
    * since nobody can have seen the task resolved yet. */
   atomic_fetch_add_explicit(&task->refs, 1, memory_order_relaxed);
-  task->result = final_state == BW_TASK_COMPLETED ? result : NULL;
+  /* A canceled task keeps its reason here (NULL: -ECANCELED), which
+   * bw_task_result hides and bw_task_error reads. */
+  task->result = result;
   atomic_store_explicit(&task->state, final_state, memory_order_release);
   fire_conts(task, 0); /* we hold an extra reference: never sole */
   task_release(task);
@@ -458,11 +460,29 @@ int bw_task_complete(bw_task *task, void *result) {
 }
 
 int bw_task_cancel(bw_task *task) {
-  if (!task_ok(task))
+  return bw_task_cancel_with(task, -ECANCELED);
+}
+
+int bw_task_cancel_with(bw_task *task, int err) {
+  if (!task_ok(task) || err >= 0)
     return -EINVAL;
   if (task->kind != K_SOURCE && task->kind != K_DELAY)
     return -EPERM;
-  return try_resolve(task, BW_TASK_CANCELED, NULL) ? 0 : -EALREADY;
+  return try_resolve(task, BW_TASK_CANCELED, (void *)(intptr_t)err) ? 0
+                                                                    : -EALREADY;
+}
+
+int bw_task_error(const bw_task *task) {
+  if (!task_ok(task))
+    return -EINVAL;
+  switch (atomic_load_explicit(&task->state, memory_order_acquire)) {
+  case BW_TASK_COMPLETED:
+    return 0;
+  case BW_TASK_CANCELED:
+    return task->result ? (int)(intptr_t)task->result : -ECANCELED;
+  default:
+    return -EINPROGRESS; /* pending, or being resolved right now */
+  }
 }
 
 /* ---- delays ------------------------------------------------------------- */

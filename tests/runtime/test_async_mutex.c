@@ -23,7 +23,7 @@ static void test_async_mutex_lock_try_lock_unlock(void **state) {
   assert_false(bw_async_mutex_is_locked(m));
   assert_int_equal(bw_async_mutex_unlock(m), -EPERM);
   bw_task *t = bw_async_mutex_lock(m, NULL);
-  assert_int_equal(bw_sync_status(t), 0);
+  assert_int_equal(bw_task_error(t), 0);
   assert_true(bw_async_mutex_is_locked(m));
   assert_int_equal(bw_async_mutex_try_lock(m), -EBUSY);
   assert_int_equal(bw_async_mutex_unlock(m), 0);
@@ -57,7 +57,7 @@ static void test_async_mutex_unlock_passes_to_the_oldest(void **state) {
     assert_true(bw_async_mutex_is_locked(m));
     assert_int_equal(bw_async_mutex_try_lock(m), -EBUSY);
     for (int j = 0; j < N; j++)
-      assert_int_equal(bw_sync_status(t[j]), j <= i ? 0 : -EINPROGRESS);
+      assert_int_equal(bw_task_error(t[j]), j <= i ? 0 : -EINPROGRESS);
   }
   assert_int_equal(bw_async_mutex_unlock(m), 0);
   assert_false(bw_async_mutex_is_locked(m));
@@ -74,13 +74,13 @@ static void test_async_mutex_cancel_and_destroy(void **state) {
   bw_task *a = bw_async_mutex_lock(m, tok);
   bw_task *b = bw_async_mutex_lock(m, NULL);
   bw_cancel_token_cancel(tok);
-  assert_int_equal(bw_sync_status(a), -ECANCELED);
+  assert_int_equal(bw_task_error(a), -ECANCELED);
   bw_async_mutex_unlock(m);
-  assert_int_equal(bw_sync_status(b), 0);
+  assert_int_equal(bw_task_error(b), 0);
   bw_task *c = bw_async_mutex_lock(m, NULL);
   /* Destroyed while locked with a lock pending. */
   assert_int_equal(bw_async_mutex_destroy(m), 0);
-  assert_int_equal(bw_sync_status(c), -ESHUTDOWN);
+  assert_int_equal(bw_task_error(c), -ESHUTDOWN);
   bw_task_release(a);
   bw_task_release(b);
   bw_task_release(c);
@@ -115,7 +115,7 @@ static void *finish_section(bw_task *done, void *arg) {
 
 static void *enter_section(bw_task *done, void *arg) {
   (void)arg;
-  if (bw_sync_status(done) != 0)
+  if (bw_task_error(done) != 0)
     return NULL;
   if (atomic_fetch_add(&sh.inside, 1) != 0)
     atomic_store(&sh.overlap, 1);

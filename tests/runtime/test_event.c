@@ -42,12 +42,12 @@ static void test_event_manual_set_completes_every_wait(void **state) {
   assert_true(bw_event_is_set(e));
   for (int i = 0; i < N; i++) {
     assert_int_equal(bw_wait(t[i], 10000), 0);
-    assert_int_equal(bw_sync_status(t[i]), 0);
+    assert_int_equal(bw_task_error(t[i]), 0);
     bw_task_release(t[i]);
   }
   /* Set: waits complete at once and leave it set. */
   bw_task *now = bw_event_wait(e, NULL);
-  assert_int_equal(bw_sync_status(now), 0);
+  assert_int_equal(bw_task_error(now), 0);
   assert_true(bw_event_is_set(e));
   assert_int_equal(bw_event_set(e), 0);
   bw_task_release(now);
@@ -57,7 +57,7 @@ static void test_event_manual_set_completes_every_wait(void **state) {
   bw_task *again = bw_event_wait(e, NULL);
   assert_int_equal(bw_task_state_get(again), BW_TASK_PENDING);
   bw_event_set(e);
-  assert_int_equal(bw_sync_status(again), 0);
+  assert_int_equal(bw_task_error(again), 0);
   bw_task_release(again);
   bw_event_destroy(e);
 }
@@ -69,14 +69,14 @@ static void test_event_auto_set_completes_one_wait(void **state) {
   bw_task *b = bw_event_wait(e, NULL);
   bw_task *c = bw_event_wait(e, NULL);
   assert_int_equal(bw_event_set(e), 0);
-  assert_int_equal(bw_sync_status(a), 0);
-  assert_int_equal(bw_sync_status(b), -EINPROGRESS);
+  assert_int_equal(bw_task_error(a), 0);
+  assert_int_equal(bw_task_error(b), -EINPROGRESS);
   assert_false(bw_event_is_set(e)); /* the wait took it */
   assert_int_equal(bw_event_set(e), 0);
-  assert_int_equal(bw_sync_status(b), 0);
-  assert_int_equal(bw_sync_status(c), -EINPROGRESS);
+  assert_int_equal(bw_task_error(b), 0);
+  assert_int_equal(bw_task_error(c), -EINPROGRESS);
   bw_event_set(e);
-  assert_int_equal(bw_sync_status(c), 0);
+  assert_int_equal(bw_task_error(c), 0);
   bw_task_release(a);
   bw_task_release(b);
   bw_task_release(c);
@@ -86,14 +86,14 @@ static void test_event_auto_set_completes_one_wait(void **state) {
   bw_event_set(e);
   assert_true(bw_event_is_set(e));
   a = bw_event_wait(e, NULL);
-  assert_int_equal(bw_sync_status(a), 0);
+  assert_int_equal(bw_task_error(a), 0);
   assert_false(bw_event_is_set(e));
   b = bw_event_wait(e, NULL);
-  assert_int_equal(bw_sync_status(b), -EINPROGRESS);
+  assert_int_equal(bw_task_error(b), -EINPROGRESS);
   /* Reset of an unset event changes nothing. */
   bw_event_reset(e);
   bw_event_set(e);
-  assert_int_equal(bw_sync_status(b), 0);
+  assert_int_equal(bw_task_error(b), 0);
   bw_task_release(a);
   bw_task_release(b);
   bw_event_destroy(e);
@@ -106,21 +106,21 @@ static void test_event_token_cancels_and_destroy_shuts_down(void **state) {
   bw_task *a = bw_event_wait(e, tok);
   bw_task *b = bw_event_wait(e, NULL);
   bw_cancel_token_cancel(tok);
-  assert_int_equal(bw_sync_status(a), -ECANCELED);
+  assert_int_equal(bw_task_error(a), -ECANCELED);
   assert_int_equal(bw_task_state_get(a), BW_TASK_CANCELED);
   /* The set goes to the wait behind the canceled one. */
   bw_event_set(e);
-  assert_int_equal(bw_sync_status(b), 0);
+  assert_int_equal(bw_task_error(b), 0);
   bw_task_release(a);
   bw_task_release(b);
 
   bw_event *m = bw_event_create(1);
   a = bw_event_wait(m, NULL);
   b = bw_event_wait(m, tok); /* already canceled */
-  assert_int_equal(bw_sync_status(b), -ECANCELED);
+  assert_int_equal(bw_task_error(b), -ECANCELED);
   assert_int_equal(bw_event_destroy(m), 0);
-  assert_int_equal(bw_sync_status(a), -ESHUTDOWN);
-  assert_int_equal(bw_task_state_get(a), BW_TASK_COMPLETED);
+  assert_int_equal(bw_task_error(a), -ESHUTDOWN);
+  assert_int_equal(bw_task_state_get(a), BW_TASK_CANCELED);
   bw_task_release(a);
   bw_task_release(b);
   bw_cancel_token_release(tok);
@@ -140,7 +140,7 @@ static void test_event_set_from_a_foreign_thread(void **state) {
   pthread_t th;
   assert_int_equal(pthread_create(&th, NULL, set_later, e), 0);
   assert_int_equal(bw_wait(t, 10000), 0);
-  assert_int_equal(bw_sync_status(t), 0);
+  assert_int_equal(bw_task_error(t), 0);
   pthread_join(th, NULL);
   bw_task_release(t);
   bw_event_destroy(e);
@@ -182,7 +182,7 @@ static void test_event_destroy_by_a_woken_waiter_during_set(void **state) {
     assert_int_equal(bw_event_set(d.e), 0);
     pthread_join(th, NULL);
     for (int i = 0; i < WAITS; i++) {
-      assert_int_equal(bw_sync_status(t[i]), i < WAITS - 1 ? 0 : -ECANCELED);
+      assert_int_equal(bw_task_error(t[i]), i < WAITS - 1 ? 0 : -ECANCELED);
       bw_task_release(t[i]);
     }
     free(t);
@@ -209,7 +209,7 @@ static void wait_again(side *s) {
 
 static void *on_wake(bw_task *done, void *arg) {
   side *s = arg;
-  if (bw_sync_status(done) != 0)
+  if (bw_task_error(done) != 0)
     return NULL;
   long n = atomic_fetch_add(&s->rounds, 1) + 1;
   if (n < ROUNDS)

@@ -168,6 +168,7 @@ static void test_fd_ready_times_out_canceled(void **state) {
   assert_true(took >= 49);
   assert_true(took < 10000);
   assert_null(bw_task_result(t));
+  assert_int_equal(bw_task_error(t), -ETIMEDOUT); /* why it was canceled */
   bw_task_release(t);
 
   /* A timed-out wait left nothing behind: the descriptor waits again. */
@@ -224,6 +225,7 @@ static void test_fd_ready_cancel_and_one_wait_per_descriptor(void **state) {
   assert_int_equal(write(p[1], "x", 1), 1);
   rt_sleep_ms(150);
   assert_int_equal(bw_task_state_get(t), BW_TASK_CANCELED);
+  assert_int_equal(bw_task_error(t), -ECANCELED);
   bw_task_release(t);
 }
 
@@ -242,6 +244,8 @@ static void test_fd_ready_destroy_cancels_pending_waits(void **state) {
   assert_true(rt_now_ms() - t0 < 10000);
   assert_int_equal(bw_task_state_get(forever), BW_TASK_CANCELED);
   assert_int_equal(bw_task_state_get(timed), BW_TASK_CANCELED);
+  assert_int_equal(bw_task_error(forever), -ESHUTDOWN);
+  assert_int_equal(bw_task_error(timed), -ESHUTDOWN);
   bw_task_release(forever);
   bw_task_release(timed);
   pipe_close(p);

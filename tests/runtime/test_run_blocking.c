@@ -231,6 +231,7 @@ test_run_blocking_destroy_cancels_queued_waits_running(void **state) {
   assert_int_equal(bw_task_state_get(running), BW_TASK_COMPLETED);
   for (int i = 0; i < 3; i++) {
     assert_int_equal(bw_task_state_get(queued[i]), BW_TASK_CANCELED);
+    assert_int_equal(bw_task_error(queued[i]), -ESHUTDOWN);
     assert_int_equal(bw_task_state_get(thens[i]), BW_TASK_COMPLETED);
     bw_task_release(queued[i]);
     bw_task_release(thens[i]);

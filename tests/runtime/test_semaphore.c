@@ -46,7 +46,7 @@ static void test_semaphore_counts_and_refuses_bad_use(void **state) {
   errno = 0;
   assert_null(bw_semaphore_acquire(NULL, NULL));
   assert_int_equal(errno, EINVAL);
-  assert_int_equal(bw_sync_status(NULL), -EINVAL);
+  assert_int_equal(bw_task_error(NULL), -EINVAL);
 }
 
 static void test_semaphore_acquire_completes_at_once_when_free(void **state) {
@@ -55,7 +55,7 @@ static void test_semaphore_acquire_completes_at_once_when_free(void **state) {
   bw_task *t = bw_semaphore_acquire(s, NULL);
   assert_non_null(t);
   assert_int_equal(bw_task_state_get(t), BW_TASK_COMPLETED);
-  assert_int_equal(bw_sync_status(t), 0);
+  assert_int_equal(bw_task_error(t), 0);
   assert_null(bw_task_result(t));
   assert_int_equal(bw_semaphore_count(s), 0);
   bw_task_release(t);
@@ -68,11 +68,11 @@ static void test_semaphore_release_completes_a_pending_acquire(void **state) {
   bw_task *t = bw_semaphore_acquire(s, NULL);
   assert_non_null(t);
   assert_int_equal(bw_task_state_get(t), BW_TASK_PENDING);
-  assert_int_equal(bw_sync_status(t), -EINPROGRESS);
+  assert_int_equal(bw_task_error(t), -EINPROGRESS);
   assert_int_equal(bw_semaphore_waiters(s), 1);
   assert_int_equal(bw_semaphore_release(s, 1), 0);
   assert_int_equal(bw_wait(t, 10000), 0);
-  assert_int_equal(bw_sync_status(t), 0);
+  assert_int_equal(bw_task_error(t), 0);
   assert_int_equal(bw_semaphore_count(s), 0);
   assert_int_equal(bw_semaphore_waiters(s), 0);
   bw_task_release(t);
@@ -102,7 +102,7 @@ static void test_semaphore_serves_waiters_oldest_first(void **state) {
     t[i] = bw_semaphore_acquire(s, NULL);
   assert_int_equal(bw_semaphore_release(s, 5), 0);
   for (int i = 0; i < 3; i++) {
-    assert_int_equal(bw_sync_status(t[i]), 0);
+    assert_int_equal(bw_task_error(t[i]), 0);
     bw_task_release(t[i]);
   }
   assert_int_equal(bw_semaphore_count(s), 2);
@@ -119,11 +119,11 @@ static void test_semaphore_token_cancels_a_pending_acquire(void **state) {
   assert_int_equal(bw_cancel_token_cancel(tok), 0);
   assert_int_equal(bw_task_state_get(t), BW_TASK_CANCELED);
   assert_int_equal(bw_wait(t, 1000), -ECANCELED);
-  assert_int_equal(bw_sync_status(t), -ECANCELED);
+  assert_int_equal(bw_task_error(t), -ECANCELED);
   assert_int_equal(bw_semaphore_waiters(s), 1);
   /* The unit goes to the waiter behind the canceled one. */
   assert_int_equal(bw_semaphore_release(s, 1), 0);
-  assert_int_equal(bw_sync_status(later), 0);
+  assert_int_equal(bw_task_error(later), 0);
   assert_int_equal(bw_semaphore_count(s), 0);
   bw_task_release(t);
   bw_task_release(later);
@@ -131,18 +131,18 @@ static void test_semaphore_token_cancels_a_pending_acquire(void **state) {
   /* A token already canceled: canceled at once, nothing taken. */
   bw_semaphore_release(s, 1);
   t = bw_semaphore_acquire(s, tok);
-  assert_int_equal(bw_sync_status(t), -ECANCELED);
+  assert_int_equal(bw_task_error(t), -ECANCELED);
   assert_int_equal(bw_semaphore_count(s), 1);
   bw_task_release(t);
 
   /* A token never canceled: released with its acquire. */
   bw_cancel_token *tok2 = bw_cancel_token_create();
   t = bw_semaphore_acquire(s, tok2);
-  assert_int_equal(bw_sync_status(t), 0);
+  assert_int_equal(bw_task_error(t), 0);
   bw_task_release(t);
   t = bw_semaphore_acquire(s, tok2);
   assert_int_equal(bw_semaphore_release(s, 1), 0);
-  assert_int_equal(bw_sync_status(t), 0);
+  assert_int_equal(bw_task_error(t), 0);
   bw_task_release(t);
   bw_cancel_token_release(tok2);
   bw_cancel_token_release(tok);
@@ -155,9 +155,9 @@ static void test_semaphore_task_cancel_passes_the_unit_on(void **state) {
   bw_task *first = bw_semaphore_acquire(s, NULL);
   bw_task *second = bw_semaphore_acquire(s, NULL);
   assert_int_equal(bw_task_cancel(first), 0);
-  assert_int_equal(bw_sync_status(first), -ECANCELED);
+  assert_int_equal(bw_task_error(first), -ECANCELED);
   assert_int_equal(bw_semaphore_release(s, 1), 0);
-  assert_int_equal(bw_sync_status(second), 0);
+  assert_int_equal(bw_task_error(second), 0);
   assert_int_equal(bw_semaphore_count(s), 0);
   /* With nobody left, the unit stays free. */
   bw_task *third = bw_semaphore_acquire(s, NULL);
@@ -177,13 +177,14 @@ static void test_semaphore_destroy_ends_waiters_with_eshutdown(void **state) {
   bw_task *a = bw_semaphore_acquire(s, NULL);
   bw_task *b = bw_semaphore_acquire(s, tok);
   assert_int_equal(bw_semaphore_destroy(s), 0);
-  assert_int_equal(bw_task_state_get(a), BW_TASK_COMPLETED);
-  assert_int_equal(bw_sync_status(a), -ESHUTDOWN);
-  assert_ptr_equal(bw_task_result(a), (void *)(intptr_t)-ESHUTDOWN);
-  assert_int_equal(bw_sync_status(b), -ESHUTDOWN);
+  assert_int_equal(bw_task_state_get(a), BW_TASK_CANCELED);
+  assert_int_equal(bw_task_error(a), -ESHUTDOWN);
+  assert_null(bw_task_result(a));
+  assert_int_equal(bw_wait(a, 0), -ECANCELED);
+  assert_int_equal(bw_task_error(b), -ESHUTDOWN);
   /* The token may be canceled afterwards: nothing is left to cancel. */
   assert_int_equal(bw_cancel_token_cancel(tok), 0);
-  assert_int_equal(bw_sync_status(b), -ESHUTDOWN);
+  assert_int_equal(bw_task_error(b), -ESHUTDOWN);
   bw_task_release(a);
   bw_task_release(b);
   bw_cancel_token_release(tok);
@@ -198,7 +199,7 @@ typedef struct cont_probe {
 static void *note_pool(bw_task *done, void *arg) {
   cont_probe *p = arg;
   atomic_store(&p->ran_on_pool,
-               bw_current_pool() == p->pool && bw_sync_status(done) == 0);
+               bw_current_pool() == p->pool && bw_task_error(done) == 0);
   atomic_fetch_add(&p->done, 1);
   return NULL;
 }
@@ -252,7 +253,7 @@ static void test_semaphore_release_from_foreign_threads(void **state) {
   assert_int_equal(bw_wait(all, 20000), 0);
   bw_task_release(all);
   for (int i = 0; i < N; i++) {
-    assert_int_equal(bw_sync_status(t[i]), 0);
+    assert_int_equal(bw_task_error(t[i]), 0);
     bw_task_release(t[i]);
   }
   free(t);
@@ -294,7 +295,7 @@ static int race_once(race_arg *r, void *(*other)(void *)) {
   rt_latch_open(&r->go);
   pthread_join(a, NULL);
   pthread_join(b, NULL);
-  int status = bw_sync_status(t);
+  int status = bw_task_error(t);
   bw_task_release(t);
   bw_cancel_token_release(r->tok);
   rt_latch_destroy(&r->go);
@@ -352,7 +353,7 @@ static stress *st;
 
 static void *stress_section(bw_task *done, void *arg) {
   intptr_t i = (intptr_t)arg;
-  int status = bw_sync_status(done);
+  int status = bw_task_error(done);
   if (status == 0) {
     int now = atomic_fetch_add(&st->inside, 1) + 1;
     int max = atomic_load(&st->max_inside);

@@ -141,6 +141,49 @@ static void test_task_completion_source_and_cancel(void **state) {
   bw_task_release(run);
 }
 
+/* bw_task_error: how a task ended, with the reason it was canceled with. */
+static void test_task_error_says_how_it_ended(void **state) {
+  bw_pool *pool = *state;
+  assert_int_equal(bw_task_error(NULL), -EINVAL);
+  bw_task *src = bw_completion_create(pool);
+  assert_int_equal(bw_task_error(src), -EINPROGRESS);
+  assert_int_equal(bw_task_complete(src, NULL), 0);
+  assert_int_equal(bw_task_error(src), 0);
+  assert_int_equal(bw_task_cancel_with(src, -ETIMEDOUT), -EALREADY);
+  assert_int_equal(bw_task_error(src), 0); /* the first resolution stays */
+  bw_task_release(src);
+
+  src = bw_completion_create(pool);
+  assert_int_equal(bw_task_cancel_with(src, 5), -EINVAL); /* not an errno */
+  assert_int_equal(bw_task_cancel_with(src, 0), -EINVAL);
+  assert_int_equal(bw_task_error(src), -EINPROGRESS);
+  bw_task *c = bw_then(src, rt_note_state, NULL);
+  assert_int_equal(bw_task_cancel_with(src, -ETIMEDOUT), 0);
+  assert_int_equal(bw_task_state_get(src), BW_TASK_CANCELED);
+  assert_int_equal(bw_task_error(src), -ETIMEDOUT);
+  assert_null(bw_task_result(src)); /* the reason is not a result */
+  assert_int_equal(bw_wait(src, -1), -ECANCELED);
+  assert_int_equal(bw_wait(c, -1), 0);
+  assert_int_equal((uintptr_t)bw_task_result(c), BW_TASK_CANCELED);
+  bw_task_release(c);
+  bw_task_release(src);
+
+  /* A plain cancel, a canceled delay and a canceled when_all: -ECANCELED. */
+  src = bw_completion_create(pool);
+  assert_int_equal(bw_task_cancel(src), 0);
+  assert_int_equal(bw_task_error(src), -ECANCELED);
+  bw_task *d = bw_delay(pool, 60000);
+  assert_int_equal(bw_task_cancel(d), 0);
+  assert_int_equal(bw_task_error(d), -ECANCELED);
+  bw_task *both[] = {src, d};
+  bw_task *all = bw_when_all(both, 2);
+  assert_int_equal(bw_wait(all, -1), -ECANCELED);
+  assert_int_equal(bw_task_error(all), -ECANCELED);
+  bw_task_release(all);
+  bw_task_release(d);
+  bw_task_release(src);
+}
+
 typedef struct borrow_round {
   atomic_long count;
   long target;
@@ -600,6 +643,7 @@ int main(void) {
       cmocka_unit_test(test_task_then_chain_stays_on_one_worker),
       cmocka_unit_test(test_task_then_on_completed_task_runs),
       cmocka_unit_test(test_task_completion_source_and_cancel),
+      cmocka_unit_test(test_task_error_says_how_it_ended),
       cmocka_unit_test(test_task_retain_keeps_it_alive),
       cmocka_unit_test(test_task_waiter_may_release_while_completer_finishes),
       cmocka_unit_test(test_task_when_all_waits_for_every_task),

@@ -207,6 +207,17 @@ int bw_task_complete(bw_task *task, void *result);
 /* Cancels a completion-source or delay task. -EALREADY if already done. */
 int bw_task_cancel(bw_task *task);
 
+/* As bw_task_cancel, with the reason bw_task_error() then reports: `err`
+ * is a negative errno (-EINVAL otherwise). The runtime's own waits use it:
+ * -ETIMEDOUT for a bw_fd_ready timeout, -ESHUTDOWN for a wait whose
+ * primitive or pool went away first. */
+int bw_task_cancel_with(bw_task *task, int err);
+
+/* How a task ended: 0 completed (bw_task_result() is valid), the negative
+ * errno it was canceled with (-ECANCELED for a token or bw_task_cancel()),
+ * -EINPROGRESS while pending, -EINVAL for NULL. Never blocks. */
+int bw_task_error(const bw_task *task);
+
 /* ---- cancellation ----------------------------------------------------- */
 
 /* A cancellation token (CancellationTokenSource and its token in one). */
@@ -233,14 +244,14 @@ bw_cancel_token *bw_cancel_token_retain(bw_cancel_token *token);
  * Waiters are served in the order they asked (FIFO). Such a task's
  * continuations run on the pool of the worker that asked, or on the
  * default pool when a thread off the pool asked; that pool must outlive
- * the wait. How the task ended, as bw_sync_status() reads it:
+ * the wait. How the task ended, as bw_task_error() reads it:
  *  - 0: the unit, event or lock was taken (state COMPLETED, result NULL);
  *  - -ECANCELED: `token` was canceled first, or the task was canceled with
  *    bw_task_cancel() (state CANCELED; nothing was taken);
- *  - -ESHUTDOWN: the primitive was destroyed first (state COMPLETED with
- *    (void *)(intptr_t)-ESHUTDOWN as its result; nothing was taken).
- * A continuation must check bw_sync_status(done) == 0 before it uses what
- * it waited for. Releases, sets and unlocks may come from any thread. Whoever
+ *  - -ESHUTDOWN: the primitive was destroyed first (state CANCELED; nothing
+ *    was taken).
+ * A continuation checks bw_task_error(done) == 0 before it uses what it
+ * waited for. Releases, sets and unlocks may come from any thread. Whoever
  * sees its wait completed may destroy the primitive, even while the release
  * that completed it has not yet returned. */
 
@@ -248,10 +259,6 @@ typedef struct bw_semaphore bw_semaphore;
 typedef struct bw_event bw_event;
 typedef struct bw_async_mutex bw_async_mutex;
 typedef struct bw_timer bw_timer;
-
-/* 0, -ECANCELED or -ESHUTDOWN for an acquire/wait/lock task that ended (see
- * above), -EINPROGRESS while it is pending, -EINVAL for NULL. */
-int bw_sync_status(const bw_task *task);
 
 /* A counting semaphore with `initial` units (SemaphoreSlim). NULL with
  * errno ENOMEM. */
@@ -346,9 +353,9 @@ bw_thread_role bw_thread_role_get(void);
  * wait in FIFO order), and retire after an idle timeout
  * (bw_run_blocking_limits). bw_task_cancel() on the task before fn started
  * keeps fn from running. bw_pool_destroy cancels the jobs not yet started
- * and waits for the running ones. NULL with errno EINVAL (fn NULL),
- * ESHUTDOWN (pool being destroyed), ENOMEM, EAGAIN (no thread could
- * start). */
+ * (bw_task_error: -ESHUTDOWN) and waits for the running ones. NULL with errno
+ * EINVAL (fn NULL), ESHUTDOWN (pool being destroyed), ENOMEM, EAGAIN (no thread
+ * could start). */
 bw_task *bw_run_blocking(bw_pool *pool, void *(*fn)(void *arg), void *arg);
 
 /* Sets the pool's blocking-thread bound (default 64) and how long an idle
@@ -374,7 +381,9 @@ int bw_blocking_stats_get(bw_pool *pool, bw_blocking_stats *out);
 /* A task that completes when `fd` is ready for `events` (POLLIN, POLLOUT,
  * POLLPRI; POLLERR and POLLHUP always count) with the ready events as its
  * result, `(void *)(intptr_t)revents`; canceled when timeout_ms (>= 0)
- * passes first (or by bw_task_cancel, or when the pool is destroyed). It
+ * passes first (bw_task_error: -ETIMEDOUT), by bw_task_cancel (-ECANCELED),
+ * when the pool is destroyed (-ESHUTDOWN) or when fd was closed and its
+ * number reused by a newer wait (-EBADF). It
  * holds no thread: one epoll instance and one poller thread per pool serve
  * every descriptor, and timeouts are the pool's timers. One pending wait per
  * open file description: a second gets EBUSY. A regular file is always
