@@ -96,16 +96,22 @@ static bwrt__blocking *blocking_resolve(bw_pool *pool) {
 }
 
 static void run_job(job *j) {
-  /* Canceled while queued (bw_task_cancel): the caller gave up on it. */
-  if (bw_task_state_get(j->task) == BW_TASK_PENDING)
-    (void)bw_task_complete(j->task, j->fn(j->arg));
+  /* Canceled while queued (bw_task_cancel): the caller gave up on it. The
+   * role is BLOCKING only inside fn: the thread's waits for work are the
+   * runtime's own, which a tool must not count as blocking. */
+  if (bw_task_state_get(j->task) == BW_TASK_PENDING) {
+    bwrt__set_thread_role(BW_ROLE_BLOCKING);
+    void *result = j->fn(j->arg);
+    bwrt__set_thread_role(BW_ROLE_RUNTIME);
+    (void)bw_task_complete(j->task, result);
+  }
   bw_task_release(j->task);
   free(j);
 }
 
 static void *blocking_main(void *arg) {
   bwrt__blocking *b = arg;
-  bwrt__set_thread_role(BW_ROLE_BLOCKING);
+  bwrt__set_thread_role(BW_ROLE_RUNTIME);
   pthread_mutex_lock(&b->mu);
   char name[16];
   snprintf(name, sizeof(name), "%.8s.blk%u", b->pool->name, b->next_index++);

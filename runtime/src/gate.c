@@ -160,6 +160,7 @@ static void *gate_main(void *arg) {
   char name[16];
   snprintf(name, sizeof(name), "%.10s.gate", pool->name);
   pthread_setname_np(pthread_self(), name);
+  bwrt__set_thread_role(BW_ROLE_RUNTIME); /* its waits are the runtime's */
 
   uint64_t tick = (uint64_t)pool->starvation_ms * 1000000u / 4u;
   if (tick < 2000000u)

@@ -429,7 +429,8 @@ typedef struct bwrt__blocking bwrt__blocking;
 typedef struct bwrt__poller bwrt__poller;
 
 /* Sets the calling thread's bw_thread_role (a BW_ROLE_* value); workers
- * need not: a worker is known by bwrt__current_worker(). */
+ * need not: a worker is known by bwrt__current_worker(). The gate, the
+ * poller and the blocking threads set theirs (blocking.c owns the TLS). */
 void bwrt__set_thread_role(int role);
 /* Called by bw_pool_destroy after the gate stopped (so no timer of a
  * descriptor wait fires any more): cancels every pending descriptor wait,

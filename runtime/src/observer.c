@@ -134,6 +134,10 @@ static int hook_current_item(void) {
   return w != NULL && atomic_load_explicit(&w->running, memory_order_relaxed);
 }
 
+static int hook_thread_role(void) {
+  return (int)bw_thread_role_get();
+}
+
 /* The tool only calls this when its user asked for compensation, so the
  * pool's BW_POOL_COMPENSATE flag does not gate it (max_workers still
  * bounds it). */
@@ -150,6 +154,7 @@ static const bw_runtime_hooks hooks = {
     .notify_unblocked = bw_pool_notify_unblocked,
     .current_worker = hook_current_worker,
     .current_item = hook_current_item,
+    .thread_role = hook_thread_role,
 };
 
 /* dlsym(RTLD_DEFAULT) searches the global scope: the program, its libraries

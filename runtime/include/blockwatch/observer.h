@@ -154,6 +154,14 @@ typedef struct bw_runtime_hooks {
    * item_finished, and so spares the runtime that callback and its clock
    * read on every item. Cheap, but not free: call it on slow paths. */
   int (*current_item)(void);
+  /* Appended after current_item (check `size`): what the calling thread is
+   * to this runtime copy, a bw_thread_role value of runtime.h (0 other, 1
+   * worker, 2 a blocking thread inside a bw_run_blocking job, 3 the
+   * bw_fd_ready poller, 4 another runtime thread in the runtime's own waits:
+   * the gate, a blocking thread between jobs). A tool counts the calls of
+   * role 2 apart from worker blocking, and those of roles 3 and 4 not at
+   * all: they are the runtime's idle waits. It may change between calls. */
+  int (*thread_role)(void);
 } bw_runtime_hooks;
 
 /* The tool's entry point, found by name (BW_TOOL_ATTACH_SYMBOL). */

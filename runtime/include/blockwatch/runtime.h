@@ -338,10 +338,13 @@ const char *bw_strerror(int err);
  * counts blocking on BW_ROLE_BLOCKING threads apart from worker
  * blocking: blocking there is what they are for. */
 typedef enum bw_thread_role {
-  BW_ROLE_OTHER = 0, /* not a runtime thread (or the gate thread) */
+  BW_ROLE_OTHER = 0, /* not a runtime thread */
   BW_ROLE_WORKER,    /* a pool worker */
-  BW_ROLE_BLOCKING,  /* a blocking thread running bw_run_blocking jobs */
+  BW_ROLE_BLOCKING,  /* a blocking thread while it runs a bw_run_blocking job */
   BW_ROLE_POLLER,    /* a pool's descriptor poller (bw_fd_ready) */
+  /* Any other runtime thread, in the runtime's own waits: the gate thread
+   * (timers, injection), a blocking thread between jobs. */
+  BW_ROLE_RUNTIME,
 } bw_thread_role;
 
 bw_thread_role bw_thread_role_get(void);
