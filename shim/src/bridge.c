@@ -239,6 +239,29 @@ int bwsh__runtime_current_worker(int *out) {
   return 0;
 }
 
+/* The thread roles of observer.h's thread_role hook (runtime.h's
+ * bw_thread_role): a blocking thread inside a job, the poller, another
+ * runtime thread in the runtime's own waits. */
+enum { ROLE_BLOCKING = 2, ROLE_POLLER = 3, ROLE_RUNTIME = 4 };
+
+int bwsh__runtime_thread_kind(void) {
+  int n = atomic_load(&ncopies);
+  for (int k = 0; k < n && k < MAX_COPIES; k++) {
+    const bw_runtime_hooks *h = copies[k];
+    if (!h ||
+        h->size <
+            offsetof(bw_runtime_hooks, thread_role) + sizeof h->thread_role ||
+        !h->thread_role)
+      continue;
+    int role = h->thread_role();
+    if (role == ROLE_BLOCKING)
+      return BW_THREAD_BLOCKING;
+    if (role == ROLE_POLLER || role == ROLE_RUNTIME)
+      return BW_THREAD_RUNTIME;
+  }
+  return BW_THREAD_OTHER;
+}
+
 int bwsh__pool_notify(int i, int blocked) {
   int copy = bwsh__pool_copy(i);
   if (copy < 0 || copy >= MAX_COPIES)

@@ -363,6 +363,7 @@ static void write_json(const snapshot *s, int why) {
   bwsh__out_str(&o, "],\n");
   const member calls[] = {{"on_workers", 0, t->calls_worker},
                           {"on_other_threads", 0, t->calls_other},
+                          {"on_blocking_threads", 0, t->calls_blocking},
                           {"blocked_ms", 1, t->blocked_ns_worker},
                           {"in_progress", 0, t->in_progress},
                           {"in_progress_ms", 1, t->in_progress_ns}};
@@ -498,6 +499,10 @@ static void write_text(const snapshot *s, int why) {
             (unsigned long long)t->calls_worker, ms(t->blocked_ns_worker).s,
             (unsigned long long)t->calls_other);
   log_other_threads(s);
+  if (t->calls_blocking)
+    bwsh__log("  on bw_run_blocking threads: %llu (threads kept apart from the "
+              "workers to block: not worker blocking)",
+              (unsigned long long)t->calls_blocking);
   for (int i = 0; i < s->npools; i++) {
     const bwsh__pool_report *p = &s->pools[i];
     bwsh__log("pool '%s': %u workers, peak %u blocked, all blocked for %s ms, "

@@ -131,7 +131,17 @@ BWSH__HIDDEN const char *bwsh__fn_name(int fn);
 
 /* ---- per-thread state and ledger (state.c) ------------------------------ */
 
-enum { BW_THREAD_UNKNOWN = 0, BW_THREAD_OTHER, BW_THREAD_WORKER };
+/* BLOCKING: a thread the runtime keeps apart for blocking work
+ * (bw_run_blocking), whose calls are counted under their own heading;
+ * RUNTIME: a runtime thread whose waits are its own idle waits (the
+ * bw_fd_ready poller), not counted at all. */
+enum {
+  BW_THREAD_UNKNOWN = 0,
+  BW_THREAD_OTHER,
+  BW_THREAD_WORKER,
+  BW_THREAD_BLOCKING,
+  BW_THREAD_RUNTIME
+};
 
 /* Process-wide counters, partitioned per thread slot so that the hot path
  * is a plain store by the one owning thread. A slot freed by an exiting
@@ -224,6 +234,7 @@ typedef struct bwsh__totals {
   uint64_t calls_worker, calls_other, blocked_ns_worker;
   uint64_t in_progress, in_progress_ns; /* worker calls blocked right now */
   uint64_t other_by_fn[BW_FN_COUNT];    /* calls_other, by BW_FN_* */
+  uint64_t calls_blocking; /* on the runtime's bw_run_blocking threads */
 } bwsh__totals;
 BWSH__HIDDEN void bwsh__totals_get(bwsh__totals *t);
 
@@ -298,6 +309,10 @@ blockwatch_tool_attach(const struct bw_runtime_hooks *hooks);
 /* Asks each attached runtime copy whether the calling thread is one of its
  * workers; 1 and its pool in *pool when it is. */
 BWSH__HIDDEN int bwsh__runtime_current_worker(int *pool);
+/* BW_THREAD_BLOCKING or BW_THREAD_RUNTIME when an attached runtime copy
+ * says the calling thread is one of its blocking threads or its poller,
+ * else BW_THREAD_OTHER. */
+BWSH__HIDDEN int bwsh__runtime_thread_kind(void);
 /* Calls notify_blocked (blocked) / notify_unblocked of the runtime copy
  * that owns pool p: 0, or a negative errno (-EPERM: not a runtime pool). */
 BWSH__HIDDEN int bwsh__pool_notify(int p, int blocked);

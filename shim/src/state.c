@@ -151,6 +151,8 @@ bwsh__slot *bwsh__slot_get(void) {
  * own counters (same single writer), apart from bwsh__slot so that the
  * slot stays one cache line; pages no thread writes are never touched. */
 static atomic_uint_least64_t other_by_fn[BW_MAX_SLOTS][BW_FN_COUNT];
+/* Calls on the runtime's blocking threads, per slot likewise. */
+static atomic_uint_least64_t calls_blocking[BW_MAX_SLOTS];
 
 void bwsh__totals_get(bwsh__totals *t) {
   memset(t, 0, sizeof *t);
@@ -164,6 +166,8 @@ void bwsh__totals_get(bwsh__totals *t) {
     for (int fn = 0; fn < BW_FN_COUNT; fn++)
       t->other_by_fn[fn] +=
           atomic_load_explicit(&other_by_fn[i][fn], memory_order_relaxed);
+    t->calls_blocking +=
+        atomic_load_explicit(&calls_blocking[i], memory_order_relaxed);
     t->blocked_ns_worker +=
         atomic_load_explicit(&s->blocked_ns_worker, memory_order_relaxed);
     uint64_t since = atomic_load_explicit(&s->busy_since, memory_order_relaxed);
@@ -240,6 +244,15 @@ void bwsh__thread_classify(void) {
     return;
   }
   int was_option = bwsh__self.kind == BW_THREAD_WORKER;
+  int role = bwsh__runtime_thread_kind();
+  if (role != BW_THREAD_OTHER) { /* the runtime's word beats a name glob */
+    if (was_option)
+      bwsh__pool_worker_leave(bwsh__self.pool, bwsh__now_ns());
+    bwsh__self.classified_by_option = 0;
+    bwsh__self.kind = role;
+    bwsh__self.pool = -1;
+    return;
+  }
   int is_option = 0;
   char name[17] = {0};
   if (bwsh__opt.worker_name[0] && prctl(PR_GET_NAME, name, 0, 0, 0) == 0)
@@ -334,7 +347,15 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
     return;
   }
   if (bwsh__self.kind != BW_THREAD_WORKER) {
-    count_other(s, fn);
+    int kind = bwsh__self.kind;
+    /* A blocking thread is the runtime's own between its jobs: asked on
+     * every call (these threads never take the other-thread fast path). */
+    if (kind == BW_THREAD_BLOCKING || kind == BW_THREAD_RUNTIME)
+      kind = bwsh__runtime_thread_kind();
+    if (kind == BW_THREAD_BLOCKING)
+      slot_add(s, &calls_blocking[s - bwsh__slots], 1);
+    else if (kind != BW_THREAD_RUNTIME)
+      count_other(s, fn);
     c->start_ns = 0;
     errno = saved;
     return;
@@ -410,6 +431,7 @@ void bwsh__state_after_fork(void) {
       for (int fn = 0; fn < BW_FN_COUNT; fn++)
         atomic_store(&other_by_fn[i][fn], 0);
     atomic_store(&s->blocked_ns_worker, 0);
+    atomic_store(&calls_blocking[i], 0);
     atomic_store(&s->busy_since, 0);
     atomic_store(&s->named, 0);
     if (s != mine)

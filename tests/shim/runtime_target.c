@@ -9,11 +9,17 @@
  * shim's compensate=1 announces each block), syncwait (one item polls a
  * bw_delay task with a zero timeout, then waits for it with bw_wait:
  * sync-over-async), many (MANY_ITEMS tiny items on a MANY_WORKERS-worker
- * pool, nothing blocking: the shim's per-thread item counts must add up).
+ * pool, nothing blocking: the shim's per-thread item counts must add up),
+ * offload (each of OFFLOADS items hands a usleep to bw_run_blocking and
+ * waits for nothing; one bw_fd_ready waits on a pipe that the main thread
+ * writes to later: nothing blocks a worker, OFFLOADS calls run on blocking
+ * threads, and the poller's and idle threads' waits are the runtime's).
  */
 #include <blockwatch/runtime.h>
 
 #include <errno.h>
+#include <poll.h>
+#include <stdint.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +28,7 @@
 
 enum { SLEEPERS = 6, SLEEP_MS = 200 };
 enum { MANY_ITEMS = 20000, MANY_WORKERS = 4 };
+enum { OFFLOADS = 3 };
 
 static atomic_uint remaining;
 static atomic_uint_least64_t probe_started_ns;
@@ -58,6 +65,47 @@ static void sync_waiter(void *arg) {
 static void tiny(void *arg) {
   (void)arg;
   atomic_fetch_sub(&remaining, 1);
+}
+
+static void *blocking_job(void *arg) {
+  (void)arg;
+  usleep(30 * 1000);
+  atomic_fetch_sub(&remaining, 1);
+  return NULL;
+}
+
+static void offloader(void *arg) {
+  bw_task *t = bw_run_blocking(arg, blocking_job, NULL);
+  if (t)
+    bw_task_release(t);
+}
+
+static int run_offload(void) {
+  bw_pool_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.name = "off";
+  cfg.min_workers = 2;
+  cfg.max_workers = 2;
+  cfg.flags = BW_POOL_NO_INJECTION;
+  bw_pool *pool = bw_pool_create(&cfg);
+  int p[2];
+  if (!pool || pipe(p) != 0)
+    return 1;
+  atomic_store(&remaining, OFFLOADS);
+  for (int i = 0; i < OFFLOADS; i++)
+    bw_submit(pool, offloader, pool);
+  bw_task *ready = bw_fd_ready(pool, p[0], POLLIN, -1);
+  while (atomic_load(&remaining))
+    usleep(1000);
+  if (!ready || write(p[1], "x", 1) != 1)
+    return 1;
+  while (bw_task_state_get(ready) == BW_TASK_PENDING)
+    usleep(1000);
+  printf("ready %d\n", (int)(intptr_t)bw_task_result(ready));
+  bw_task_release(ready);
+  bw_pool_destroy(pool);
+  printf("done 1\n");
+  return 0;
 }
 
 /* Many short items spread over several workers, none blocking. */
@@ -124,5 +172,7 @@ int main(int argc, char **argv) {
     return run(0, 1);
   if (strcmp(mode, "many") == 0)
     return run_many();
+  if (strcmp(mode, "offload") == 0)
+    return run_offload();
   return 2;
 }

@@ -21,6 +21,7 @@
 #endif
 
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -905,6 +906,31 @@ static double probe_waited_ms(const char *out) {
   return at ? strtod(at + strlen("probe waited "), NULL) : -1.0;
 }
 
+/* bw_run_blocking's threads block by design: their calls are counted under
+ * their own heading, never as worker blocking; the descriptor poller's and
+ * the idle runtime threads' waits are not counted at all. */
+static void test_blocking_threads_have_their_own_heading(void **state) {
+  (void)state;
+  const char *p = path_of("offload.json");
+  shim_result r;
+  json_t *j = run_runtime(RUNTIME_TARGET, "offload", "", p, &r);
+  assert_non_null(j);
+  assert_int_equal(shim_out_value(r.out, "ready"), POLLIN);
+  json_t *calls = json_object_get(j, "blocking_calls");
+  assert_int_equal(shim_calls(j, "on_workers"), 0);
+  assert_int_equal(number(calls, "on_blocking_threads"), 3);
+  json_t *by = json_object_get(calls, "on_other_threads_by_function");
+  for (size_t i = 0; i < json_array_size(by); i++) {
+    const char *fn =
+        json_string_value(json_object_get(json_array_get(by, i), "function"));
+    if (strncmp(fn, "epoll_", 6) == 0)
+      fail_msg("the poller's %s was counted as another thread's call", fn);
+  }
+  assert_int_equal(json_array_size(json_object_get(j, "call_sites")), 0);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
 /* The sample's compensation-off pool (no BW_POOL_COMPENSATE): 16 items
  * that sleep 250 ms on 2 workers, then a probe. */
 static json_t *run_probe_off(const char *options, const char *p,
@@ -1116,6 +1142,7 @@ int main(void) {
       cmocka_unit_test(test_compensation_starts_spare_workers),
 #ifdef STARVATION_PROBE
       cmocka_unit_test(test_compensate_option_works_on_any_pool),
+      cmocka_unit_test(test_blocking_threads_have_their_own_heading),
 #endif
       cmocka_unit_test(test_sync_over_async_wait_counted_once),
       cmocka_unit_test(test_unversioned_cond_waits_reach_current_condvars),
