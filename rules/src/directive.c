@@ -1,4 +1,4 @@
-/* The directives: building blocking, entry and allow rules from a line
+/* The directives: building blocking, entry, posts and allow rules from a line
  * parse.c has read, and carrying out include:, enable: and disable:.
  *
  * Invariants:
@@ -19,7 +19,8 @@ static const bwrl__key_spec blocking_keys[] = {
     {"unless", 1},   {"api", 0},      {NULL, 0}};
 static const bwrl__key_spec entry_keys[] = {
     {"arg", 0},    {"on", 0},  {"field", 0}, {"setter", 0},
-    {"object", 0}, {"api", 0}, {NULL, 0}};
+    {"object", 0}, {"api", 0}, {"kind", 0},  {NULL, 0}};
+static const bwrl__key_spec posts_keys[] = {{"from", 0}, {"api", 0}, {NULL, 0}};
 static const bwrl__key_spec allow_keys[] = {{"reason", 0}, {NULL, 0}};
 
 /* ---- directives ---- */
@@ -165,6 +166,7 @@ static void add_entry(bwrl__line *lc, const bwrl__subject *subj,
   const bwrl__field *fld = bwrl__get_field(lc, "field");
   const bwrl__field *setter = bwrl__get_field(lc, "setter");
   const bwrl__field *object = bwrl__get_field(lc, "object");
+  const bwrl__field *kind = bwrl__get_field(lc, "kind");
   if (arg == NULL || on == NULL) {
     bwrl__fail(lc, kcol, "missing required key '%s' in entry rule for '%s'",
                arg == NULL ? "arg" : "on",
@@ -182,6 +184,19 @@ static void add_entry(bwrl__line *lc, const bwrl__subject *subj,
                "unknown value '%s' for 'on' (expected pool or loop)",
                bwrl__quote(on->value, on->len, q));
     return;
+  }
+  if (kind != NULL) {
+    if (bw_pool_kind_parse(kind->value, &cb.pool_kind)) {
+      bwrl__fail(lc, kind->column,
+                 "unknown pool kind '%s' (expected general, offload or "
+                 "blocking)",
+                 bwrl__quote(kind->value, kind->len, q));
+      return;
+    }
+    if (cb.runs_on != BW_RUNS_ON_POOL) {
+      bwrl__fail(lc, kind->key_column, "'kind' is only valid with on=pool");
+      return;
+    }
   }
   if (fld != NULL && setter != NULL) {
     bwrl__fail(lc, setter->key_column,
@@ -280,6 +295,53 @@ static void add_entry(bwrl__line *lc, const bwrl__subject *subj,
     lc->ld->oom = 1;
 }
 
+/* posts:FN from=ENTRY - FN queues the callback ENTRY registered; the rule
+ * only tells the walk not to follow FN as a call, so it keeps no more than
+ * the names. */
+static void add_posts(bwrl__line *lc, const bwrl__subject *subj,
+                      unsigned kcol) {
+  char q[BWRL__QUOTE_BUF];
+  if (read_rule(lc, subj, 0, posts_keys, "posts"))
+    return;
+  const bwrl__field *from = bwrl__get_field(lc, "from");
+  const bwrl__field *api = bwrl__get_field(lc, "api");
+  if (from == NULL) {
+    bwrl__fail(lc, kcol, "missing required key 'from' in posts rule for '%s'",
+               bwrl__quote(subj->text, subj->len, q));
+    return;
+  }
+  if (!bwrl__valid_ident(from->value, from->len)) {
+    bwrl__fail(lc, from->column, "invalid function name '%s'",
+               bwrl__quote(from->value, from->len, q));
+    return;
+  }
+  bwrl__vec *posts = &lc->ld->rs->posts;
+  for (size_t i = 0; i < posts->n; i++) {
+    const bw_post_rule *old = posts->items[i];
+    if (strcmp(old->function, subj->text) == 0) {
+      bwrl__fail(lc, subj->column,
+                 "duplicate posts rule for '%s' (first defined at %s:%u)",
+                 subj->text, old->origin.file, old->origin.line);
+      return;
+    }
+  }
+  bw_post_rule *rule = malloc(sizeof(*rule));
+  if (rule == NULL) {
+    lc->ld->oom = 1;
+    return;
+  }
+  rule->function = bwrl__keep(lc, subj->text, subj->len);
+  rule->from = bwrl__keep(lc, from->value, from->len);
+  rule->api = api ? bwrl__keep(lc, api->value, api->len) : lc->api;
+  rule->origin.file = lc->file;
+  rule->origin.line = lc->lineno;
+  if (!rule->function || !rule->from || !rule->api ||
+      bwrl__vec_push(posts, rule)) {
+    free(rule);
+    lc->ld->oom = 1;
+  }
+}
+
 static void add_allow(bwrl__line *lc, const bwrl__subject *subj,
                       unsigned kcol) {
   (void)kcol;
@@ -352,6 +414,7 @@ static void do_disable(bwrl__line *lc, const bwrl__subject *subj,
 const bwrl__directive bwrl__directives[] = {
     {"blocking", "function name", add_blocking},
     {"entry", "function name", add_entry},
+    {"posts", "function name", add_posts},
     {"allow", "function pattern", add_allow},
     {"include", "file name", do_include},
     {"enable", "category", do_enable},

@@ -37,6 +37,7 @@ static int load_begin(bwrl__load *ld, bw_rules *rs) {
   ld->old_blocking = rs->blocking.n;
   ld->old_entries = rs->entries.n;
   ld->old_allows = rs->allows.n;
+  ld->old_posts = rs->posts.n;
   memcpy(ld->old_enabled, rs->enabled, sizeof(ld->old_enabled));
   if (rs->entries.n > 0) {
     ld->old_callbacks = malloc(rs->entries.n * sizeof(size_t));
@@ -60,6 +61,7 @@ static void rollback(bwrl__load *ld) {
   truncate_vec(&rs->blocking, ld->old_blocking);
   truncate_vec(&rs->entries, ld->old_entries);
   truncate_vec(&rs->allows, ld->old_allows);
+  truncate_vec(&rs->posts, ld->old_posts);
   for (size_t i = 0; i < rs->entries.n; i++)
     ((bw_entry_rule *)rs->entries.items[i])->n_callbacks = ld->old_callbacks[i];
   memcpy(rs->enabled, ld->old_enabled, sizeof(rs->enabled));

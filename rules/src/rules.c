@@ -116,6 +116,38 @@ const char *bw_runs_on_name(bw_runs_on where) {
   return NULL;
 }
 
+static const char *const pool_kind_names[] = {"general", "offload", "blocking"};
+
+const char *bw_pool_kind_name(bw_pool_kind kind) {
+  return (unsigned)kind <= (unsigned)BW_POOL_BLOCKING ? pool_kind_names[kind]
+                                                      : NULL;
+}
+
+int bw_pool_kind_parse(const char *name, bw_pool_kind *out) {
+  for (unsigned i = 0; name && i <= (unsigned)BW_POOL_BLOCKING; i++) {
+    if (strcmp(name, pool_kind_names[i]) == 0) {
+      *out = (bw_pool_kind)i;
+      return 0;
+    }
+  }
+  return -EINVAL;
+}
+
+int bw_pool_kind_reports(bw_pool_kind kind, bw_rule_category cat) {
+  switch (kind) {
+  case BW_POOL_GENERAL:
+    return 1;
+  case BW_POOL_OFFLOAD:
+    /* The pool's threads exist to do this; a wait or a sleep there still
+     * holds one of its few threads while doing nothing. */
+    return cat != BW_CATEGORY_IO && cat != BW_CATEGORY_PROCESS &&
+           cat != BW_CATEGORY_DNS;
+  case BW_POOL_BLOCKING:
+    return 0;
+  }
+  return 1;
+}
+
 /* ---- lifecycle ---- */
 
 bw_rules *bw_rules_create(void) {
@@ -141,7 +173,9 @@ void bw_rules_free(bw_rules *rs) {
   free_vec_items(&rs->blocking);
   free_vec_items(&rs->entries);
   free_vec_items(&rs->allows);
+  free_vec_items(&rs->posts);
   bwrl__index_clear(&rs->blocking_index);
+  bwrl__index_clear(&rs->post_index);
   bwrl__index_clear(&rs->entry_index);
   bwrl__index_clear(&rs->allow_index);
   bwrl__errors_free(rs);
@@ -156,7 +190,7 @@ static int has_glob(const char *pattern) {
 }
 
 typedef struct indexes {
-  bwrl__index blocking, entries, allows;
+  bwrl__index blocking, entries, allows, posts;
   size_t n_glob_allows;
 } indexes;
 
@@ -164,6 +198,7 @@ static void indexes_clear(indexes *ix) {
   bwrl__index_clear(&ix->blocking);
   bwrl__index_clear(&ix->entries);
   bwrl__index_clear(&ix->allows);
+  bwrl__index_clear(&ix->posts);
 }
 
 static int build_indexes(const bw_rules *rs, indexes *ix) {
@@ -175,6 +210,11 @@ static int build_indexes(const bw_rules *rs, indexes *ix) {
   for (size_t i = 0; i < rs->entries.n; i++) {
     bw_entry_rule *rule = rs->entries.items[i];
     if (bwrl__index_put(&ix->entries, rule->function, rule))
+      return -ENOMEM;
+  }
+  for (size_t i = 0; i < rs->posts.n; i++) {
+    bw_post_rule *rule = rs->posts.items[i];
+    if (bwrl__index_put(&ix->posts, rule->function, rule))
       return -ENOMEM;
   }
   for (size_t i = 0; i < rs->allows.n; i++) {
@@ -199,7 +239,9 @@ int bwrl__rules_reindex(bw_rules *rs) {
   bwrl__index_clear(&rs->blocking_index);
   bwrl__index_clear(&rs->entry_index);
   bwrl__index_clear(&rs->allow_index);
+  bwrl__index_clear(&rs->post_index);
   rs->blocking_index = ix.blocking;
+  rs->post_index = ix.posts;
   rs->entry_index = ix.entries;
   rs->allow_index = ix.allows;
   rs->n_glob_allows = ix.n_glob_allows;
@@ -226,6 +268,13 @@ const bw_entry_rule *bw_rules_find_entry(const bw_rules *rs,
   if (rs == NULL || function == NULL)
     return NULL;
   return bwrl__index_get(&rs->entry_index, function);
+}
+
+const bw_post_rule *bw_rules_find_post(const bw_rules *rs,
+                                       const char *function) {
+  if (rs == NULL || function == NULL)
+    return NULL;
+  return bwrl__index_get(&rs->post_index, function);
 }
 
 const bw_allow_rule *bw_rules_find_allow(const bw_rules *rs,
@@ -297,6 +346,14 @@ size_t bw_rules_entry_count(const bw_rules *rs) {
 
 const bw_entry_rule *bw_rules_entry_at(const bw_rules *rs, size_t i) {
   return rs && i < rs->entries.n ? rs->entries.items[i] : NULL;
+}
+
+size_t bw_rules_post_count(const bw_rules *rs) {
+  return rs ? rs->posts.n : 0;
+}
+
+const bw_post_rule *bw_rules_post_at(const bw_rules *rs, size_t i) {
+  return rs && i < rs->posts.n ? rs->posts.items[i] : NULL;
 }
 
 size_t bw_rules_allow_count(const bw_rules *rs) {

@@ -65,10 +65,12 @@ struct bw_rules {
   bwrl__vec blocking; /* bw_blocking_rule * */
   bwrl__vec entries;  /* bw_entry_rule * */
   bwrl__vec allows;   /* bw_allow_rule * */
+  bwrl__vec posts;    /* bw_post_rule * */
   bwrl__index blocking_index;
   bwrl__index entry_index;
   bwrl__index allow_index; /* allow rules without glob characters */
-  size_t n_glob_allows;    /* allow rules with glob characters */
+  bwrl__index post_index;
+  size_t n_glob_allows; /* allow rules with glob characters */
   unsigned char enabled[BW_CATEGORY_COUNT];
   bw_rules_error *errors;
   size_t n_errors, cap_errors;
@@ -96,7 +98,7 @@ typedef struct bwrl__load {
   bwrl__index new_blocking;
   bwrl__index new_entries;
   /* What to restore when the load fails. */
-  size_t old_blocking, old_entries, old_allows;
+  size_t old_blocking, old_entries, old_allows, old_posts;
   size_t *old_callbacks; /* n_callbacks of each old entry */
   unsigned char old_enabled[BW_CATEGORY_COUNT];
 } bwrl__load;

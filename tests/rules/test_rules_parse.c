@@ -274,7 +274,7 @@ static void test_cond_max_four(void **state) {
 static void test_err_unknown_kind(void **state) {
   expect_error(*state, "blockin:sleep category=sleep\n",
                "t.rules:1:1: error: unknown rule kind 'blockin' (expected "
-               "blocking, entry, allow, include, enable or disable)");
+               "blocking, entry, posts, allow, include, enable or disable)");
 }
 
 static void test_err_missing_colon(void **state) {

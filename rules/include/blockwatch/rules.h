@@ -153,6 +153,28 @@ typedef enum bw_runs_on {
 /* "pool" or "loop". */
 const char *bw_runs_on_name(bw_runs_on where);
 
+/* What a pool is for, and so what still counts as blocking on it. */
+typedef enum bw_pool_kind {
+  BW_POOL_GENERAL, /* short tasks: every category blocks it (the default) */
+  /* A pool that exists to run blocking work off a loop (uv_queue_work's
+   * work_cb, g_task_run_in_thread): io, process and dns are its point and
+   * are not findings; sleeps, waits, joins and nested loops still are. */
+  BW_POOL_OFFLOAD,
+  /* A place where blocking is the point (bw_run_blocking): nothing
+   * reached from its callbacks is a finding. */
+  BW_POOL_BLOCKING
+} bw_pool_kind;
+
+/* "general", "offload" or "blocking" (NULL when out of range). */
+const char *bw_pool_kind_name(bw_pool_kind kind);
+
+/* Parses a pool kind name; returns 0 and sets *out, or -EINVAL. */
+int bw_pool_kind_parse(const char *name, bw_pool_kind *out);
+
+/* 1 when a call of `cat` reached from a callback on a pool of kind `kind`
+ * is still blocking work that matters there, else 0. */
+int bw_pool_kind_reports(bw_pool_kind kind, bw_rule_category cat);
+
 /* How to find a callback given to an entry function. */
 typedef enum bw_callback_kind {
   /* The callback is argument `arg` itself (uv_queue_work: 2). */
@@ -175,6 +197,7 @@ typedef struct bw_entry_callback {
   int object;         /* BW_CALLBACK_SETTER: the object argument, else -1 */
   bw_runs_on runs_on;
   bw_rule_origin origin;
+  bw_pool_kind pool_kind; /* BW_RUNS_ON_POOL only ("kind="), else GENERAL */
 } bw_entry_callback;
 
 /* The most callbacks one entry function may take. */
@@ -195,6 +218,16 @@ typedef struct bw_allow_rule {
   const char *reason; /* may be "" but never NULL */
   bw_rule_origin origin;
 } bw_allow_rule;
+
+/* A function that posts a callback registered earlier (by the entry
+ * `from`) to run later on a loop or pool: calling it never runs that
+ * callback on the calling thread (uv_async_send, g_task_return_pointer). */
+typedef struct bw_post_rule {
+  const char *function; /* e.g. "uv_async_send" */
+  const char *from;     /* the entry that registered the callback */
+  const char *api;
+  bw_rule_origin origin;
+} bw_post_rule;
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -273,6 +306,10 @@ const bw_blocking_rule *bw_rules_lookup_blocking(const bw_rules *rs,
 const bw_entry_rule *bw_rules_find_entry(const bw_rules *rs,
                                          const char *function);
 
+/* The post rule for `function`, or NULL. */
+const bw_post_rule *bw_rules_find_post(const bw_rules *rs,
+                                       const char *function);
+
 /* The first allow rule whose pattern matches `function`, or NULL. */
 const bw_allow_rule *bw_rules_find_allow(const bw_rules *rs,
                                          const char *function);
@@ -306,6 +343,9 @@ const bw_blocking_rule *bw_rules_blocking_at(const bw_rules *rs, size_t i);
 
 size_t bw_rules_entry_count(const bw_rules *rs);
 const bw_entry_rule *bw_rules_entry_at(const bw_rules *rs, size_t i);
+
+size_t bw_rules_post_count(const bw_rules *rs);
+const bw_post_rule *bw_rules_post_at(const bw_rules *rs, size_t i);
 
 size_t bw_rules_allow_count(const bw_rules *rs);
 const bw_allow_rule *bw_rules_allow_at(const bw_rules *rs, size_t i);

@@ -1,0 +1,225 @@
+/* cmocka tests of pool kinds (entry "kind=") and posts: rules: what they
+ * parse into, their errors (exact text), the rollback of a failed load and
+ * what the default packs say with them.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "blockwatch/rules.h"
+
+static char last_error[512];
+static size_t n_errors;
+
+static void on_error(void *ctx, const bw_rules_error *err) {
+  (void)ctx;
+  snprintf(last_error, sizeof(last_error), "%s", err->formatted);
+  n_errors++;
+}
+
+static bw_rules *fresh(void) {
+  bw_rules *rs = bw_rules_create();
+  assert_non_null(rs);
+  bw_rules_set_error_callback(rs, on_error, NULL);
+  n_errors = 0;
+  last_error[0] = '\0';
+  return rs;
+}
+
+static int load(bw_rules *rs, const char *text) {
+  return bw_rules_load_string(rs, "t.rules", text, strlen(text));
+}
+
+/* `text` fails to load with one error, `expected`, and adds nothing. */
+static void expect_error(const char *text, const char *expected) {
+  bw_rules *rs = fresh();
+  assert_int_equal(load(rs, text), -EINVAL);
+  assert_int_equal(n_errors, 1);
+  assert_string_equal(last_error, expected);
+  assert_int_equal(bw_rules_entry_count(rs), 0);
+  assert_int_equal(bw_rules_post_count(rs), 0);
+  bw_rules_free(rs);
+}
+
+static void test_entry_kind_is_parsed(void **state) {
+  (void)state;
+  bw_rules *rs = fresh();
+  assert_int_equal(load(rs, "entry:q arg=1 on=pool kind=offload\n"
+                            "entry:q arg=2 on=loop\n"
+                            "entry:r arg=0 on=pool kind=blocking\n"
+                            "entry:s arg=0 on=pool kind=general\n"
+                            "entry:t arg=0 on=pool\n"),
+                   0);
+  const bw_entry_rule *q = bw_rules_find_entry(rs, "q");
+  assert_non_null(q);
+  assert_int_equal(q->n_callbacks, 2);
+  assert_int_equal(q->callbacks[0].pool_kind, BW_POOL_OFFLOAD);
+  assert_int_equal(q->callbacks[1].pool_kind, BW_POOL_GENERAL);
+  assert_int_equal(bw_rules_find_entry(rs, "r")->callbacks[0].pool_kind,
+                   BW_POOL_BLOCKING);
+  assert_int_equal(bw_rules_find_entry(rs, "s")->callbacks[0].pool_kind,
+                   BW_POOL_GENERAL);
+  assert_int_equal(bw_rules_find_entry(rs, "t")->callbacks[0].pool_kind,
+                   BW_POOL_GENERAL);
+  bw_rules_free(rs);
+}
+
+static void test_pool_kind_names_and_categories(void **state) {
+  (void)state;
+  assert_string_equal(bw_pool_kind_name(BW_POOL_GENERAL), "general");
+  assert_string_equal(bw_pool_kind_name(BW_POOL_OFFLOAD), "offload");
+  assert_string_equal(bw_pool_kind_name(BW_POOL_BLOCKING), "blocking");
+  assert_null(bw_pool_kind_name((bw_pool_kind)7));
+  bw_pool_kind kind;
+  assert_int_equal(bw_pool_kind_parse("offload", &kind), 0);
+  assert_int_equal(kind, BW_POOL_OFFLOAD);
+  assert_int_equal(bw_pool_kind_parse("worker", &kind), -EINVAL);
+  for (int c = 0; c < BW_CATEGORY_COUNT; c++) {
+    bw_rule_category cat = (bw_rule_category)c;
+    int point = cat == BW_CATEGORY_IO || cat == BW_CATEGORY_PROCESS ||
+                cat == BW_CATEGORY_DNS;
+    assert_int_equal(bw_pool_kind_reports(BW_POOL_GENERAL, cat), 1);
+    assert_int_equal(bw_pool_kind_reports(BW_POOL_OFFLOAD, cat), !point);
+    assert_int_equal(bw_pool_kind_reports(BW_POOL_BLOCKING, cat), 0);
+  }
+}
+
+static void test_err_unknown_pool_kind(void **state) {
+  (void)state;
+  expect_error("entry:q arg=1 on=pool kind=io\n",
+               "t.rules:1:28: error: unknown pool kind 'io' (expected "
+               "general, offload or blocking)");
+}
+
+static void test_err_kind_on_a_loop(void **state) {
+  (void)state;
+  expect_error("entry:q arg=1 on=loop kind=offload\n",
+               "t.rules:1:23: error: 'kind' is only valid with on=pool");
+}
+
+static void test_posts_is_parsed(void **state) {
+  (void)state;
+  bw_rules *rs = fresh();
+  assert_int_equal(load(rs, "posts:uv_async_send from=uv_async_init\n"
+                            "posts: kick from=arm api=mine # a comment\n"),
+                   0);
+  assert_int_equal(bw_rules_post_count(rs), 2);
+  const bw_post_rule *p = bw_rules_find_post(rs, "uv_async_send");
+  assert_non_null(p);
+  assert_ptr_equal(p, bw_rules_post_at(rs, 0));
+  assert_string_equal(p->from, "uv_async_init");
+  assert_string_equal(p->api, "t");
+  assert_string_equal(p->origin.file, "t.rules");
+  assert_int_equal(p->origin.line, 1);
+  p = bw_rules_find_post(rs, "kick");
+  assert_non_null(p);
+  assert_string_equal(p->from, "arm");
+  assert_string_equal(p->api, "mine");
+  assert_null(bw_rules_find_post(rs, "uv_async_init"));
+  assert_null(bw_rules_post_at(rs, 2));
+  assert_null(bw_rules_find_post(NULL, "kick"));
+  bw_rules_free(rs);
+}
+
+static void test_err_posts_needs_from(void **state) {
+  (void)state;
+  expect_error("posts:kick api=x\n", "t.rules:1:1: error: missing required "
+                                     "key 'from' in posts rule for 'kick'");
+}
+
+static void test_err_posts_bad_from(void **state) {
+  (void)state;
+  expect_error("posts:kick from=1arm\n",
+               "t.rules:1:17: error: invalid function name '1arm'");
+}
+
+static void test_err_posts_unknown_key(void **state) {
+  (void)state;
+  expect_error("posts:kick from=arm arg=1\n",
+               "t.rules:1:21: error: unknown key 'arg' in posts rule");
+}
+
+static void test_err_duplicate_posts_across_loads(void **state) {
+  (void)state;
+  bw_rules *rs = fresh();
+  assert_int_equal(load(rs, "posts:kick from=arm\n"), 0);
+  assert_int_equal(load(rs, "entry:arm arg=0 on=loop\nposts:kick from=arm\n"),
+                   -EINVAL);
+  assert_string_equal(last_error, "t.rules:2:7: error: duplicate posts rule "
+                                  "for 'kick' (first defined at t.rules:1)");
+  /* The failed load kept nothing, the first one everything. */
+  assert_int_equal(bw_rules_post_count(rs), 1);
+  assert_int_equal(bw_rules_entry_count(rs), 0);
+  assert_non_null(bw_rules_find_post(rs, "kick"));
+  bw_rules_free(rs);
+}
+
+static void test_failed_load_drops_its_posts(void **state) {
+  (void)state;
+  bw_rules *rs = fresh();
+  assert_int_equal(load(rs, "posts:kick from=arm\nblocking:x category=nap\n"),
+                   -EINVAL);
+  assert_int_equal(bw_rules_post_count(rs), 0);
+  assert_null(bw_rules_find_post(rs, "kick"));
+  bw_rules_free(rs);
+}
+
+/* The packs: pools made for blocking work and the functions that post. */
+static void test_packs_mark_offload_pools_and_posts(void **state) {
+  (void)state;
+  bw_rules *rs = fresh();
+  assert_int_equal(bw_rules_load_default(rs, NULL), 0);
+  static const char *const offload[] = {
+      "uv_queue_work", "g_thread_pool_new", "g_thread_pool_new_full",
+      "g_task_run_in_thread", "g_task_run_in_thread_sync"};
+  for (size_t i = 0; i < sizeof(offload) / sizeof(offload[0]); i++) {
+    const bw_entry_rule *e = bw_rules_find_entry(rs, offload[i]);
+    assert_non_null(e);
+    assert_int_equal(e->callbacks[0].runs_on, BW_RUNS_ON_POOL);
+    assert_int_equal(e->callbacks[0].pool_kind, BW_POOL_OFFLOAD);
+  }
+  /* uv_queue_work's after_work_cb runs on the loop. */
+  assert_int_equal(bw_rules_find_entry(rs, "uv_queue_work")->n_callbacks, 2);
+  assert_int_equal(bw_rules_find_entry(rs, "bw_submit")->callbacks[0].pool_kind,
+                   BW_POOL_GENERAL);
+  assert_int_equal(
+      bw_rules_find_entry(rs, "bw_run_blocking")->callbacks[0].pool_kind,
+      BW_POOL_BLOCKING);
+  static const char *const posts[][2] = {
+      {"uv_async_send", "uv_async_init"},
+      {"g_task_return_pointer", "g_task_new"},
+      {"g_task_return_error", "g_task_new"},
+      {"event_active", "event_new"}};
+  for (size_t i = 0; i < sizeof(posts) / sizeof(posts[0]); i++) {
+    const bw_post_rule *p = bw_rules_find_post(rs, posts[i][0]);
+    assert_non_null(p);
+    assert_string_equal(p->from, posts[i][1]);
+    /* What it posts was registered by an entry the packs know. */
+    assert_non_null(bw_rules_find_entry(rs, p->from));
+  }
+  bw_rules_free(rs);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_entry_kind_is_parsed),
+      cmocka_unit_test(test_pool_kind_names_and_categories),
+      cmocka_unit_test(test_err_unknown_pool_kind),
+      cmocka_unit_test(test_err_kind_on_a_loop),
+      cmocka_unit_test(test_posts_is_parsed),
+      cmocka_unit_test(test_err_posts_needs_from),
+      cmocka_unit_test(test_err_posts_bad_from),
+      cmocka_unit_test(test_err_posts_unknown_key),
+      cmocka_unit_test(test_err_duplicate_posts_across_loads),
+      cmocka_unit_test(test_failed_load_drops_its_posts),
+      cmocka_unit_test(test_packs_mark_offload_pools_and_posts),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
