@@ -9,9 +9,12 @@
  *    (file, line, column) order, so output does not depend on TU order.
  *  - The walk from a root is a BFS over states with parent links: it gives
  *    the shortest chain and terminates on recursion. It does not enter
- *    blocking functions, the rules' entry functions (they hand work off,
- *    they do not run it) or allowed functions; it does enter the program's
- *    wrappers.
+ *    blocking functions, the rules' entry and posts functions (they hand
+ *    work off, they do not run it: a callback they queue is a root of its
+ *    own) or allowed functions; it does enter the program's wrappers.
+ *  - A root keeps the kind of pool it was handed to (the strictest of its
+ *    submissions): on an offload pool the categories that are its point
+ *    are not findings, on a blocking pool nothing is walked.
  *  - A state is a function, plus, when the function calls through a
  *    function-pointer parameter (or passes one on), what the chain's call
  *    sites passed for it: such a call reaches those functions only. A call
@@ -36,6 +39,7 @@
 typedef struct handoff {
   int arg;
   bw_runs_on runs_on;
+  bw_pool_kind pool_kind;
   const char *field; /* BW_CALLBACK_FIELD: the member holding it */
 } handoff;
 
@@ -45,6 +49,7 @@ typedef struct wrapping {
   int count;
   int param[MAX_WRAPPED];
   bw_runs_on runs_on[MAX_WRAPPED];
+  bw_pool_kind pool_kind[MAX_WRAPPED];
 } wrapping;
 
 static int wraps_param(const wrapping *w, int param) {
@@ -59,6 +64,7 @@ typedef struct root {
   bwsc__loc loc;     /* the submit site */
   const char *entry; /* what it was handed to */
   bw_runs_on runs_on;
+  bw_pool_kind pool_kind;
 } root;
 
 typedef struct analysis {
@@ -99,6 +105,7 @@ static size_t handoffs_of(const analysis *an, const bwsc__node *callee,
       continue; /* found at the setter's call instead, see below */
     out[count].arg = cb->arg;
     out[count].runs_on = cb->runs_on;
+    out[count].pool_kind = cb->pool_kind;
     out[count].field = cb->kind == BW_CALLBACK_FIELD ? cb->field : NULL;
     count++;
   }
@@ -113,6 +120,7 @@ static size_t handoffs_of(const analysis *an, const bwsc__node *callee,
           strcmp(cb->setter, callee->name) == 0) {
         out[count].arg = cb->arg;
         out[count].runs_on = cb->runs_on;
+        out[count].pool_kind = cb->pool_kind;
         out[count].field = NULL;
         count++;
       }
@@ -122,6 +130,7 @@ static size_t handoffs_of(const analysis *an, const bwsc__node *callee,
   for (int i = 0; i < wrap->count && count < max; i++) {
     out[count].arg = wrap->param[i];
     out[count].runs_on = wrap->runs_on[i];
+    out[count].pool_kind = wrap->pool_kind[i];
     out[count].field = NULL;
     count++;
   }
@@ -149,7 +158,8 @@ static size_t call_handoffs(const analysis *an, const bwsc__call_fact *call,
  * it, e.g. the bundled runtime) queues work rather than running it. The
  * program's own wrappers are walked: they may block besides forwarding. */
 static int is_rules_entry(const analysis *an, const bwsc__node *node) {
-  return bw_rules_find_entry(an->rules, node->name) != NULL;
+  return bw_rules_find_entry(an->rules, node->name) != NULL ||
+         bw_rules_find_post(an->rules, node->name) != NULL;
 }
 
 /* A function whose parameter reaches an entry's callback argument becomes
@@ -161,6 +171,10 @@ static void find_wrappers(analysis *an) {
     for (size_t n = 0; n < prog->nnodes; n++) {
       const bwsc__node *node = &prog->nodes[n];
       wrapping *wrap = &an->wraps[n];
+      /* A rules entry's own body (the bundled runtime's) is what its rule
+       * describes: how it forwards the callback is not a second hand-off. */
+      if (is_rules_entry(an, node))
+        continue;
       for (size_t c = 0; c < node->ncalls && wrap->count < MAX_WRAPPED; c++) {
         const bwsc__call_fact *call = prog->calls[node->calls[c]];
         handoff ways[MAX_HANDOFFS];
@@ -175,6 +189,7 @@ static void find_wrappers(analysis *an) {
               !wraps_param(wrap, param)) {
             wrap->param[wrap->count] = param;
             wrap->runs_on[wrap->count] = ways[w].runs_on;
+            wrap->pool_kind[wrap->count] = ways[w].pool_kind;
             wrap->count++;
             changed = 1;
           }
@@ -193,15 +208,19 @@ static int loc_before(const bwsc__loc *a, const bwsc__loc *b) {
   return a->col < b->col;
 }
 
+/* The strictest submission wins (a general pool reports the most), then
+ * the first in (file, line, column) order. */
 static void add_root(analysis *an, size_t node, const bwsc__loc *loc,
-                     const char *entry, bw_runs_on runs_on) {
+                     const char *entry, const handoff *way) {
   root *r = &an->roots[node];
-  if (r->set && !loc_before(loc, &r->loc))
+  if (r->set && (way->pool_kind > r->pool_kind ||
+                 (way->pool_kind == r->pool_kind && !loc_before(loc, &r->loc))))
     return;
   r->set = 1;
   r->loc = *loc;
   r->entry = entry;
-  r->runs_on = runs_on;
+  r->runs_on = way->runs_on;
+  r->pool_kind = way->pool_kind;
 }
 
 /* The slots holding a BW_CALLBACK_FIELD entry's callback: member `field`
@@ -209,7 +228,7 @@ static void add_root(analysis *an, size_t node, const bwsc__loc *loc,
  * struct when that type is unknown (the argument is a void pointer). */
 static void roots_from_field(analysis *an, const char *field,
                              const char *record, const bwsc__call_fact *call,
-                             const char *entry, bw_runs_on runs_on) {
+                             const char *entry, const handoff *way) {
   bwsc__program *prog = an->prog;
   char suffix[512];
   snprintf(suffix, sizeof(suffix), "%s@FI@%s", record ? record : "", field);
@@ -224,7 +243,7 @@ static void roots_from_field(analysis *an, const char *field,
     const size_t *targets = NULL;
     size_t count = bwsc__program_targets(prog, &value, &targets);
     for (size_t t = 0; t < count; t++)
-      add_root(an, targets[t], &call->loc, entry, runs_on);
+      add_root(an, targets[t], &call->loc, entry, way);
   }
 }
 
@@ -234,7 +253,8 @@ static void find_roots(analysis *an) {
     const bwsc__node *node = &prog->nodes[n];
     if (node->annotated) {
       const bwsc__func_fact *fact = node->def ? node->def : node->decl;
-      add_root(an, n, &fact->loc, "annotate", BW_RUNS_ON_POOL);
+      const handoff annotated = {-1, BW_RUNS_ON_POOL, BW_POOL_GENERAL, NULL};
+      add_root(an, n, &fact->loc, "annotate", &annotated);
     }
     for (size_t c = 0; c < node->ncalls; c++) {
       const bwsc__call_fact *call = prog->calls[node->calls[c]];
@@ -248,22 +268,22 @@ static void find_roots(analysis *an) {
                   ? call->args[ways[w].arg].record
                   : NULL;
           roots_from_field(an, ways[w].field, record, call, callee->name,
-                           ways[w].runs_on);
+                           &ways[w]);
           continue;
         }
         if (ways[w].arg < 0 || (size_t)ways[w].arg >= call->nargs)
           continue;
         const bwsc__value *arg = &call->args[ways[w].arg];
         int param;
-        if (an->wraps[n].count &&
+        if ((an->wraps[n].count || is_rules_entry(an, node)) &&
             bwsc__program_param_of(prog, arg, node->usr, &param) &&
-            wraps_param(&an->wraps[n], param))
+            (is_rules_entry(an, node) || wraps_param(&an->wraps[n], param)))
           continue; /* forwarded: the wrapper's callers are the roots */
         const size_t *targets = NULL;
         size_t count = bwsc__program_targets_in(
             prog, arg, prog->call_tu[node->calls[c]], &targets);
         for (size_t t = 0; t < count; t++)
-          add_root(an, targets[t], &call->loc, callee->name, ways[w].runs_on);
+          add_root(an, targets[t], &call->loc, callee->name, &ways[w]);
       }
     }
   }
@@ -500,6 +520,7 @@ static void add_finding(analysis *an, size_t root_node, const walk *w,
   f->entry = r->entry;
   f->submit_loc = r->loc;
   f->runs_on = r->runs_on;
+  f->pool_kind = r->pool_kind;
 
   uint64_t hash = bwsc__fnv1a(BWSC__FNV_INIT, rule->id);
   hash = bwsc__fnv1a(hash, callee);
@@ -572,7 +593,9 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
       const bw_blocking_rule *rule =
           bw_rules_find_blocking(an->rules, callee->name);
       if (rule) {
-        if (w->call_stamp[call_index] != w->stamp &&
+        if (bw_pool_kind_reports(an->roots[root_node].pool_kind,
+                                 rule->category) &&
+            w->call_stamp[call_index] != w->stamp &&
             !nonblocking(an, rule, call)) {
           add_finding(an, root_node, w, &w->states[si], call, &call->loc,
                       callee->name, rule, ntargets, cold);
@@ -600,13 +623,15 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
 static void walk_root(analysis *an, walk *w, size_t root_node) {
   bwsc__program *prog = an->prog;
   const bwsc__node *cb = &prog->nodes[root_node];
-  if (bw_rules_is_allowed(an->rules, cb->name))
+  const root *r = &an->roots[root_node];
+  if (bw_rules_is_allowed(an->rules, cb->name) ||
+      r->pool_kind == BW_POOL_BLOCKING)
     return;
   if (!cb->def) {
     const bw_blocking_rule *rule = bw_rules_find_blocking(an->rules, cb->name);
-    if (rule)
-      add_finding(an, root_node, w, NULL, NULL, &an->roots[root_node].loc,
-                  cb->name, rule, 0, BWSC__WARM);
+    if (rule && bw_pool_kind_reports(r->pool_kind, rule->category))
+      add_finding(an, root_node, w, NULL, NULL, &r->loc, cb->name, rule, 0,
+                  BWSC__WARM);
     return;
   }
   w->nstates = w->nlater = w->nbound = 0;

@@ -92,8 +92,10 @@ static int same_site(const bwsc__finding *a, const bwsc__finding *b) {
 /* "'sleep' blocks a pool worker: reached from 12 callbacks: a, b, c (and 9
  * more)"; the kind of thread is that of the finding's own callback. */
 static char *message_of(const bwsc__finding *f) {
-  const char *where =
-      f->runs_on == BW_RUNS_ON_LOOP ? "the event loop" : "a pool worker";
+  const char *where = f->runs_on == BW_RUNS_ON_LOOP ? "the event loop"
+                      : f->pool_kind == BW_POOL_OFFLOAD
+                          ? "an offload pool worker"
+                          : "a pool worker";
   if (f->nvias <= 1)
     return bwsc__xasprintf("'%s' blocks %s: reached from callback '%s'",
                            f->callee, where, f->callback);
@@ -118,6 +120,7 @@ static void via_of(bwsc__via *via, const bwsc__finding *f) {
   via->entry = f->entry;
   via->submit_loc = f->submit_loc;
   via->runs_on = f->runs_on;
+  via->pool_kind = f->pool_kind;
   via->low = f->low;
   via->nchain = f->nchain;
   memcpy(via->fingerprint, f->fingerprint, sizeof(via->fingerprint));

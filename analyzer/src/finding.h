@@ -38,6 +38,7 @@ typedef struct bwsc__via {
   const char *entry;
   bwsc__loc submit_loc;
   bw_runs_on runs_on;
+  bw_pool_kind pool_kind;
   int low;       /* its chain is low confidence */
   size_t nchain; /* its chain's length */
   char fingerprint[17];
@@ -54,6 +55,7 @@ typedef struct bwsc__finding {
   const char *entry; /* bw_submit, a wrapper, or "annotate" */
   bwsc__loc submit_loc;
   bw_runs_on runs_on;
+  bw_pool_kind pool_kind; /* of the root's pool (GENERAL on a loop) */
   bwsc__step *chain;
   size_t nchain;
   /* Low confidence: the chain crosses a call through a pointer with more

@@ -121,13 +121,19 @@ static bw_rules *load_rules(const bwsc__options *opts, bwsc__errors *errors) {
   return rules;
 }
 
-/* --list-rules: what the walk can see, as "entry FUNCTION (API)" and
- * "blocking FUNCTION RULE-ID (API)" lines in the rules' order. */
+/* --list-rules: what the walk can see, as "entry FUNCTION (API)", "posts
+ * FUNCTION from ENTRY (API)" and "blocking FUNCTION RULE-ID (API)" lines in
+ * the rules' order. */
 static void list_rules(const bw_rules *rules) {
   size_t count = bw_rules_entry_count(rules);
   for (size_t i = 0; i < count; i++) {
     const bw_entry_rule *entry = bw_rules_entry_at(rules, i);
     printf("entry %s (%s)\n", entry->function, entry->api);
+  }
+  count = bw_rules_post_count(rules);
+  for (size_t i = 0; i < count; i++) {
+    const bw_post_rule *post = bw_rules_post_at(rules, i);
+    printf("posts %s from %s (%s)\n", post->function, post->from, post->api);
   }
   count = bw_rules_blocking_count(rules);
   for (size_t i = 0; i < count; i++) {

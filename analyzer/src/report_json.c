@@ -14,7 +14,9 @@
  * "callbacks" (every callback reaching the site, that one first: "name",
  * "file", "line", "submit", "runs_on", "confidence", "chain_length",
  * "fingerprint"), and per chain step "through" and "targets" when the call
- * goes through a function pointer, "cold" when it is on a cold path.
+ * goes through a function pointer, "cold" when it is on a cold path;
+ * "pool_kind" ("offload") on a finding and a callback whose pool is not a
+ * general one.
  */
 #include "report.h"
 
@@ -51,6 +53,8 @@ static json_t *finding_json(const bwsc__report *report,
   json_object_set_new(obj, "message", str(f->message));
   json_object_set_new(obj, "hint", str(f->rule->hint));
   json_object_set_new(obj, "runs_on", str(bw_runs_on_name(f->runs_on)));
+  if (f->pool_kind != BW_POOL_GENERAL)
+    json_object_set_new(obj, "pool_kind", str(bw_pool_kind_name(f->pool_kind)));
   json_t *cb = json_object();
   json_object_set_new(cb, "name", str(f->callback));
   set_loc(cb, report, &f->callback_loc, 0);
@@ -91,6 +95,9 @@ static json_t *finding_json(const bwsc__report *report,
     set_loc(at, report, &via->submit_loc, 1);
     json_object_set_new(one, "submit", at);
     json_object_set_new(one, "runs_on", str(bw_runs_on_name(via->runs_on)));
+    if (via->pool_kind != BW_POOL_GENERAL)
+      json_object_set_new(one, "pool_kind",
+                          str(bw_pool_kind_name(via->pool_kind)));
     json_object_set_new(one, "confidence", str(via->low ? "low" : "high"));
     json_object_set_new(one, "chain_length",
                         json_integer((json_int_t)via->nchain));
