@@ -41,6 +41,7 @@ typedef struct handoff {
   bw_runs_on runs_on;
   bw_pool_kind pool_kind;
   const char *field; /* BW_CALLBACK_FIELD: the member holding it */
+  const char *api;   /* the entry rule's api, for hint rules */
 } handoff;
 
 /* The parameters a wrapper forwards to an entry's callback argument. */
@@ -50,6 +51,7 @@ typedef struct wrapping {
   int param[MAX_WRAPPED];
   bw_runs_on runs_on[MAX_WRAPPED];
   bw_pool_kind pool_kind[MAX_WRAPPED];
+  const char *api[MAX_WRAPPED];
 } wrapping;
 
 static int wraps_param(const wrapping *w, int param) {
@@ -65,6 +67,7 @@ typedef struct root {
   const char *entry; /* what it was handed to */
   bw_runs_on runs_on;
   bw_pool_kind pool_kind;
+  const char *api; /* the entry's api (NULL: annotated) */
 } root;
 
 typedef struct analysis {
@@ -107,6 +110,7 @@ static size_t handoffs_of(const analysis *an, const bwsc__node *callee,
     out[count].runs_on = cb->runs_on;
     out[count].pool_kind = cb->pool_kind;
     out[count].field = cb->kind == BW_CALLBACK_FIELD ? cb->field : NULL;
+    out[count].api = entry->api;
     count++;
   }
   /* A setter (g_source_set_callback) hands its callback to whatever the
@@ -122,6 +126,7 @@ static size_t handoffs_of(const analysis *an, const bwsc__node *callee,
         out[count].runs_on = cb->runs_on;
         out[count].pool_kind = cb->pool_kind;
         out[count].field = NULL;
+        out[count].api = rule->api;
         count++;
       }
     }
@@ -132,6 +137,7 @@ static size_t handoffs_of(const analysis *an, const bwsc__node *callee,
     out[count].runs_on = wrap->runs_on[i];
     out[count].pool_kind = wrap->pool_kind[i];
     out[count].field = NULL;
+    out[count].api = wrap->api[i];
     count++;
   }
   return count;
@@ -190,6 +196,7 @@ static void find_wrappers(analysis *an) {
             wrap->param[wrap->count] = param;
             wrap->runs_on[wrap->count] = ways[w].runs_on;
             wrap->pool_kind[wrap->count] = ways[w].pool_kind;
+            wrap->api[wrap->count] = ways[w].api;
             wrap->count++;
             changed = 1;
           }
@@ -221,6 +228,7 @@ static void add_root(analysis *an, size_t node, const bwsc__loc *loc,
   r->entry = entry;
   r->runs_on = way->runs_on;
   r->pool_kind = way->pool_kind;
+  r->api = way->api;
 }
 
 /* The slots holding a BW_CALLBACK_FIELD entry's callback: member `field`
@@ -253,7 +261,8 @@ static void find_roots(analysis *an) {
     const bwsc__node *node = &prog->nodes[n];
     if (node->annotated) {
       const bwsc__func_fact *fact = node->def ? node->def : node->decl;
-      const handoff annotated = {-1, BW_RUNS_ON_POOL, BW_POOL_GENERAL, NULL};
+      const handoff annotated = {-1, BW_RUNS_ON_POOL, BW_POOL_GENERAL, NULL,
+                                 NULL};
       add_root(an, n, &fact->loc, "annotate", &annotated);
     }
     for (size_t c = 0; c < node->ncalls; c++) {
@@ -508,6 +517,9 @@ static void add_finding(analysis *an, size_t root_node, const walk *w,
   const root *r = &an->roots[root_node];
   bwsc__finding *f = BWSC__PUSH(an->out->items, an->out->count, an->out->cap);
   f->rule = rule;
+  const bw_hint_rule *better =
+      bw_rules_find_hint(an->rules, r->api, rule->category);
+  f->hint = better ? better->hint : rule->hint;
   f->callee = callee;
   f->loc = *loc;
   f->callback = cb->name;

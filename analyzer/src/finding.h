@@ -46,6 +46,7 @@ typedef struct bwsc__via {
 
 typedef struct bwsc__finding {
   const bw_blocking_rule *rule;
+  const char *hint;     /* the rule's, or a hint rule's for the root's api */
   const char *callee;   /* the blocking function */
   bwsc__loc loc;        /* the blocking call */
   const char *function; /* the function making the call */

@@ -51,7 +51,7 @@ static json_t *finding_json(const bwsc__report *report,
   json_object_set_new(obj, "severity",
                       str(bw_rule_severity_name(f->rule->severity)));
   json_object_set_new(obj, "message", str(f->message));
-  json_object_set_new(obj, "hint", str(f->rule->hint));
+  json_object_set_new(obj, "hint", str(f->hint));
   json_object_set_new(obj, "runs_on", str(bw_runs_on_name(f->runs_on)));
   if (f->pool_kind != BW_POOL_GENERAL)
     json_object_set_new(obj, "pool_kind", str(bw_pool_kind_name(f->pool_kind)));

@@ -135,7 +135,7 @@ static json_t *result(const bwsc__report *report, const bwsc__finding *f) {
   json_object_set_new(obj, "ruleIndex", json_integer(f->rule->category));
   json_object_set_new(
       obj, "level", json_string(f->low ? "note" : level_of(f->rule->severity)));
-  char *message = bwsc__xasprintf("%s. %s", f->message, f->rule->hint);
+  char *message = bwsc__xasprintf("%s. %s", f->message, f->hint);
   json_object_set_new(obj, "message", text(message));
   free(message);
   json_t *locations = json_array();

@@ -110,7 +110,7 @@ void bwsc__write_text(const bwsc__report *report, FILE *out) {
     end_line(report, out);
     location(report, out, &f->loc);
     label(report, out, CYAN, "note");
-    fprintf(out, "hint: %s", f->rule->hint);
+    fprintf(out, "hint: %s", f->hint);
     end_line(report, out);
   }
 }

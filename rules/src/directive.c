@@ -1,5 +1,5 @@
-/* The directives: building blocking, entry, posts and allow rules from a line
- * parse.c has read, and carrying out include:, enable: and disable:.
+/* The directives: building blocking, entry, posts, hint and allow rules from a
+ * line parse.c has read, and carrying out include:, enable: and disable:.
  *
  * Invariants:
  *  - A rule is added only after every field of its line checked out; the
@@ -10,6 +10,7 @@
 #include "rules_internal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ static const bwrl__key_spec entry_keys[] = {
     {"arg", 0},    {"on", 0},  {"field", 0}, {"setter", 0},
     {"object", 0}, {"api", 0}, {"kind", 0},  {NULL, 0}};
 static const bwrl__key_spec posts_keys[] = {{"from", 0}, {"api", 0}, {NULL, 0}};
+static const bwrl__key_spec hint_keys[] = {{"api", 0}, {"hint", 0}, {NULL, 0}};
 static const bwrl__key_spec allow_keys[] = {{"reason", 0}, {NULL, 0}};
 
 /* ---- directives ---- */
@@ -295,6 +297,27 @@ static void add_entry(bwrl__line *lc, const bwrl__subject *subj,
     lc->ld->oom = 1;
 }
 
+/* Reports a `kind` rule for the subject already in `rules`, a vector of
+ * rules whose first member is their name and whose origin is at byte
+ * `origin_at` (allow and posts rules, searched in full: they are few or
+ * have no index during a load); 1 when there is one. */
+static int is_duplicate(bwrl__line *lc, const bwrl__subject *subj,
+                        const bwrl__vec *rules, size_t origin_at,
+                        const char *kind) {
+  for (size_t i = 0; i < rules->n; i++) {
+    const char *item = rules->items[i];
+    const char *name = *(const char *const *)(const void *)item;
+    if (strcmp(name, subj->text) == 0) {
+      const bw_rule_origin *old = (const void *)(item + origin_at);
+      bwrl__fail(lc, subj->column,
+                 "duplicate %s rule for '%s' (first defined at %s:%u)", kind,
+                 subj->text, old->file, old->line);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* posts:FN from=ENTRY - FN queues the callback ENTRY registered; the rule
  * only tells the walk not to follow FN as a call, so it keeps no more than
  * the names. */
@@ -316,15 +339,8 @@ static void add_posts(bwrl__line *lc, const bwrl__subject *subj,
     return;
   }
   bwrl__vec *posts = &lc->ld->rs->posts;
-  for (size_t i = 0; i < posts->n; i++) {
-    const bw_post_rule *old = posts->items[i];
-    if (strcmp(old->function, subj->text) == 0) {
-      bwrl__fail(lc, subj->column,
-                 "duplicate posts rule for '%s' (first defined at %s:%u)",
-                 subj->text, old->origin.file, old->origin.line);
-      return;
-    }
-  }
+  if (is_duplicate(lc, subj, posts, offsetof(bw_post_rule, origin), "posts"))
+    return;
   bw_post_rule *rule = malloc(sizeof(*rule));
   if (rule == NULL) {
     lc->ld->oom = 1;
@@ -342,21 +358,62 @@ static void add_posts(bwrl__line *lc, const bwrl__subject *subj,
   }
 }
 
+/* hint:CATEGORY api=API hint="..." - the hint of CATEGORY's findings on
+ * API's pools and loops. */
+static void add_hint(bwrl__line *lc, const bwrl__subject *subj, unsigned kcol) {
+  char q[BWRL__QUOTE_BUF];
+  bw_rule_category cat;
+  if (bw_rule_category_parse(subj->text, &cat)) {
+    bwrl__fail(lc, subj->column, "unknown category '%s'",
+               bwrl__quote(subj->text, subj->len, q));
+    return;
+  }
+  if (bwrl__read_fields(lc, hint_keys, "hint"))
+    return;
+  const bwrl__field *api = bwrl__get_field(lc, "api");
+  const bwrl__field *hint = bwrl__get_field(lc, "hint");
+  if (api == NULL || hint == NULL) {
+    bwrl__fail(lc, kcol, "missing required key '%s' in hint rule for '%s'",
+               api == NULL ? "api" : "hint", subj->text);
+    return;
+  }
+  if (!bwrl__valid_ident(api->value, api->len)) {
+    bwrl__fail(lc, api->column, "invalid api name '%s'",
+               bwrl__quote(api->value, api->len, q));
+    return;
+  }
+  const bw_hint_rule *old = bw_rules_find_hint(lc->ld->rs, api->value, cat);
+  if (old != NULL) {
+    bwrl__fail(lc, subj->column,
+               "duplicate hint rule for '%s' on api '%s' (first defined at "
+               "%s:%u)",
+               subj->text, api->value, old->origin.file, old->origin.line);
+    return;
+  }
+  bw_hint_rule *rule = malloc(sizeof(*rule));
+  if (rule == NULL) {
+    lc->ld->oom = 1;
+    return;
+  }
+  rule->category = cat;
+  rule->api = bwrl__keep(lc, api->value, api->len);
+  rule->hint = bwrl__keep(lc, hint->value, hint->len);
+  rule->origin.file = lc->file;
+  rule->origin.line = lc->lineno;
+  if (!rule->api || !rule->hint || bwrl__vec_push(&lc->ld->rs->hints, rule)) {
+    free(rule);
+    lc->ld->oom = 1;
+  }
+}
+
 static void add_allow(bwrl__line *lc, const bwrl__subject *subj,
                       unsigned kcol) {
   (void)kcol;
   if (read_rule(lc, subj, 1, allow_keys, "allow"))
     return;
   bwrl__vec *allows = &lc->ld->rs->allows;
-  for (size_t i = 0; i < allows->n; i++) {
-    const bw_allow_rule *old = allows->items[i];
-    if (strcmp(old->pattern, subj->text) == 0) {
-      bwrl__fail(lc, subj->column,
-                 "duplicate allow rule for '%s' (first defined at %s:%u)",
-                 subj->text, old->origin.file, old->origin.line);
-      return;
-    }
-  }
+  if (is_duplicate(lc, subj, allows, offsetof(bw_allow_rule, origin), "allow"))
+    return;
   const bwrl__field *reason = bwrl__get_field(lc, "reason");
   bw_allow_rule *rule = malloc(sizeof(*rule));
   if (rule == NULL) {
@@ -415,6 +472,7 @@ const bwrl__directive bwrl__directives[] = {
     {"blocking", "function name", add_blocking},
     {"entry", "function name", add_entry},
     {"posts", "function name", add_posts},
+    {"hint", "category", add_hint},
     {"allow", "function pattern", add_allow},
     {"include", "file name", do_include},
     {"enable", "category", do_enable},

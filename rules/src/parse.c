@@ -252,11 +252,10 @@ static void parse_line(bwrl__line *lc) {
                      memcmp(d->word, lc->s + kstart, klen) != 0))
     d++;
   if (d->word == NULL) {
-    bwrl__fail(
-        lc, kcol,
-        "unknown rule kind '%s' (expected blocking, entry, posts, allow, "
-        "include, enable or disable)",
-        bwrl__quote(lc->s + kstart, klen, q));
+    bwrl__fail(lc, kcol,
+               "unknown rule kind '%s' (expected blocking, entry, posts, hint, "
+               "allow, include, enable or disable)",
+               bwrl__quote(lc->s + kstart, klen, q));
     return;
   }
   lc->pos = kstart + klen;

@@ -174,6 +174,7 @@ void bw_rules_free(bw_rules *rs) {
   free_vec_items(&rs->entries);
   free_vec_items(&rs->allows);
   free_vec_items(&rs->posts);
+  free_vec_items(&rs->hints);
   bwrl__index_clear(&rs->blocking_index);
   bwrl__index_clear(&rs->post_index);
   bwrl__index_clear(&rs->entry_index);
@@ -277,6 +278,18 @@ const bw_post_rule *bw_rules_find_post(const bw_rules *rs,
   return bwrl__index_get(&rs->post_index, function);
 }
 
+const bw_hint_rule *bw_rules_find_hint(const bw_rules *rs, const char *api,
+                                       bw_rule_category cat) {
+  if (rs == NULL || api == NULL)
+    return NULL;
+  for (size_t i = 0; i < rs->hints.n; i++) {
+    const bw_hint_rule *rule = rs->hints.items[i];
+    if (rule->category == cat && strcmp(rule->api, api) == 0)
+      return rule;
+  }
+  return NULL;
+}
+
 const bw_allow_rule *bw_rules_find_allow(const bw_rules *rs,
                                          const char *function) {
   if (rs == NULL || function == NULL)
@@ -354,6 +367,14 @@ size_t bw_rules_post_count(const bw_rules *rs) {
 
 const bw_post_rule *bw_rules_post_at(const bw_rules *rs, size_t i) {
   return rs && i < rs->posts.n ? rs->posts.items[i] : NULL;
+}
+
+size_t bw_rules_hint_count(const bw_rules *rs) {
+  return rs ? rs->hints.n : 0;
+}
+
+const bw_hint_rule *bw_rules_hint_at(const bw_rules *rs, size_t i) {
+  return rs && i < rs->hints.n ? rs->hints.items[i] : NULL;
 }
 
 size_t bw_rules_allow_count(const bw_rules *rs) {

@@ -66,6 +66,7 @@ struct bw_rules {
   bwrl__vec entries;  /* bw_entry_rule * */
   bwrl__vec allows;   /* bw_allow_rule * */
   bwrl__vec posts;    /* bw_post_rule * */
+  bwrl__vec hints;    /* bw_hint_rule *, few: searched in order */
   bwrl__index blocking_index;
   bwrl__index entry_index;
   bwrl__index allow_index; /* allow rules without glob characters */
@@ -98,7 +99,7 @@ typedef struct bwrl__load {
   bwrl__index new_blocking;
   bwrl__index new_entries;
   /* What to restore when the load fails. */
-  size_t old_blocking, old_entries, old_allows, old_posts;
+  size_t old_blocking, old_entries, old_allows, old_posts, old_hints;
   size_t *old_callbacks; /* n_callbacks of each old entry */
   unsigned char old_enabled[BW_CATEGORY_COUNT];
 } bwrl__load;

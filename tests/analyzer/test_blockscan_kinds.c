@@ -1,6 +1,7 @@
 /* test_blockscan_kinds.c - blockscan on tests/analyzer/fixtures/kinds: pools
  * made for blocking work (offload and blocking kinds) and deferred
- * completion (posts: rules, continuations).
+ * completion (posts: rules, continuations), and hints that follow the
+ * pool (hint: rules).
  *
  * Each test names the fixture file it reads; each file's header says what
  * it shows.
@@ -120,6 +121,36 @@ static void test_continuation_is_not_run_by_its_attacher(void **state) {
   run_free(&r);
 }
 
+static void test_hints_on_the_bundled_pool_name_its_toolbox(void **state) {
+  (void)state;
+  run_result r = scan("hints.c", NULL);
+  assert_int_equal(r.status, 1);
+  assert_true(contains(r.out, "hints.c:17:3: note: hint: call it inside "
+                              "bw_run_blocking() (threads kept apart from the "
+                              "workers) and continue in bw_then(); for a "
+                              "socket or a pipe, make it O_NONBLOCK and wait "
+                              "with bw_fd_ready()"));
+  assert_true(contains(r.out, "hints.c:18:3: note: hint: resolve inside "
+                              "bw_run_blocking()"));
+  assert_true(contains(r.out, "hints.c:19:3: note: hint: run it inside "
+                              "bw_run_blocking()"));
+  assert_true(contains(r.out, "hints.c:20:3: note: hint: continue in bw_then() "
+                              "on a task instead of waiting: bw_event_wait()"));
+  assert_true(contains(r.out, "hints.c:21:3: note: hint: use bw_delay() and "
+                              "continue in bw_then()"));
+  /* On a libuv loop, libc's own hint. */
+  assert_true(contains(r.out, "hints.c:26:3: note: hint: make the descriptor "
+                              "O_NONBLOCK and write when an event loop says it "
+                              "is ready"));
+  run_free(&r);
+  r = scan("hints.c", "--format=json");
+  assert_true(contains(r.out, "\"hint\": \"resolve inside bw_run_blocking()"));
+  run_free(&r);
+  r = scan("hints.c", "--format=sarif");
+  assert_true(contains(r.out, "resolve inside bw_run_blocking()"));
+  run_free(&r);
+}
+
 static void test_list_rules_shows_posts(void **state) {
   (void)state;
   const char *argv[] = {BLOCKSCAN_EXE, "--list-rules", NULL};
@@ -140,6 +171,7 @@ int main(void) {
       cmocka_unit_test(test_json_names_the_pool_kind),
       cmocka_unit_test(test_posted_callbacks_are_not_called_by_the_poster),
       cmocka_unit_test(test_continuation_is_not_run_by_its_attacher),
+      cmocka_unit_test(test_hints_on_the_bundled_pool_name_its_toolbox),
       cmocka_unit_test(test_list_rules_shows_posts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

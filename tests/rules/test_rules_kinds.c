@@ -1,4 +1,4 @@
-/* cmocka tests of pool kinds (entry "kind=") and posts: rules: what they
+/* cmocka tests of pool kinds (entry "kind="), posts: and hint: rules: what they
  * parse into, their errors (exact text), the rollback of a failed load and
  * what the default packs say with them.
  */
@@ -45,6 +45,7 @@ static void expect_error(const char *text, const char *expected) {
   assert_string_equal(last_error, expected);
   assert_int_equal(bw_rules_entry_count(rs), 0);
   assert_int_equal(bw_rules_post_count(rs), 0);
+  assert_int_equal(bw_rules_hint_count(rs), 0);
   bw_rules_free(rs);
 }
 
@@ -167,7 +168,59 @@ static void test_failed_load_drops_its_posts(void **state) {
   assert_int_equal(load(rs, "posts:kick from=arm\nblocking:x category=nap\n"),
                    -EINVAL);
   assert_int_equal(bw_rules_post_count(rs), 0);
+  assert_int_equal(bw_rules_hint_count(rs), 0);
   assert_null(bw_rules_find_post(rs, "kick"));
+  bw_rules_free(rs);
+}
+
+static void test_hint_is_parsed(void **state) {
+  (void)state;
+  bw_rules *rs = fresh();
+  assert_int_equal(load(rs, "hint:io api=mypool hint=\"use my_io_thread()\"\n"
+                            "hint:sync-over-async api=mypool hint=x\n"
+                            "hint:io api=other hint=y\n"),
+                   0);
+  assert_int_equal(bw_rules_hint_count(rs), 3);
+  const bw_hint_rule *h = bw_rules_find_hint(rs, "mypool", BW_CATEGORY_IO);
+  assert_non_null(h);
+  assert_ptr_equal(h, bw_rules_hint_at(rs, 0));
+  assert_string_equal(h->hint, "use my_io_thread()");
+  assert_string_equal(h->origin.file, "t.rules");
+  assert_string_equal(
+      bw_rules_find_hint(rs, "mypool", BW_CATEGORY_SYNC_OVER_ASYNC)->hint, "x");
+  assert_string_equal(bw_rules_find_hint(rs, "other", BW_CATEGORY_IO)->hint,
+                      "y");
+  assert_null(bw_rules_find_hint(rs, "mypool", BW_CATEGORY_SLEEP));
+  assert_null(bw_rules_find_hint(rs, NULL, BW_CATEGORY_IO));
+  assert_null(bw_rules_hint_at(rs, 3));
+  bw_rules_free(rs);
+}
+
+static void test_err_hint_unknown_category(void **state) {
+  (void)state;
+  expect_error("hint:disk api=x hint=y\n",
+               "t.rules:1:6: error: unknown category 'disk'");
+}
+
+static void test_err_hint_needs_api_and_hint(void **state) {
+  (void)state;
+  expect_error("hint:io hint=y\n", "t.rules:1:1: error: missing required key "
+                                   "'api' in hint rule for 'io'");
+  expect_error("hint:io api=x\n", "t.rules:1:1: error: missing required key "
+                                  "'hint' in hint rule for 'io'");
+}
+
+static void test_err_duplicate_hint_rolls_back(void **state) {
+  (void)state;
+  bw_rules *rs = fresh();
+  assert_int_equal(load(rs, "hint:io api=x hint=a\n"), 0);
+  assert_int_equal(load(rs, "hint:dns api=x hint=b\nhint:io api=x hint=c\n"),
+                   -EINVAL);
+  assert_string_equal(last_error, "t.rules:2:6: error: duplicate hint rule for "
+                                  "'io' on api 'x' (first defined at "
+                                  "t.rules:1)");
+  assert_int_equal(bw_rules_hint_count(rs), 1);
+  assert_null(bw_rules_find_hint(rs, "x", BW_CATEGORY_DNS));
   bw_rules_free(rs);
 }
 
@@ -207,6 +260,28 @@ static void test_packs_mark_offload_pools_and_posts(void **state) {
   bw_rules_free(rs);
 }
 
+/* On the bundled pool the hints name the runtime's non-blocking toolbox. */
+static void test_blockwatch_pack_hints_name_the_toolbox(void **state) {
+  (void)state;
+  bw_rules *rs = fresh();
+  assert_int_equal(bw_rules_load_default(rs, NULL), 0);
+  static const struct {
+    bw_rule_category cat;
+    const char *names;
+  } hints[] = {{BW_CATEGORY_IO, "bw_run_blocking()"},
+               {BW_CATEGORY_PROCESS, "bw_run_blocking()"},
+               {BW_CATEGORY_DNS, "bw_run_blocking()"},
+               {BW_CATEGORY_SLEEP, "bw_delay()"},
+               {BW_CATEGORY_WAIT, "bw_event_wait()"},
+               {BW_CATEGORY_WAIT, "bw_semaphore_acquire()"}};
+  for (size_t i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+    const bw_hint_rule *h = bw_rules_find_hint(rs, "blockwatch", hints[i].cat);
+    assert_non_null(h);
+    assert_non_null(strstr(h->hint, hints[i].names));
+  }
+  bw_rules_free(rs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_entry_kind_is_parsed),
@@ -220,6 +295,11 @@ int main(void) {
       cmocka_unit_test(test_err_duplicate_posts_across_loads),
       cmocka_unit_test(test_failed_load_drops_its_posts),
       cmocka_unit_test(test_packs_mark_offload_pools_and_posts),
+      cmocka_unit_test(test_hint_is_parsed),
+      cmocka_unit_test(test_err_hint_unknown_category),
+      cmocka_unit_test(test_err_hint_needs_api_and_hint),
+      cmocka_unit_test(test_err_duplicate_hint_rolls_back),
+      cmocka_unit_test(test_blockwatch_pack_hints_name_the_toolbox),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

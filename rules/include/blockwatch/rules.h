@@ -229,6 +229,16 @@ typedef struct bw_post_rule {
   bw_rule_origin origin;
 } bw_post_rule;
 
+/* A better hint for the rules of one category when the callback reaching
+ * the call was handed to a pool or loop of one API: on the bundled
+ * runtime's pool, io names bw_run_blocking whatever pack the rule is in. */
+typedef struct bw_hint_rule {
+  bw_rule_category category;
+  const char *api;  /* the entries' api ("blockwatch") */
+  const char *hint; /* never NULL */
+  bw_rule_origin origin;
+} bw_hint_rule;
+
 /* ---- errors ------------------------------------------------------------ */
 
 typedef struct bw_rules_error {
@@ -310,6 +320,11 @@ const bw_entry_rule *bw_rules_find_entry(const bw_rules *rs,
 const bw_post_rule *bw_rules_find_post(const bw_rules *rs,
                                        const char *function);
 
+/* The hint rule for findings of category `cat` reached from a callback
+ * handed to an entry of api `api`, or NULL. */
+const bw_hint_rule *bw_rules_find_hint(const bw_rules *rs, const char *api,
+                                       bw_rule_category cat);
+
 /* The first allow rule whose pattern matches `function`, or NULL. */
 const bw_allow_rule *bw_rules_find_allow(const bw_rules *rs,
                                          const char *function);
@@ -346,6 +361,9 @@ const bw_entry_rule *bw_rules_entry_at(const bw_rules *rs, size_t i);
 
 size_t bw_rules_post_count(const bw_rules *rs);
 const bw_post_rule *bw_rules_post_at(const bw_rules *rs, size_t i);
+
+size_t bw_rules_hint_count(const bw_rules *rs);
+const bw_hint_rule *bw_rules_hint_at(const bw_rules *rs, size_t i);
 
 size_t bw_rules_allow_count(const bw_rules *rs);
 const bw_allow_rule *bw_rules_allow_at(const bw_rules *rs, size_t i);
