@@ -151,6 +151,20 @@ static void test_hints_on_the_bundled_pool_name_its_toolbox(void **state) {
   run_free(&r);
 }
 
+static void test_timer_and_parallel_loop_callbacks_are_roots(void **state) {
+  (void)state;
+  run_result r = scan("toolbox.c", NULL);
+  assert_int_equal(r.status, 1);
+  assert_true(contains(r.out, "toolbox.c:16:3: warning: 'usleep' blocks a pool "
+                              "worker: reached from callback 'tick'"));
+  assert_true(contains(r.out, "callback 'tick' handed to 'bw_timer_start'"));
+  assert_true(contains(r.out, "toolbox.c:21:3: warning: 'read' blocks a pool "
+                              "worker: reached from callback 'body'"));
+  assert_true(contains(r.out, "toolbox.c:21:3: note: hint: call it inside "
+                              "bw_run_blocking()"));
+  run_free(&r);
+}
+
 static void test_list_rules_shows_posts(void **state) {
   (void)state;
   const char *argv[] = {BLOCKSCAN_EXE, "--list-rules", NULL};
@@ -172,6 +186,7 @@ int main(void) {
       cmocka_unit_test(test_posted_callbacks_are_not_called_by_the_poster),
       cmocka_unit_test(test_continuation_is_not_run_by_its_attacher),
       cmocka_unit_test(test_hints_on_the_bundled_pool_name_its_toolbox),
+      cmocka_unit_test(test_timer_and_parallel_loop_callbacks_are_roots),
       cmocka_unit_test(test_list_rules_shows_posts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
