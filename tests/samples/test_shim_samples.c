@@ -7,6 +7,10 @@
  *  - delay_vs_sleep --delay-only: no blocking call on a worker at all;
  *    --sleep-only: exactly one per sleeping item (the control that shows the
  *    zero above is not a shim that counts nothing).
+ *  - polling_vs_signal: the default run prints the polling and the async
+ *    event latencies and their ratio, which is the quotient of the two
+ *    printed medians, and its poller blocks a worker; --event-only blocks
+ *    none. Only the structure is checked, never how fast anything woke.
  *
  * Invariants: each run writes its report into a fresh mkdtemp() directory,
  * removed at the end; the report path is given explicitly, so the shim uses
@@ -37,7 +41,8 @@
 #define SLACK_MS 30.0
 #define DEFAULT_SLEEP_ITEMS 20 /* delay_vs_sleep's default batch */
 
-/* Runs a sample under the shim; returns its stdout and loads the report. */
+/* Runs a sample under the shim (with one flag, or none for NULL); returns
+ * its stdout and loads the report. */
 static char *run_under_shim(const char *program, const char *flag,
                             json_t **report) {
   static int runs;
@@ -55,7 +60,7 @@ static char *run_under_shim(const char *program, const char *flag,
   if (res.status != 0) {
     print_error("%s", res.out);
     free(res.out);
-    fail_msg("%s %s exited with %d", program, flag, res.status);
+    fail_msg("%s %s exited with %d", program, flag ? flag : "", res.status);
   }
   json_error_t err;
   *report = json_load_file(report_path, 0, &err);
@@ -131,11 +136,58 @@ static void test_sleep_half_blocks_a_worker_per_item(void **state) {
   free(out);
 }
 
+/* The median on the line that starts with `label`, or fails the test. */
+static double median_on_line(const char *out, const char *label) {
+  const char *line = strstr(out, label);
+  double median;
+  size_t runs;
+  if (line == NULL ||
+      sscanf(line + strlen(label), " median %lf ms p99 %*f ms (%zu runs)",
+             &median, &runs) != 2)
+    fail_msg("no '%s median X ms p99 Y ms (N runs)' line in:\n%s", label, out);
+  assert_true(runs > 0);
+  return median;
+}
+
+static void test_polling_sample_prints_both_latencies_and_ratio(void **state) {
+  (void)state;
+  json_t *report;
+  char *out = run_under_shim(POLLING_VS_SIGNAL, NULL, &report);
+  double poll = median_on_line(out, "polling (usleep 1 ms):");
+  double event = median_on_line(out, "async event (bw_event):");
+  const char *line = strstr(out, "polling / async event:");
+  double ratio;
+  if (line == NULL ||
+      sscanf(line, "polling / async event: %lfx at the median", &ratio) != 1)
+    fail_msg("no 'polling / async event: Rx at the median' line in:\n%s", out);
+  /* The medians are printed to 0.001 ms and the ratio to 0.1. */
+  double low = (poll - 0.0005) / (event + 0.0005) - 0.05;
+  double high = (poll + 0.0005) / fmax(event - 0.0005, 1e-9) + 0.05;
+  if (ratio < low || ratio > high)
+    fail_msg("ratio %.1f is not %.3f / %.3f", ratio, poll, event);
+  assert_true(on_workers(report) > 0); /* the poller's naps */
+  json_decref(report);
+  free(out);
+}
+
+static void test_event_half_blocks_no_worker(void **state) {
+  (void)state;
+  json_t *report;
+  char *out = run_under_shim(POLLING_VS_SIGNAL, "--event-only", &report);
+  median_on_line(out, "async event (bw_event):");
+  assert_null(strstr(out, "polling (usleep 1 ms):"));
+  assert_int_equal(on_workers(report), 0);
+  json_decref(report);
+  free(out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_starvation_delay_matches_the_probe_wait),
       cmocka_unit_test(test_delay_half_blocks_no_worker),
       cmocka_unit_test(test_sleep_half_blocks_a_worker_per_item),
+      cmocka_unit_test(test_polling_sample_prints_both_latencies_and_ratio),
+      cmocka_unit_test(test_event_half_blocks_no_worker),
   };
   return cmocka_run_group_tests(tests, scratch_create, scratch_remove);
 }
