@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,4 +173,15 @@ long long shim_out_value(const char *out, const char *key) {
       p++;
   }
   return -1;
+}
+
+char *shim_fmt(const char *f, ...) {
+  static char bufs[8][2048];
+  static int next;
+  char *b = bufs[next++ % 8];
+  va_list ap;
+  va_start(ap, f);
+  vsnprintf(b, sizeof bufs[0], f, ap);
+  va_end(ap);
+  return b;
 }

@@ -32,6 +32,10 @@ const char *shim_tmpdir(void);
 /* Joins the scratch directory and name into buf. */
 const char *shim_tmpfile(char *buf, size_t size, const char *name);
 
+/* printf into one of 8 rotating static buffers (2 KiB each): a string that
+ * lives until the eighth call after it, enough for one assertion's parts. */
+char *shim_fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+
 /* Loads a JSON file, NULL (with a message) when it is missing or bad. */
 json_t *shim_load_json(const char *path);
 /* report.blocking_calls.<key> as an integer (-1 when missing). */

@@ -24,21 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static const char *fmt(const char *f, ...) {
-  static char bufs[8][2048];
-  static int next;
-  char *b = bufs[next++ % 8];
-  va_list ap;
-  va_start(ap, f);
-  vsnprintf(b, sizeof bufs[0], f, ap);
-  va_end(ap);
-  return b;
-}
-
 /* Runs argv under the shim (preload) with BLOCKWATCH_OPTIONS=options. */
 static void run_with(char *const argv[], const char *options, int preload,
                      shim_result *r) {
-  char *env[] = {(char *)fmt("BLOCKWATCH_OPTIONS=%s", options), NULL};
+  char *env[] = {(char *)shim_fmt("BLOCKWATCH_OPTIONS=%s", options), NULL};
   assert_int_equal(shim_run(argv, options ? env : NULL, preload, 120, r), 0);
   assert_false(r->timedout);
 }
@@ -93,7 +82,7 @@ test_help_lists_every_option_once_and_leaves_the_program_alone(void **state) {
   assert_int_equal(help.status, plain.status);
   assert_string_equal(help.out, plain.out);
   for (int i = 0; i < n; i++) {
-    const char *line = fmt("\nblockwatch:   %s ", keys[i]);
+    const char *line = shim_fmt("\nblockwatch:   %s ", keys[i]);
     if (occurrences(help.err, line) != 1)
       fail_msg("help=1 lists '%s' %d times:\n%s", keys[i],
                occurrences(help.err, line), help.err);
@@ -135,10 +124,11 @@ test_colon_and_comma_separate_and_quotes_keep_a_value(void **state) {
   const char *p = path_of("a:b,c.json");
   unlink(p);
   shim_result r;
-  run_counts(fmt("report=json,report_path='%s',worker_name=\"nothing-*,work-?\""
-                 ":verbosity=0",
-                 p),
-             &r);
+  run_counts(
+      shim_fmt("report=json,report_path='%s',worker_name=\"nothing-*,work-?\""
+               ":verbosity=0",
+               p),
+      &r);
   expect_counts_report(&r, p);
   shim_result_free(&r);
 
@@ -146,7 +136,7 @@ test_colon_and_comma_separate_and_quotes_keep_a_value(void **state) {
   unlink(p);
   const char *q = path_of("plain.json");
   unlink(q);
-  run_counts(fmt("report=json,report_path=%s," WORKERS, q), &r);
+  run_counts(shim_fmt("report=json,report_path=%s," WORKERS, q), &r);
   expect_counts_report(&r, q);
   shim_result_free(&r);
 }
@@ -187,18 +177,18 @@ static void test_path_expands_every_pid_the_program_and_percent(void **state) {
   (void)state;
   const char *dir = path_of("no-dir");
   shim_result r;
-  run_counts(fmt("report=json:report_path=%s-%%p-%%p-%%e-%%%%/r.json:"
-                 "verbosity=2",
-                 dir),
+  run_counts(shim_fmt("report=json:report_path=%s-%%p-%%p-%%e-%%%%/r.json:"
+                      "verbosity=2",
+                      dir),
              &r);
   assert_int_equal(r.status, 0);
   const char *w = strstr(r.err, "blockwatch: warning: report_path: cannot "
                                 "write '");
   if (!w)
     fail_msg("no warning:\n%s", r.err);
-  const char *d = strstr(w, fmt("directory '%s-", dir));
+  const char *d = strstr(w, shim_fmt("directory '%s-", dir));
   assert_non_null(d);
-  d += strlen(fmt("directory '%s-", dir));
+  d += strlen(shim_fmt("directory '%s-", dir));
   long pid1 = digits(&d);
   assert_true(*d++ == '-');
   long pid2 = digits(&d);
@@ -207,7 +197,7 @@ static void test_path_expands_every_pid_the_program_and_percent(void **state) {
   assert_int_equal(strncmp(d, "-shim_target-%': ", 17), 0);
   assert_non_null(strstr(d, strerror(ENOENT)));
   /* Said at start: before the constructor's last line, by the same pid. */
-  const char *active = strstr(r.err, fmt("active in pid %ld ", pid1));
+  const char *active = strstr(r.err, shim_fmt("active in pid %ld ", pid1));
   assert_non_null(active);
   assert_true(w < active);
   /* At exit the file cannot be written either: that is said about the
@@ -223,8 +213,8 @@ static void test_written_report_has_every_pid_and_the_program(void **state) {
   const char *dir = path_of("expanded");
   assert_int_equal(mkdir(dir, 0755), 0);
   shim_result r;
-  run_counts(fmt("report=json:report_path=%s/r-%%p-%%p-%%e-%%%%.json", dir),
-             &r);
+  run_counts(
+      shim_fmt("report=json:report_path=%s/r-%%p-%%p-%%e-%%%%.json", dir), &r);
   assert_int_equal(r.status, 0);
   assert_null(strstr(r.err, "warning"));
   shim_result_free(&r);
@@ -253,20 +243,21 @@ static void test_directory_as_output_path_is_a_directory(void **state) {
   (void)state;
   const char *dir = shim_tmpdir();
   shim_result r;
-  run_counts(fmt("report=json:report_path=%s:trace=%s", dir, dir), &r);
+  run_counts(shim_fmt("report=json:report_path=%s:trace=%s", dir, dir), &r);
   assert_int_equal(r.status, 0);
-  assert_non_null(strstr(r.err, fmt("warning: report_path: cannot write "
-                                    "'%s': %s",
-                                    dir, strerror(EISDIR))));
-  assert_non_null(strstr(r.err, fmt("warning: trace: cannot write '%s': %s",
-                                    dir, strerror(EISDIR))));
+  assert_non_null(strstr(r.err, shim_fmt("warning: report_path: cannot write "
+                                         "'%s': %s",
+                                         dir, strerror(EISDIR))));
+  assert_non_null(
+      strstr(r.err, shim_fmt("warning: trace: cannot write '%s': %s", dir,
+                             strerror(EISDIR))));
   shim_result_free(&r);
 
   /* A writable place says nothing; nor does report=text (no file). */
-  run_counts(fmt("report=json:report_path=%s", path_of("fine.json")), &r);
+  run_counts(shim_fmt("report=json:report_path=%s", path_of("fine.json")), &r);
   assert_null(strstr(r.err, "warning"));
   shim_result_free(&r);
-  run_counts(fmt("report=text:report_path=%s/no/such", dir), &r);
+  run_counts(shim_fmt("report=text:report_path=%s/no/such", dir), &r);
   assert_null(strstr(r.err, "warning"));
   shim_result_free(&r);
 }
@@ -376,7 +367,8 @@ test_documented_glib_glob_matches_gthreadpool_threads(void **state) {
     unlink(p);
     char *argv[] = {GLIB_POOL_TARGET, (char *)prgnames[i], NULL};
     shim_result r;
-    run_with(argv, fmt("report=json:report_path=%s:worker_name='%s'", p, glob),
+    run_with(argv,
+             shim_fmt("report=json:report_path=%s:worker_name='%s'", p, glob),
              1, &r);
     assert_int_equal(r.status, 0);
     assert_int_equal(shim_out_value(r.out, "items"), 4);

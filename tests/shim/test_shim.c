@@ -32,25 +32,13 @@
 /* ---- helpers --------------------------------------------------------------
  */
 
-static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
-static char *fmt(const char *f, ...) {
-  static char bufs[8][1200];
-  static int next;
-  char *b = bufs[next++ % 8];
-  va_list ap;
-  va_start(ap, f);
-  vsnprintf(b, sizeof bufs[0], f, ap);
-  va_end(ap);
-  return b;
-}
-
 /* Runs shim_target <scenario> [arg] under the shim with `options`, and
  * loads the report written to report_path (NULL when none expected). */
 static json_t *run_target(const char *scenario, const char *arg,
                           const char *options, const char *report_path,
                           shim_result *res) {
   char *argv[] = {SHIM_TARGET, (char *)scenario, (char *)arg, NULL};
-  char *env[] = {fmt("BLOCKWATCH_OPTIONS=%s", options), NULL};
+  char *env[] = {shim_fmt("BLOCKWATCH_OPTIONS=%s", options), NULL};
   if (report_path)
     unlink(report_path);
   assert_int_equal(shim_run(argv, env, 1, 120, res), 0);
@@ -83,8 +71,9 @@ static void test_counts_exact_for_sleeps_pipes_and_polls(void **state) {
   (void)state;
   const char *p = path_of("counts.json");
   shim_result r;
-  json_t *j = run_target("counts", NULL,
-                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  json_t *j =
+      run_target("counts", NULL,
+                 shim_fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
   assert_non_null(j);
   assert_int_equal(r.status, 0);
   /* Per worker: 5 usleep, 3 nanosleep, 1 poll, 1 write, 2 reads. */
@@ -114,8 +103,9 @@ static void test_call_sites_name_the_caller_with_file_and_line(void **state) {
   (void)state;
   const char *p = path_of("sites.json");
   shim_result r;
-  json_t *j = run_target("counts", NULL,
-                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  json_t *j =
+      run_target("counts", NULL,
+                 shim_fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
   assert_non_null(j);
   size_t i;
   json_t *site;
@@ -149,8 +139,8 @@ test_without_worker_option_all_calls_are_other_threads(void **state) {
   (void)state;
   const char *p = path_of("other.json");
   shim_result r;
-  json_t *j =
-      run_target("counts", NULL, fmt("report=json:report_path=%s", p), p, &r);
+  json_t *j = run_target("counts", NULL,
+                         shim_fmt("report=json:report_path=%s", p), p, &r);
   assert_non_null(j);
   assert_int_equal(shim_calls(j, "on_workers"), 0);
   assert_int_equal(shim_calls(j, "on_other_threads"), 27);
@@ -163,8 +153,9 @@ static void test_descriptor_closed_inside_libc_is_forgotten(void **state) {
   (void)state;
   const char *p = path_of("fdreuse.json");
   shim_result r;
-  json_t *j = run_target("fdreuse", NULL,
-                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  json_t *j =
+      run_target("fdreuse", NULL,
+                 shim_fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
   assert_non_null(j);
   assert_int_equal(shim_out_value(r.out, "reused"), 1);
   assert_int_equal(shim_out_value(r.out, "eagain"), 1);
@@ -178,9 +169,9 @@ static void test_locks_count_only_when_contended(void **state) {
   (void)state;
   const char *p = path_of("locks.json");
   shim_result r;
-  json_t *j =
-      run_target("locks", NULL,
-                 fmt("report=json:report_path=%s:lock=1:" WORKERS, p), p, &r);
+  json_t *j = run_target(
+      "locks", NULL, shim_fmt("report=json:report_path=%s:lock=1:" WORKERS, p),
+      p, &r);
   assert_non_null(j);
   assert_int_equal(shim_site_count(j, "pthread_rwlock_rdlock"), 1);
   /* The held mutex, plus at most the condition's mutex; never the 1000
@@ -192,8 +183,8 @@ static void test_locks_count_only_when_contended(void **state) {
   shim_result_free(&r);
 
   /* lock is off by default: only the condition wait counts. */
-  j = run_target("locks", NULL, fmt("report=json:report_path=%s:" WORKERS, p),
-                 p, &r);
+  j = run_target("locks", NULL,
+                 shim_fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
   assert_non_null(j);
   assert_int_equal(shim_site_count(j, "pthread_mutex_lock"), 0);
   assert_int_equal(shim_site_count(j, "pthread_rwlock_rdlock"), 0);
@@ -214,7 +205,8 @@ static void test_worker_start_option_classifies_by_start_routine(void **state) {
   shim_result r;
   json_t *j = run_target(
       "counts", NULL,
-      fmt("report=json:report_path=%s:worker_start=counts_worker", p), p, &r);
+      shim_fmt("report=json:report_path=%s:worker_start=counts_worker", p), p,
+      &r);
   assert_non_null(j);
   assert_int_equal(shim_calls(j, "on_workers"), 24);
   assert_int_equal(shim_calls(j, "on_other_threads"), 3);
@@ -228,7 +220,8 @@ static void test_categories_option_limits_what_counts(void **state) {
   shim_result r;
   json_t *j = run_target(
       "counts", NULL,
-      fmt("report=json:report_path=%s:categories=sleep:" WORKERS, p), p, &r);
+      shim_fmt("report=json:report_path=%s:categories=sleep:" WORKERS, p), p,
+      &r);
   assert_non_null(j);
   /* Only the sleeps: 5 usleep + 3 nanosleep per worker, 1 usleep on main. */
   assert_int_equal(shim_calls(j, "on_workers"), 16);
@@ -249,7 +242,8 @@ static void test_rules_file_option_is_loaded(void **state) {
   shim_result r;
   json_t *j = run_target(
       "counts", NULL,
-      fmt("report=json:report_path=%s:rules=%s:" WORKERS, p, rules), p, &r);
+      shim_fmt("report=json:report_path=%s:rules=%s:" WORKERS, p, rules), p,
+      &r);
   assert_non_null(j);
   /* 24 minus the 16 sleeps: poll, write, 2 reads per worker. */
   assert_int_equal(shim_calls(j, "on_workers"), 8);
@@ -277,9 +271,9 @@ static void test_rules_file_alone_decides_what_counts(void **state) {
   const char *p = path_of("replace.json");
   shim_result r;
   json_t *j = run_target("counts", NULL,
-                         fmt("report=json:report_path=%s:default_rules=0:"
-                             "rules=%s:" WORKERS,
-                             p, rules),
+                         shim_fmt("report=json:report_path=%s:default_rules=0:"
+                                  "rules=%s:" WORKERS,
+                                  p, rules),
                          p, &r);
   assert_non_null(j);
   assert_null(strstr(r.err, "warning"));
@@ -301,9 +295,9 @@ static void test_rules_file_alone_decides_what_counts(void **state) {
   /* lock=1 turns the file's usleep on, and with none of the pack's
    * conditions usleep(0) counts too: 5 + 1 per worker, 1 on main. */
   j = run_target("counts", NULL,
-                 fmt("report=json:report_path=%s:default_rules=0:lock=1:"
-                     "rules=%s:" WORKERS,
-                     p, rules),
+                 shim_fmt("report=json:report_path=%s:default_rules=0:lock=1:"
+                          "rules=%s:" WORKERS,
+                          p, rules),
                  p, &r);
   assert_non_null(j);
   assert_int_equal(shim_site_count(j, "usleep"), 12);
@@ -314,9 +308,10 @@ static void test_rules_file_alone_decides_what_counts(void **state) {
 
   /* The same file on top of the packs is refused (a pack's rule cannot be
    * redefined): the packs' conditions stand. */
-  j = run_target("counts", NULL,
-                 fmt("report=json:report_path=%s:rules=%s:" WORKERS, p, rules),
-                 p, &r);
+  j = run_target(
+      "counts", NULL,
+      shim_fmt("report=json:report_path=%s:rules=%s:" WORKERS, p, rules), p,
+      &r);
   assert_non_null(j);
   assert_non_null(strstr(r.err, "could not be loaded"));
   assert_int_equal(shim_site_count(j, "read"), 4);
@@ -335,9 +330,9 @@ static void test_embedded_pack_that_does_not_load_is_reported(void **state) {
   unlink(p);
   char *argv[] = {SHIM_TARGET, "counts", NULL};
   char *env[] = {
-      fmt("BLOCKWATCH_OPTIONS=report=both:report_path=%s:" WORKERS, p),
-      fmt("LD_PRELOAD=%s%s%s", SAN_PRELOAD, SAN_PRELOAD[0] ? ":" : "",
-          BADPACK_SHIM_LIB),
+      shim_fmt("BLOCKWATCH_OPTIONS=report=both:report_path=%s:" WORKERS, p),
+      shim_fmt("LD_PRELOAD=%s%s%s", SAN_PRELOAD, SAN_PRELOAD[0] ? ":" : "",
+               BADPACK_SHIM_LIB),
       NULL};
   shim_result r;
   assert_int_equal(shim_run(argv, env, 0, 120, &r), 0);
@@ -360,8 +355,8 @@ static void test_threshold_ignores_short_calls(void **state) {
   shim_result r;
   json_t *j = run_target(
       "counts", NULL,
-      fmt("report=json:report_path=%s:threshold_us=1000000:" WORKERS, p), p,
-      &r);
+      shim_fmt("report=json:report_path=%s:threshold_us=1000000:" WORKERS, p),
+      p, &r);
   assert_non_null(j);
   assert_int_equal(shim_calls(j, "on_workers"), 0);
   json_decref(j);
@@ -377,7 +372,8 @@ test_results_and_errno_identical_with_and_without_shim(void **state) {
   char *argv[] = {SHIM_TARGET, "errno", NULL};
   shim_result plain, under;
   assert_int_equal(shim_run(argv, NULL, 0, 60, &plain), 0);
-  char *env[] = {fmt("BLOCKWATCH_OPTIONS=report=none:lock=1:" WORKERS), NULL};
+  char *env[] = {shim_fmt("BLOCKWATCH_OPTIONS=report=none:lock=1:" WORKERS),
+                 NULL};
   assert_int_equal(shim_run(argv, env, 1, 60, &under), 0);
   assert_int_equal(plain.status, 0);
   assert_int_equal(under.status, 0);
@@ -398,8 +394,9 @@ static void test_bad_options_warn_once_and_keep_defaults(void **state) {
   shim_result r;
   json_t *j = run_target(
       "counts", NULL,
-      fmt("report=json:report_path=%s:bogus=1:threshold_us=abc:" WORKERS, p), p,
-      &r);
+      shim_fmt("report=json:report_path=%s:bogus=1:threshold_us=abc:" WORKERS,
+               p),
+      p, &r);
   assert_non_null(j);
   assert_non_null(strstr(r.err, "blockwatch: warning: BLOCKWATCH_OPTIONS: "
                                 "unknown option 'bogus'"));
@@ -424,7 +421,7 @@ static void test_closed_stderr_gets_nothing_written(void **state) {
   shim_result r;
   json_t *j = run_target(
       "closed_stderr", victim,
-      fmt("report=both:verbosity=1:report_path=%s:" WORKERS, p), p, &r);
+      shim_fmt("report=both:verbosity=1:report_path=%s:" WORKERS, p), p, &r);
   assert_non_null(j);
   assert_int_equal(shim_out_value(r.out, "fd"), 2);
   assert_int_equal(shim_calls(j, "on_workers"), 3);
@@ -448,7 +445,8 @@ static void test_report_replaces_a_symlink_never_follows_it(void **state) {
   unlink(p);
   assert_int_equal(symlink(victim, p), 0);
   char *argv[] = {SHIM_TARGET, "counts", NULL};
-  char *env[] = {fmt("BLOCKWATCH_OPTIONS=report=json:report_path=%s", p), NULL};
+  char *env[] = {shim_fmt("BLOCKWATCH_OPTIONS=report=json:report_path=%s", p),
+                 NULL};
   shim_result r;
   assert_int_equal(shim_run(argv, env, 1, 60, &r), 0);
   struct stat st;
@@ -469,14 +467,14 @@ static void test_fork_child_reports_separately(void **state) {
   (void)state;
   const char *p = path_of("fork.json");
   shim_result r;
-  json_t *j = run_target("fork", NULL,
-                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  json_t *j = run_target(
+      "fork", NULL, shim_fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
   assert_non_null(j);
   assert_int_equal(shim_out_value(r.out, "child_status"), 0);
   assert_int_equal(shim_calls(j, "on_workers"), 3);
   assert_int_equal(shim_calls(j, "on_other_threads"), 2); /* join, waitpid */
   long long child = shim_out_value(r.out, "child");
-  json_t *c = shim_load_json(fmt("%s.%lld", p, child));
+  json_t *c = shim_load_json(shim_fmt("%s.%lld", p, child));
   assert_non_null(c);
   assert_int_equal(json_integer_value(json_object_get(c, "pid")), child);
   assert_int_equal(shim_calls(c, "on_workers"), 0);
@@ -490,8 +488,8 @@ static void test_vfork_child_exit_leaves_parent_report(void **state) {
   (void)state;
   const char *p = path_of("vfork.json");
   shim_result r;
-  json_t *j = run_target("vfork", NULL,
-                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  json_t *j = run_target(
+      "vfork", NULL, shim_fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
   assert_non_null(j);
   assert_int_equal(shim_out_value(r.out, "child_status"), 5);
   assert_int_equal(json_integer_value(json_object_get(j, "pid")),
@@ -505,12 +503,13 @@ static void test_vfork_child_exit_leaves_parent_report(void **state) {
 static void test_pid_in_report_path(void **state) {
   (void)state;
   shim_result r;
-  run_target(
-      "fork", NULL,
-      fmt("report=json:report_path=%s/pid-%%p.json:" WORKERS, shim_tmpdir()),
-      NULL, &r);
+  run_target("fork", NULL,
+             shim_fmt("report=json:report_path=%s/pid-%%p.json:" WORKERS,
+                      shim_tmpdir()),
+             NULL, &r);
   long long child = shim_out_value(r.out, "child");
-  json_t *c = shim_load_json(fmt("%s/pid-%lld.json", shim_tmpdir(), child));
+  json_t *c =
+      shim_load_json(shim_fmt("%s/pid-%lld.json", shim_tmpdir(), child));
   assert_non_null(c);
   assert_int_equal(shim_calls(c, "on_other_threads"), 5);
   json_decref(c);
@@ -521,8 +520,8 @@ static void test_exec_image_writes_its_own_report(void **state) {
   (void)state;
   const char *p = path_of("exec.json");
   shim_result r;
-  json_t *j = run_target("exec", NULL,
-                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  json_t *j = run_target(
+      "exec", NULL, shim_fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
   assert_non_null(j);
   assert_int_equal(json_integer_value(json_object_get(j, "pid")),
                    shim_out_value(r.out, "pid"));
@@ -539,12 +538,12 @@ static void test_signal_interim_report_and_eintr_kept(void **state) {
   (void)state;
   const char *p = path_of("signal.json");
   shim_result r;
-  json_t *j = run_target("signal", p,
-                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  json_t *j = run_target(
+      "signal", p, shim_fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
   assert_non_null(j);
   assert_non_null(strstr(r.out, "nanosleep -1 EINTR"));
   assert_int_equal(shim_out_value(r.out, "renamed"), 0);
-  json_t *interim = shim_load_json(fmt("%s.interim", p));
+  json_t *interim = shim_load_json(shim_fmt("%s.interim", p));
   assert_non_null(interim);
   assert_true(json_is_true(json_object_get(interim, "interim")));
   assert_int_equal(shim_calls(interim, "on_workers"), 4);
@@ -566,7 +565,7 @@ static void test_exit_paths_write_the_report(void **state) {
     shim_result r;
     json_t *j =
         run_target("exit", cases[i].how,
-                   fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+                   shim_fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
     assert_non_null(j);
     assert_int_equal(r.exited, cases[i].exited);
     assert_int_equal(r.status, cases[i].status);
@@ -580,8 +579,8 @@ static void test_hung_worker_is_reported_on_sigterm(void **state) {
   (void)state;
   const char *p = path_of("hang.json");
   shim_result r;
-  json_t *j = run_target("hang", NULL,
-                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  json_t *j = run_target(
+      "hang", NULL, shim_fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
   assert_non_null(j);
   assert_false(r.exited);
   assert_int_equal(r.status, SIGTERM);
@@ -600,9 +599,9 @@ static void test_fail_now_stops_at_first_worker_block(void **state) {
   (void)state;
   const char *p = path_of("fail.json");
   shim_result r;
-  json_t *j =
-      run_target("counts", NULL,
-                 fmt("report=json:report_path=%s:fail=1:" WORKERS, p), p, &r);
+  json_t *j = run_target(
+      "counts", NULL, shim_fmt("report=json:report_path=%s:fail=1:" WORKERS, p),
+      p, &r);
   assert_non_null(j);
   assert_true(r.exited);
   assert_int_equal(r.status, 66);
@@ -619,8 +618,8 @@ static void test_fail_report_exits_nonzero_only_with_findings(void **state) {
   shim_result r;
   json_t *j = run_target(
       "counts", NULL,
-      fmt("report=json:report_path=%s:fail=report:exitcode=3:" WORKERS, p), p,
-      &r);
+      shim_fmt("report=json:report_path=%s:fail=report:exitcode=3:" WORKERS, p),
+      p, &r);
   assert_non_null(j);
   assert_int_equal(r.status, 3);
   assert_int_equal(shim_out_value(r.out, "done"), 1); /* stdout flushed */
@@ -628,7 +627,7 @@ static void test_fail_report_exits_nonzero_only_with_findings(void **state) {
   json_decref(j);
   shim_result_free(&r);
   j = run_target("counts", NULL,
-                 fmt("report=json:report_path=%s:fail=report", p), p, &r);
+                 shim_fmt("report=json:report_path=%s:fail=report", p), p, &r);
   assert_non_null(j);
   assert_int_equal(r.status, 0);
   json_decref(j);
@@ -639,15 +638,17 @@ static void test_torture_many_threads_fork_no_lost_counts(void **state) {
   (void)state;
   const char *p = path_of("torture.json");
   shim_result r;
-  json_t *j = run_target("torture", NULL,
-                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  json_t *j =
+      run_target("torture", NULL,
+                 shim_fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
   assert_non_null(j);
   long long calls = shim_out_value(r.out, "calls");
   assert_true(calls >= 100000);
   assert_int_equal(shim_calls(j, "on_workers"), calls);
   assert_int_equal(shim_site_count(j, "write"), calls);
   assert_int_equal(shim_out_value(r.out, "child_status"), 0);
-  json_t *c = shim_load_json(fmt("%s.%lld", p, shim_out_value(r.out, "child")));
+  json_t *c =
+      shim_load_json(shim_fmt("%s.%lld", p, shim_out_value(r.out, "child")));
   assert_non_null(c);
   assert_int_equal(shim_calls(c, "on_workers"), 0);
   assert_int_equal(shim_calls(c, "on_other_threads"), 1);
@@ -661,8 +662,8 @@ test_report_signals_during_counted_calls_lose_nothing(void **state) {
   (void)state;
   const char *p = path_of("storm.json");
   shim_result r;
-  json_t *j = run_target("storm", NULL,
-                         fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+  json_t *j = run_target(
+      "storm", NULL, shim_fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
   assert_non_null(j);
   assert_int_equal(r.status, 0);
   long long calls = shim_out_value(r.out, "calls");
@@ -775,8 +776,8 @@ static void test_wrapper_says_static_binaries_cannot_be_watched(void **state) {
 static json_t *run_runtime(const char *target, const char *mode,
                            const char *options, const char *p, shim_result *r) {
   char *argv[] = {(char *)target, (char *)mode, NULL};
-  char *env[] = {fmt("BLOCKWATCH_OPTIONS=report=json:report_path=%s%s%s", p,
-                     options[0] ? ":" : "", options),
+  char *env[] = {shim_fmt("BLOCKWATCH_OPTIONS=report=json:report_path=%s%s%s",
+                          p, options[0] ? ":" : "", options),
                  NULL};
   unlink(p);
   assert_int_equal(shim_run(argv, env, 1, 120, r), 0);
@@ -830,8 +831,8 @@ static void check_many_items(const char *target, unsigned sample_items) {
   const char *p = path_of("many.json");
   shim_result r;
   json_t *j = run_runtime(
-      target, "many", sample_items ? fmt("sample_items=%u", sample_items) : "",
-      p, &r);
+      target, "many",
+      sample_items ? shim_fmt("sample_items=%u", sample_items) : "", p, &r);
   assert_non_null(j);
   json_t *pool = pool_at(j, 0);
   assert_non_null(pool);
@@ -1012,7 +1013,8 @@ static void test_trace_is_a_chrome_trace(void **state) {
   const char *t = path_of("trace.json");
   unlink(t);
   shim_result r;
-  json_t *j = run_runtime(RUNTIME_TARGET, "starve", fmt("trace=%s", t), p, &r);
+  json_t *j =
+      run_runtime(RUNTIME_TARGET, "starve", shim_fmt("trace=%s", t), p, &r);
   assert_non_null(j);
   double probe = (double)shim_out_value(r.out, "probe_wait_ms");
   json_t *trace = shim_load_json(t);
