@@ -172,7 +172,11 @@ static void test_timer_stop_from_its_own_run(void **state) {
   probe p = {0};
   atomic_store(&self_timer, bw_timer_start(pool, 20, 5, stop_self, &p));
   assert_int_equal(rt_wait_count(&p.starts, 3, 10000), 3);
-  rt_sleep_ms(100);
+  /* The third run stops its own timer; on a loaded machine it may get
+   * there late, so wait for its answer instead of a fixed time. */
+  for (int i = 0; i < 10000 && atomic_load(&self_stop_rc) == -100; i++)
+    rt_sleep_ms(1);
+  rt_sleep_ms(50); /* a run that wrongly starts after the stop shows now */
   assert_int_equal(atomic_load(&self_stop_rc), 1); /* fn was running */
   assert_int_equal(atomic_load(&p.starts), 3);
   assert_int_equal(bw_pool_destroy(pool), 0);
@@ -199,6 +203,10 @@ static void test_timer_no_run_starts_after_stop_returns(void **state) {
     if (rc == 0)
       assert_int_equal(atomic_load(&p[i].ends), seen[i]);
   }
+  /* A run that was going on when stop returned 1 finishes (waited for,
+   * not timed: a loaded machine may deschedule it); then no run starts. */
+  for (int i = 0; i < N; i++)
+    assert_int_equal(rt_wait_count(&p[i].ends, seen[i], 10000), seen[i]);
   rt_sleep_ms(50);
   for (int i = 0; i < N; i++) {
     assert_int_equal(atomic_load(&p[i].starts), seen[i]);
