@@ -31,7 +31,16 @@ void bwsc__facts_free(bwsc__tu_facts *facts) {
     for (size_t a = 0; a < call->nargs; a++)
       bwsc__value_free(&call->args[a]);
     free(call->args);
+    for (size_t a = 0; call->descs && a < call->nargs; a++)
+      free(call->descs[a].key);
+    free(call->descs);
+    free(call->result);
   }
+  for (size_t i = 0; i < facts->ndesc_flows; i++) {
+    free(facts->desc_flows[i].to);
+    free(facts->desc_flows[i].from);
+  }
+  free(facts->desc_flows);
   for (size_t i = 0; i < facts->nflows; i++) {
     free(facts->flows[i].slot);
     bwsc__value_free(&facts->flows[i].value);

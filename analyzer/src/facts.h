@@ -54,6 +54,16 @@ typedef struct bwsc__value {
   const char *record;
 } bwsc__value;
 
+/* What a call argument says about descriptors. */
+typedef struct bwsc__arg_desc {
+  /* An integer variable, field or parameter (or array of integers): its
+   * slot key; NULL for anything else. */
+  char *key;
+  /* Not a constant, but an OR with constant operands (`flags |
+   * O_NONBLOCK`): the bits those operands set. */
+  long long bits;
+} bwsc__arg_desc;
+
 /* One call expression inside a function body. */
 typedef struct bwsc__call_fact {
   char *caller;       /* USR of the enclosing function */
@@ -67,6 +77,8 @@ typedef struct bwsc__call_fact {
   int cold;
   size_t nargs;
   bwsc__value *args;
+  bwsc__arg_desc *descs; /* nargs entries, or NULL: no argument is one */
+  char *result; /* the descriptor key its result is stored into, or NULL */
 } bwsc__call_fact;
 
 /* `slot` may hold `value` (a FUNC or another SLOT): an initialiser, an
@@ -75,6 +87,13 @@ typedef struct bwsc__flow_fact {
   char *slot;
   bwsc__value value;
 } bwsc__flow_fact;
+
+/* Integer slot `to` is assigned (or initialised from) integer slot
+ * `from`: the same descriptor, in two places (`ctx->sock = sock`); from
+ * NULL when the value is neither a slot, a call nor a constant. */
+typedef struct bwsc__desc_flow {
+  char *to, *from;
+} bwsc__desc_flow;
 
 /* A `blockscan-ignore` or `NOLINT(blockscan...)` comment. It covers its own
  * line and the next one. rule NULL means every rule. */
@@ -99,6 +118,8 @@ typedef struct bwsc__tu_facts {
   size_t ncalls, capcalls;
   bwsc__flow_fact *flows;
   size_t nflows, capflows;
+  bwsc__desc_flow *desc_flows;
+  size_t ndesc_flows, capdesc_flows;
   bwsc__suppress_fact *suppress;
   size_t nsuppress, capsuppress;
   bwsc__diag_fact *diags;

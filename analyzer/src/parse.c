@@ -8,9 +8,7 @@
  */
 #include "parse.h"
 
-#include "util.h"
-
-#include <clang-c/Index.h>
+#include "parse_clang.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -38,17 +36,11 @@ typedef struct visit_ctx {
   bwsc__strmap scanned;       /* files already scanned for suppressions */
   bwsc__strmap record_by_usr; /* struct USR -> 1 + index in facts->records
                                  when it has code fields, else 0 */
+  CXCursor result_call;       /* a call whose result is stored in... */
+  char *result_desc;          /* ...this descriptor key (owned) */
   char **scanned_keys;        /* owned keys of `scanned` */
   size_t nscanned, capscanned;
 } visit_ctx;
-
-/* Copies a CXString into a malloc'd string and disposes it. */
-static char *take_string(CXString str) {
-  const char *text = clang_getCString(str);
-  char *copy = bwsc__xstrdup(text ? text : "");
-  clang_disposeString(str);
-  return copy;
-}
 
 static char *file_name(CXFile file) {
   if (!file)
@@ -91,67 +83,6 @@ static int in_system_header(CXCursor cursor) {
 
 /* ---- peeling expressions ---------------------------------------------- */
 
-typedef struct child_pick {
-  CXCursor first, last;
-  int nexpr;
-  CXCursor member_ref; /* last MemberRef child (designators) */
-  int has_member_ref;
-} child_pick;
-
-static enum CXChildVisitResult pick_visitor(CXCursor cursor, CXCursor parent,
-                                            CXClientData data) {
-  (void)parent;
-  child_pick *pick = data;
-  enum CXCursorKind kind = clang_getCursorKind(cursor);
-  if (kind == CXCursor_MemberRef) {
-    pick->member_ref = cursor;
-    pick->has_member_ref = 1;
-  } else if (clang_isExpression(kind)) {
-    if (!pick->nexpr++)
-      pick->first = cursor;
-    pick->last = cursor;
-  }
-  return CXChildVisit_Continue;
-}
-
-static child_pick pick_children(CXCursor cursor) {
-  child_pick pick;
-  memset(&pick, 0, sizeof(pick));
-  clang_visitChildren(cursor, pick_visitor, &pick);
-  return pick;
-}
-
-/* Strips implicit conversions, casts, parentheses, unary & and *, and array
- * subscripts (a table of handlers), leaving what the value names. */
-static CXCursor peel(CXCursor cursor) {
-  for (int depth = 0; depth < 64; depth++) {
-    enum CXCursorKind kind = clang_getCursorKind(cursor);
-    child_pick pick;
-    switch (kind) {
-    case CXCursor_UnexposedExpr:
-    case CXCursor_ParenExpr:
-    case CXCursor_CStyleCastExpr:
-    case CXCursor_UnaryOperator:
-      pick = pick_children(cursor);
-      if (pick.nexpr != 1 && kind != CXCursor_CStyleCastExpr)
-        return cursor;
-      if (!pick.nexpr)
-        return cursor;
-      cursor = pick.last;
-      break;
-    case CXCursor_ArraySubscriptExpr:
-      pick = pick_children(cursor);
-      if (!pick.nexpr)
-        return cursor;
-      cursor = pick.first;
-      break;
-    default:
-      return cursor;
-    }
-  }
-  return cursor;
-}
-
 /* Finds the n-th expression child. */
 typedef struct nth_expr {
   int n;
@@ -170,27 +101,6 @@ nth_expr_visitor(CXCursor cursor, CXCursor parent, CXClientData data) {
     return CXChildVisit_Break;
   }
   return CXChildVisit_Continue;
-}
-
-static int is_function_kind(enum CXCursorKind kind) {
-  return kind == CXCursor_FunctionDecl;
-}
-
-/* The slot key of a parameter: "<function USR>#<index>". */
-static char *param_slot(CXCursor parm) {
-  CXCursor fn = clang_getCursorSemanticParent(parm);
-  if (!is_function_kind(clang_getCursorKind(fn)))
-    return NULL;
-  int nargs = clang_Cursor_getNumArguments(fn);
-  for (int i = 0; i < nargs; i++) {
-    if (clang_equalCursors(clang_Cursor_getArgument(fn, (unsigned)i), parm)) {
-      char *usr = take_string(clang_getCursorUSR(fn));
-      char *slot = bwsc__xasprintf("%s#%d", usr, i);
-      free(usr);
-      return slot;
-    }
-  }
-  return NULL;
 }
 
 /* Integer constants, for the rules' "does not block when" conditions. */
@@ -250,7 +160,7 @@ static int may_hold_code(CXType type) {
 /* `c ? f : g` may be either function: it becomes a slot of its own, named
  * by its place, that both branches flow into. */
 static void conditional_value(visit_ctx *ctx, CXCursor cond, bwsc__value *out) {
-  child_pick pick = pick_children(cond);
+  child_pick pick = bwsc__pick_children(cond);
   if (pick.nexpr != 3)
     return;
   CXFile file = NULL;
@@ -281,7 +191,7 @@ static void conditional_value(visit_ctx *ctx, CXCursor cond, bwsc__value *out) {
 /* Describes what expression `expr` denotes. */
 static void value_of(visit_ctx *ctx, CXCursor expr, bwsc__value *out) {
   memset(out, 0, sizeof(*out));
-  CXCursor peeled = peel(expr);
+  CXCursor peeled = bwsc__peel(expr);
   enum CXCursorKind kind = clang_getCursorKind(peeled);
   if (kind == CXCursor_ConditionalOperator) {
     conditional_value(ctx, peeled, out);
@@ -311,7 +221,7 @@ static void value_of(visit_ctx *ctx, CXCursor expr, bwsc__value *out) {
       out->kind = BWSC__VAL_SLOT;
       out->ref = take_string(clang_getCursorUSR(ref));
     } else if (ref_kind == CXCursor_ParmDecl) {
-      out->ref = param_slot(ref);
+      out->ref = bwsc__param_slot(ref);
       out->kind = out->ref ? BWSC__VAL_SLOT : BWSC__VAL_OTHER;
     }
     if (out->kind != BWSC__VAL_OTHER) {
@@ -321,6 +231,18 @@ static void value_of(visit_ctx *ctx, CXCursor expr, bwsc__value *out) {
   }
   if (maybe_constant(peeled) && eval_int(expr, &out->ival))
     out->kind = BWSC__VAL_INT;
+}
+
+/* An argument that names an integer slot, or ORs in constant flags. */
+static int arg_desc(visit_ctx *ctx, CXCursor arg, const bwsc__value *value,
+                    bwsc__arg_desc *out) {
+  CXCursor peeled = bwsc__peel(arg);
+  enum CXCursorKind kind = clang_getCursorKind(peeled);
+  if (kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr)
+    out->key = bwsc__desc_key(clang_getCursorReferenced(peeled));
+  else if (kind == CXCursor_BinaryOperator && value->kind != BWSC__VAL_INT)
+    out->bits = bwsc__or_bits(ctx->tu, peeled);
+  return out->key || out->bits;
 }
 
 static int holds_function(const bwsc__value *value) {
@@ -473,7 +395,7 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
    * run on a worker. */
   if (!ctx->func_usr)
     return;
-  child_pick pick = pick_children(call);
+  child_pick pick = bwsc__pick_children(call);
   if (!pick.nexpr)
     return;
   bwsc__call_fact *fact =
@@ -489,6 +411,14 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
   }
   cursor_loc(ctx, call, &fact->loc, 1);
   fact->cold = in_cold_macro(ctx, call);
+  /* By extent: the visitor's cursor for the call is not bit-equal to the
+   * one record_desc_store found under the assignment. */
+  if (ctx->result_desc &&
+      clang_equalRanges(clang_getCursorExtent(call),
+                        clang_getCursorExtent(ctx->result_call))) {
+    fact->result = ctx->result_desc;
+    ctx->result_desc = NULL;
+  }
   int nargs = clang_Cursor_getNumArguments(call);
   if (nargs > 0) {
     fact->nargs = (size_t)nargs;
@@ -497,14 +427,51 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
       CXCursor arg = clang_Cursor_getArgument(call, (unsigned)i);
       value_of(ctx, arg, &fact->args[i]);
       fact->args[i].record = arg_record(ctx, arg);
+      bwsc__arg_desc desc = {NULL, 0};
+      if (arg_desc(ctx, arg, &fact->args[i], &desc)) {
+        if (!fact->descs)
+          fact->descs = bwsc__xcalloc(fact->nargs, sizeof(bwsc__arg_desc));
+        fact->descs[i] = desc;
+      }
     }
   }
 }
 
+/* Integer slot `to` (owned) takes the value of `rhs`: a call's result (the
+ * call is visited next, see record_call), another integer slot, or
+ * something else (from NULL); constants (`fd = -1`) are not recorded. */
+static void record_desc_store(visit_ctx *ctx, char *to, CXCursor rhs) {
+  CXCursor peeled = bwsc__peel(rhs);
+  enum CXCursorKind kind = clang_getCursorKind(peeled);
+  char *from = NULL;
+  if (kind == CXCursor_CallExpr) {
+    free(ctx->result_desc);
+    ctx->result_call = peeled;
+    ctx->result_desc = to;
+    return;
+  }
+  if (kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr)
+    from = bwsc__desc_key(clang_getCursorReferenced(peeled));
+  if (to && (from || !maybe_constant(peeled))) {
+    bwsc__tu_facts *facts = ctx->facts;
+    bwsc__desc_flow *flow =
+        BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
+    flow->to = to;
+    flow->from = from;
+    return;
+  }
+  free(to);
+  free(from);
+}
+
 static void record_var_init(visit_ctx *ctx, CXCursor var) {
-  if (!may_hold_code(clang_getCursorType(var)))
-    return; /* cheaper than building the value and the USR */
-  child_pick pick = pick_children(var);
+  if (!may_hold_code(clang_getCursorType(var))) {
+    child_pick pick = bwsc__pick_children(var);
+    if (ctx->func_usr && pick.nexpr)
+      record_desc_store(ctx, bwsc__desc_key(var), pick.last);
+    return;
+  }
+  child_pick pick = bwsc__pick_children(var);
   if (!pick.nexpr || clang_getCursorKind(pick.last) == CXCursor_InitListExpr)
     return;
   bwsc__value value;
@@ -517,9 +484,21 @@ static void record_var_init(visit_ctx *ctx, CXCursor var) {
 /* `lhs = rhs` of function-pointer type. Comparisons have type int, so the
  * result type tells an assignment from them without tokenising. */
 static void record_assignment(visit_ctx *ctx, CXCursor binop) {
-  if (!is_function_pointer(clang_getCursorType(binop)))
+  if (!is_function_pointer(clang_getCursorType(binop))) {
+    child_pick pick = bwsc__pick_children(binop);
+    CXCursor lhs = pick.nexpr == 2 ? bwsc__peel(pick.first) : pick.first;
+    enum CXCursorKind kind = clang_getCursorKind(lhs);
+    if (pick.nexpr != 2 ||
+        (kind != CXCursor_DeclRefExpr && kind != CXCursor_MemberRefExpr))
+      return;
+    char *to = bwsc__desc_key(clang_getCursorReferenced(lhs));
+    if (to && bwsc__is_assignment(ctx->tu, binop))
+      record_desc_store(ctx, to, pick.last);
+    else
+      free(to);
     return;
-  child_pick pick = pick_children(binop);
+  }
+  child_pick pick = bwsc__pick_children(binop);
   if (pick.nexpr != 2)
     return;
   bwsc__value lhs, rhs;
@@ -557,7 +536,7 @@ static enum CXChildVisitResult init_visitor(CXCursor cursor, CXCursor parent,
   if (!clang_isExpression(clang_getCursorKind(cursor)))
     return CXChildVisit_Continue;
   CXCursor target = clang_getNullCursor();
-  child_pick pick = pick_children(cursor);
+  child_pick pick = bwsc__pick_children(cursor);
   CXCursor expr = cursor;
   if (pick.has_member_ref && pick.nexpr) {
     /* A designated initialiser: `.field = value`. */
@@ -611,7 +590,7 @@ static void record_return(visit_ctx *ctx, CXCursor ret) {
   if (!ctx->func_usr ||
       !may_hold_code(clang_getResultType(clang_getCursorType(ctx->func))))
     return;
-  child_pick pick = pick_children(ret);
+  child_pick pick = bwsc__pick_children(ret);
   if (!pick.nexpr)
     return;
   bwsc__value value;
@@ -792,6 +771,7 @@ void bwsc__parser_parse(bwsc__parser *parser, const bwsc__tu_input *input,
   bwsc__strmap_free(&ctx.func_by_usr);
   bwsc__strmap_free(&ctx.scanned);
   bwsc__strmap_free(&ctx.record_by_usr);
+  free(ctx.result_desc);
   for (size_t i = 0; i < ctx.nscanned; i++)
     free(ctx.scanned_keys[i]);
   free(ctx.scanned_keys);

@@ -181,6 +181,9 @@ static void merge_calls(bwsc__program *prog, const bwsc__tu_facts *facts,
     if (flow->value.kind == BWSC__VAL_FUNC)
       node_for(prog, flow->value.ref, flow->value.name);
   }
+  for (size_t i = 0; i < facts->ndesc_flows; i++)
+    *BWSC__PUSH(prog->desc_flows, prog->ndesc_flows, prog->capdesc_flows) =
+        &facts->desc_flows[i];
 }
 
 void bwsc__program_build(bwsc__program *prog, const bwsc__tu_facts *tus,
@@ -210,6 +213,7 @@ void bwsc__program_free(bwsc__program *prog) {
   free(prog->tu_multi);
   free(prog->tu_nmulti);
   free(prog->call_tu);
+  free(prog->desc_flows);
   for (size_t i = 0; i < prog->nresolved_lists; i++) {
     free(prog->resolved_keys[i]);
     free(prog->resolved[i]);

@@ -58,6 +58,8 @@ typedef struct bwsc__program {
   size_t nresolved_lists, capresolved_keys, capresolved, capnresolved;
   bwsc__slot *slots;
   size_t nslots, capslots;
+  const bwsc__desc_flow **desc_flows; /* of every TU, borrowed */
+  size_t ndesc_flows, capdesc_flows;
   bwsc__strmap slot_by_key;
   char **owned; /* parameter slot keys made while merging */
   size_t nowned, capowned;

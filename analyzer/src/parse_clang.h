@@ -1,0 +1,57 @@
+/* parse_clang.h - libclang helpers shared by parse.c and parse_desc.c.
+ *
+ * Invariant: only the parser's files include this (it is the one place
+ * outside parse.c that sees libclang types); every CXString a helper reads
+ * is disposed before it returns.
+ */
+#ifndef BLOCKSCAN_PARSE_CLANG_H
+#define BLOCKSCAN_PARSE_CLANG_H
+
+#include "util.h"
+
+#include <clang-c/Index.h>
+
+/* Copies a CXString into a malloc'd string and disposes it. */
+static inline char *take_string(CXString str) {
+  const char *text = clang_getCString(str);
+  char *copy = bwsc__xstrdup(text ? text : "");
+  clang_disposeString(str);
+  return copy;
+}
+
+static inline int is_function_kind(enum CXCursorKind kind) {
+  return kind == CXCursor_FunctionDecl;
+}
+
+/* The first and last expression children of a cursor, and its last
+ * MemberRef child (designators). */
+typedef struct child_pick {
+  CXCursor first, last;
+  int nexpr;
+  CXCursor member_ref;
+  int has_member_ref;
+} child_pick;
+
+child_pick bwsc__pick_children(CXCursor cursor);
+
+/* Strips implicit conversions, casts, parentheses, unary & and *, and array
+ * subscripts (a table of handlers), leaving what the value names. */
+CXCursor bwsc__peel(CXCursor cursor);
+
+/* The slot key of a parameter: "<function USR>#<index>", or NULL. */
+char *bwsc__param_slot(CXCursor parm);
+
+/* The descriptor key of a declaration `ref` (what a DeclRefExpr or
+ * MemberRefExpr references) of integer type, or an array of integers
+ * (pipe2's `int fds[2]`): its USR, or its parameter slot; else NULL. */
+char *bwsc__desc_key(CXCursor ref);
+
+/* For a binary operator that is not a constant: the bits its constant
+ * operands set when it is an OR (`flags | O_NONBLOCK`, nested ORs too);
+ * 0 for any other operator. */
+long long bwsc__or_bits(CXTranslationUnit tu, CXCursor binop);
+
+/* 1 when binary operator `binop` is a plain assignment `lhs = rhs`. */
+int bwsc__is_assignment(CXTranslationUnit tu, CXCursor binop);
+
+#endif /* BLOCKSCAN_PARSE_CLANG_H */

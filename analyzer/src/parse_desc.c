@@ -1,0 +1,186 @@
+/* parse_desc.c - the libclang side of descriptor tracking: which integer
+ * variable, field or parameter an expression names, and the operator of a
+ * binary expression (libclang 14 does not expose it: it is read from the
+ * token between the two operands).
+ *
+ * Invariants: no function here allocates anything it does not return;
+ * a binary operator written inside a macro has no tokens of its own and
+ * counts as neither an OR nor an assignment (the conservative answer).
+ */
+#include "parse_clang.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static enum CXChildVisitResult pick_visitor(CXCursor cursor, CXCursor parent,
+                                            CXClientData data) {
+  (void)parent;
+  child_pick *pick = data;
+  enum CXCursorKind kind = clang_getCursorKind(cursor);
+  if (kind == CXCursor_MemberRef) {
+    pick->member_ref = cursor;
+    pick->has_member_ref = 1;
+  } else if (clang_isExpression(kind)) {
+    if (!pick->nexpr++)
+      pick->first = cursor;
+    pick->last = cursor;
+  }
+  return CXChildVisit_Continue;
+}
+
+child_pick bwsc__pick_children(CXCursor cursor) {
+  child_pick pick;
+  memset(&pick, 0, sizeof(pick));
+  clang_visitChildren(cursor, pick_visitor, &pick);
+  return pick;
+}
+
+CXCursor bwsc__peel(CXCursor cursor) {
+  for (int depth = 0; depth < 64; depth++) {
+    enum CXCursorKind kind = clang_getCursorKind(cursor);
+    child_pick pick;
+    switch (kind) {
+    case CXCursor_UnexposedExpr:
+    case CXCursor_ParenExpr:
+    case CXCursor_CStyleCastExpr:
+    case CXCursor_UnaryOperator:
+      pick = bwsc__pick_children(cursor);
+      if (pick.nexpr != 1 && kind != CXCursor_CStyleCastExpr)
+        return cursor;
+      if (!pick.nexpr)
+        return cursor;
+      cursor = pick.last;
+      break;
+    case CXCursor_ArraySubscriptExpr:
+      pick = bwsc__pick_children(cursor);
+      if (!pick.nexpr)
+        return cursor;
+      cursor = pick.first;
+      break;
+    default:
+      return cursor;
+    }
+  }
+  return cursor;
+}
+
+char *bwsc__param_slot(CXCursor parm) {
+  CXCursor fn = clang_getCursorSemanticParent(parm);
+  if (!is_function_kind(clang_getCursorKind(fn)))
+    return NULL;
+  int nargs = clang_Cursor_getNumArguments(fn);
+  for (int i = 0; i < nargs; i++) {
+    if (clang_equalCursors(clang_Cursor_getArgument(fn, (unsigned)i), parm)) {
+      char *usr = take_string(clang_getCursorUSR(fn));
+      char *slot = bwsc__xasprintf("%s#%d", usr, i);
+      free(usr);
+      return slot;
+    }
+  }
+  return NULL;
+}
+
+static int is_integer(CXType type) {
+  type = clang_getCanonicalType(type);
+  if (type.kind == CXType_ConstantArray)
+    type = clang_getCanonicalType(clang_getArrayElementType(type));
+  switch (type.kind) {
+  case CXType_Short:
+  case CXType_UShort:
+  case CXType_Int:
+  case CXType_UInt:
+  case CXType_Long:
+  case CXType_ULong:
+  case CXType_LongLong:
+  case CXType_ULongLong:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+char *bwsc__desc_key(CXCursor ref) {
+  enum CXCursorKind kind = clang_getCursorKind(ref);
+  if (kind != CXCursor_VarDecl && kind != CXCursor_FieldDecl &&
+      kind != CXCursor_ParmDecl)
+    return NULL;
+  if (!is_integer(clang_getCursorType(ref)))
+    return NULL;
+  if (kind == CXCursor_ParmDecl)
+    return bwsc__param_slot(ref);
+  return take_string(clang_getCursorUSR(ref));
+}
+
+/* Offset of a location in its file (spelling: the operator is written
+ * in the file, not in a macro, or it has no token of its own). */
+static unsigned offset_of(CXSourceLocation loc) {
+  unsigned offset = 0;
+  clang_getSpellingLocation(loc, NULL, NULL, NULL, &offset);
+  return offset;
+}
+
+/* The spelling of the first token after a binary operator's left operand:
+ * the operator. Writes "" when there is none (a macro). */
+static void operator_of(CXTranslationUnit tu, CXCursor binop, char *buf,
+                        size_t size) {
+  buf[0] = '\0';
+  child_pick pick = bwsc__pick_children(binop);
+  if (pick.nexpr != 2)
+    return;
+  unsigned left_end =
+      offset_of(clang_getRangeEnd(clang_getCursorExtent(pick.first)));
+  CXToken *tokens = NULL;
+  unsigned count = 0;
+  clang_tokenize(tu, clang_getCursorExtent(binop), &tokens, &count);
+  for (unsigned i = 0; i < count; i++) {
+    if (offset_of(clang_getTokenLocation(tu, tokens[i])) < left_end)
+      continue;
+    char *text = take_string(clang_getTokenSpelling(tu, tokens[i]));
+    if (strlen(text) < size)
+      strcpy(buf, text);
+    free(text);
+    break;
+  }
+  clang_disposeTokens(tu, tokens, count);
+}
+
+int bwsc__is_assignment(CXTranslationUnit tu, CXCursor binop) {
+  char op[4];
+  operator_of(tu, binop, op, sizeof(op));
+  return strcmp(op, "=") == 0;
+}
+
+/* A constant operand's value, or the bits of a nested OR (through
+ * parentheses and casts); 0 for anything else. */
+static long long operand_bits(CXTranslationUnit tu, CXCursor expr) {
+  CXEvalResult result = clang_Cursor_Evaluate(expr);
+  if (result) {
+    int is_int = clang_EvalResult_getKind(result) == CXEval_Int;
+    long long bits = is_int ? clang_EvalResult_getAsLongLong(result) : 0;
+    clang_EvalResult_dispose(result);
+    if (is_int)
+      return bits;
+  }
+  for (int depth = 0; depth < 8; depth++) {
+    enum CXCursorKind kind = clang_getCursorKind(expr);
+    if (kind == CXCursor_BinaryOperator)
+      return bwsc__or_bits(tu, expr);
+    if (kind != CXCursor_ParenExpr && kind != CXCursor_UnexposedExpr &&
+        kind != CXCursor_CStyleCastExpr)
+      return 0;
+    child_pick pick = bwsc__pick_children(expr);
+    if (pick.nexpr != 1)
+      return 0;
+    expr = pick.first;
+  }
+  return 0;
+}
+
+long long bwsc__or_bits(CXTranslationUnit tu, CXCursor binop) {
+  char op[4];
+  operator_of(tu, binop, op, sizeof(op));
+  if (strcmp(op, "|") != 0)
+    return 0;
+  child_pick pick = bwsc__pick_children(binop);
+  return operand_bits(tu, pick.first) | operand_bits(tu, pick.last);
+}
