@@ -31,6 +31,8 @@
  */
 #include "analyze.h"
 
+#include "nonblock.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,6 +81,7 @@ typedef struct analysis {
   int *callee_param;      /* per call: the caller's parameter it calls
                              through, or -1 */
   bwsc__findings *out;
+  bwsc__nonblock nonblock; /* descriptors made non-blocking */
 } analysis;
 
 void bwsc__stable_name(const bwsc__node *node, char *buf, size_t size) {
@@ -306,6 +309,7 @@ static int cond_holds(const analysis *an, const bw_rule_cond *cond,
     return 0;
   const bwsc__value *arg = &call->args[cond->arg];
   const size_t *targets = NULL;
+  const char *desc;
   size_t count;
   switch (cond->kind) {
   case BW_COND_EQUALS:
@@ -325,8 +329,11 @@ static int cond_holds(const analysis *an, const bw_rule_cond *cond,
     /* A callback variable counts when something is known to flow in. */
     count = bwsc__program_targets(an->prog, arg, &targets);
     return count > 0;
+  case BW_COND_NONBLOCKING_FD:
+    desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
+    return bwsc__nonblock_has(&an->nonblock, desc);
   default:
-    /* Descriptor flags and timeout contents are unknown statically:
+    /* Other descriptor flags and timeout contents are unknown statically:
      * the call counts as blocking. */
     return 0;
   }
@@ -669,7 +676,11 @@ static void walk_root(analysis *an, walk *w, size_t root_node) {
 
 size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
                      bwsc__findings *out) {
-  analysis an = {prog, rules, NULL, NULL, NULL, NULL, out};
+  analysis an;
+  memset(&an, 0, sizeof(an));
+  an.prog = prog;
+  an.rules = rules;
+  an.out = out;
   size_t n = prog->nnodes;
   an.wraps = bwsc__xcalloc(n + 1, sizeof(wrapping));
   an.roots = bwsc__xcalloc(n + 1, sizeof(root));
@@ -677,6 +688,7 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   find_wrappers(&an);
   find_roots(&an);
   find_bound_params(&an);
+  bwsc__nonblock_build(&an.nonblock, prog);
 
   walk w;
   memset(&w, 0, sizeof(w));
@@ -704,5 +716,6 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   free(an.bound_params);
   free(an.wraps);
   free(an.roots);
+  bwsc__nonblock_free(&an.nonblock);
   return nroots;
 }
