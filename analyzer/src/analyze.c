@@ -303,8 +303,20 @@ static void find_roots(analysis *an) {
 
 /* ---- non-blocking argument conditions ---------------------------------- */
 
+/* A call written in readiness callback `cb` itself, on the descriptor
+ * the callback was registered for (its parameter 0). */
+static int on_ready_fd(const analysis *an, const char *desc, size_t cb) {
+  if (cb == SIZE_MAX || !desc ||
+      !bwsc__nonblock_readiness_entry(an->roots[cb].entry))
+    return 0;
+  const char *usr = an->prog->nodes[cb].usr;
+  size_t len = strlen(usr);
+  return strncmp(desc, usr, len) == 0 && strcmp(desc + len, "#0") == 0;
+}
+
+/* `cb`: the readiness callback the call is written in, else SIZE_MAX. */
 static int cond_holds(const analysis *an, const bw_rule_cond *cond,
-                      const bwsc__call_fact *call) {
+                      const bwsc__call_fact *call, size_t cb) {
   if (cond->arg < 0 || (size_t)cond->arg >= call->nargs)
     return 0;
   const bwsc__value *arg = &call->args[cond->arg];
@@ -331,7 +343,7 @@ static int cond_holds(const analysis *an, const bw_rule_cond *cond,
     return count > 0;
   case BW_COND_NONBLOCKING_FD:
     desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
-    return bwsc__nonblock_has(&an->nonblock, desc);
+    return bwsc__nonblock_has(&an->nonblock, desc) || on_ready_fd(an, desc, cb);
   default:
     /* Other descriptor flags and timeout contents are unknown statically:
      * the call counts as blocking. */
@@ -340,9 +352,9 @@ static int cond_holds(const analysis *an, const bw_rule_cond *cond,
 }
 
 static int nonblocking(const analysis *an, const bw_blocking_rule *rule,
-                       const bwsc__call_fact *call) {
+                       const bwsc__call_fact *call, size_t cb) {
   for (size_t i = 0; i < rule->n_unless; i++)
-    if (cond_holds(an, &rule->unless[i], call))
+    if (cond_holds(an, &rule->unless[i], call, cb))
       return 1;
   return 0;
 }
@@ -615,7 +627,7 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
         if (bw_pool_kind_reports(an->roots[root_node].pool_kind,
                                  rule->category) &&
             w->call_stamp[call_index] != w->stamp &&
-            !nonblocking(an, rule, call)) {
+            !nonblocking(an, rule, call, si ? SIZE_MAX : root_node)) {
           add_finding(an, root_node, w, &w->states[si], call, &call->loc,
                       callee->name, rule, ntargets, cold);
           reported = 1;

@@ -49,6 +49,11 @@ static const setter setters[] = {
     {NULL, 0, 0, 0, 0, 0},
 };
 
+static const char *const readiness_entries[] = {
+    "event_new",     "event_assign",       "event_set",
+    "g_unix_fd_add", "g_unix_fd_add_full", NULL,
+};
+
 static const setter *find_setter(const char *name) {
   for (const setter *s = setters; name && s->name; s++)
     if (strcmp(s->name, name) == 0)
@@ -177,4 +182,11 @@ const char *bwsc__nonblock_arg(const bwsc__call_fact *call, size_t arg) {
 
 int bwsc__nonblock_has(const bwsc__nonblock *nb, const char *key) {
   return key && bwsc__strmap_get(&nb->keys, key, NULL);
+}
+
+int bwsc__nonblock_readiness_entry(const char *entry) {
+  for (size_t i = 0; entry && readiness_entries[i]; i++)
+    if (strcmp(readiness_entries[i], entry) == 0)
+      return 1;
+  return 0;
 }

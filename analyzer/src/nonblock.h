@@ -1,5 +1,5 @@
-/* nonblock.h - descriptors the program made non-blocking: I/O on them
- * does not wait.
+/* nonblock.h - descriptors the program made non-blocking, and readiness
+ * callbacks: I/O on them does not wait.
  *
  * Invariants: a descriptor is named by its integer slot key (a variable's
  * or field's USR, a parameter's "<function USR>#<index>", see facts.h);
@@ -26,5 +26,10 @@ const char *bwsc__nonblock_arg(const bwsc__call_fact *call, size_t arg);
 
 /* 1 when descriptor `key` (may be NULL) is non-blocking. */
 int bwsc__nonblock_has(const bwsc__nonblock *nb, const char *key);
+
+/* 1 when `entry` registers a readiness callback whose parameter 0 is the
+ * descriptor it watches (event_new, g_unix_fd_add): in that callback, one
+ * read or write on that parameter does not wait. */
+int bwsc__nonblock_readiness_entry(const char *entry);
 
 #endif /* BLOCKSCAN_NONBLOCK_H */

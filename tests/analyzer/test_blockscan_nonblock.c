@@ -1,6 +1,7 @@
 /* test_blockscan_nonblock.c - I/O that cannot wait is not reported: on a
  * descriptor the program made non-blocking (fixtures/nonblock/setters.c,
- * a wrapper in another TU: use.c + wrapper.c).
+ * a wrapper in another TU: use.c + wrapper.c), and on the descriptor a
+ * readiness callback was registered for (ready.c).
  *
  * Invariant: the fixtures say what they expect on the line itself, as in
  * fixtures/recall: "expect" must be a warning, "not reported" must not.
@@ -102,11 +103,20 @@ test_wrapper_in_another_tu_makes_its_argument_nonblocking(void **state) {
   check(files);
 }
 
+static void
+test_io_on_the_registered_descriptor_in_readiness_callback(void **state) {
+  (void)state;
+  const char *files[] = {"ready.c", NULL};
+  check(files);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_io_on_descriptors_made_nonblocking_is_quiet),
       cmocka_unit_test(
           test_wrapper_in_another_tu_makes_its_argument_nonblocking),
+      cmocka_unit_test(
+          test_io_on_the_registered_descriptor_in_readiness_callback),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
