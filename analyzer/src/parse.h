@@ -1,5 +1,5 @@
 /* parse.h - turns one translation unit into TU facts. The only part of
- * blockscan that touches libclang.
+ * blockscan that touches libclang (with its helpers, parse_clang.h).
  *
  * Invariants: a bwsc__parser is used by one thread at a time (each worker
  * thread owns one, with its own CXIndex); each TU is disposed before
