@@ -452,7 +452,8 @@ static void record_desc_store(visit_ctx *ctx, char *to, CXCursor rhs) {
   }
   if (kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr)
     from = bwsc__desc_key(clang_getCursorReferenced(peeled));
-  if (to && (from || !maybe_constant(peeled))) {
+  long long constant;
+  if (to && (from || !maybe_constant(peeled) || !eval_int(rhs, &constant))) {
     bwsc__tu_facts *facts = ctx->facts;
     bwsc__desc_flow *flow =
         BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
