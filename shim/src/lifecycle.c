@@ -9,9 +9,12 @@
  *  - The final report is written once, from bwsh__report_final, by whichever
  *    of these comes first: the destructor (exit() or return from main),
  *    _exit/_Exit (interpose.c), a fatal signal, fail=1.
- *  - Signal handlers are installed only where the program left the default
- *    disposition, and a fatal one restores the default and re-raises, so
- *    the process still dies of the same signal (core dump included).
+ *  - No signal handler unless asked (handle_fatal, interim_signal): a host
+ *    that reads its dispositions at start finds them as without the shim.
+ *    When asked, a handler is installed only where the program left the
+ *    default disposition, and a fatal one restores the default and
+ *    re-raises, so the process still dies of the same signal (core dump
+ *    included).
  *  - When the embedded rule packs do not load, the constructor says so on
  *    stderr and stops there: bwsh__active stays 0, no handler, no trace, no
  *    report, no runtime observer (bwsh__stood_down).

@@ -69,8 +69,9 @@ static const option OPTIONS[] = {
         "1: tell the runtime when a worker blocks (spare workers)"),
     OPT("trace", K_PATH, trace_path, 0, "",
         "write a Chrome trace-event timeline to this file (%p, %e, %%)"),
-    OPT("signal", K_SIGNAL, report_signal, 0, "SIGUSR2",
-        "signal that writes an interim report (USR1, a number, none)"),
+    OPT("interim_signal", K_SIGNAL, report_signal, 0, "0",
+        "signal that writes an interim report (SIGUSR2, USR1, a number; 0 "
+        "off)"),
     OPT("worker_name", K_PATH, worker_name, 0, "",
         "comma-separated globs on thread names: those threads are workers"),
     OPT("worker_start", K_PATH, worker_start, 0, "",
@@ -83,8 +84,8 @@ static const option OPTIONS[] = {
     OPT("lock", K_BOOL, lock, 1, "0", "1: count contended locks too"),
     OPT("verbosity", K_UINT, verbosity, 2, "0",
         "0: summary only when a worker blocked; 1: always; 2: debug"),
-    OPT("fatal_signals", K_BOOL, fatal_signals, 1, "1",
-        "write the report on a fatal signal, then die of it"),
+    OPT("handle_fatal", K_BOOL, fatal_signals, 1, "0",
+        "1: write the report on a fatal signal, then die of it"),
     OPT("frames", K_UINT, frames, BW_SITE_FRAMES, "4",
         "caller frames kept per call site"),
     OPT("sample_items", K_UINT, sample_items, 65536, "16",
@@ -106,31 +107,36 @@ static int parse_uint(const char *v, unsigned long max, unsigned long *out) {
   return 0;
 }
 
+/* A signal by name (with or without "SIG", as sigabbrev_np spells it) or
+ * number; 0 and "none" mean off. */
 static int parse_signal(const char *v, int *out) {
-  static const struct {
-    const char *name;
-    int sig;
-  } names[] = {{"SIGUSR1", SIGUSR1},
-               {"SIGUSR2", SIGUSR2},
-               {"SIGHUP", SIGHUP},
-               {"SIGPROF", SIGPROF},
-               {"SIGWINCH", SIGWINCH},
-               {"0", 0},
-               {"none", 0},
-               {NULL, 0}};
-  for (int i = 0; names[i].name; i++)
-    if (strcmp(v, names[i].name) == 0 ||
-        (strncmp(names[i].name, "SIG", 3) == 0 &&
-         strcmp(v, names[i].name + 3) == 0)) {
-      *out = names[i].sig;
+  if (strcmp(v, "none") == 0) {
+    *out = 0;
+    return 0;
+  }
+  const char *name = strncmp(v, "SIG", 3) == 0 ? v + 3 : v;
+  for (int sig = 1; sig < NSIG; sig++) {
+    const char *abbrev = sigabbrev_np(sig);
+    if (abbrev && strcmp(name, abbrev) == 0) {
+      *out = sig;
       return 0;
     }
+  }
   unsigned long n;
-  if (parse_uint(v, 64, &n) == 0) {
+  if (parse_uint(v, NSIG - 1, &n) == 0) {
     *out = (int)n;
     return 0;
   }
   return -EINVAL;
+}
+
+/* A signal the shim can take: not KILL or STOP, which nothing can catch. */
+static int parse_catchable(const char *v, int *out) {
+  int sig;
+  if (parse_signal(v, &sig) != 0 || sig == SIGKILL || sig == SIGSTOP)
+    return -EINVAL;
+  *out = sig;
+  return 0;
 }
 
 static int apply(const option *o, const char *v) {
@@ -183,7 +189,7 @@ static int apply(const option *o, const char *v) {
     memcpy(dst, v, strlen(v) + 1);
     return 0;
   case K_SIGNAL:
-    return parse_signal(v, (int *)dst);
+    return parse_catchable(v, (int *)dst);
   }
   return -EINVAL;
 }

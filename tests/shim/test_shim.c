@@ -539,7 +539,9 @@ static void test_signal_interim_report_and_eintr_kept(void **state) {
   const char *p = path_of("signal.json");
   shim_result r;
   json_t *j = run_target(
-      "signal", p, shim_fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+      "signal", p,
+      shim_fmt("report=json:report_path=%s:interim_signal=SIGUSR2:" WORKERS, p),
+      p, &r);
   assert_non_null(j);
   assert_non_null(strstr(r.out, "nanosleep -1 EINTR"));
   assert_int_equal(shim_out_value(r.out, "renamed"), 0);
@@ -563,9 +565,10 @@ static void test_exit_paths_write_the_report(void **state) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const char *p = path_of("exit.json");
     shim_result r;
-    json_t *j =
-        run_target("exit", cases[i].how,
-                   shim_fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+    json_t *j = run_target(
+        "exit", cases[i].how,
+        shim_fmt("report=json:report_path=%s:handle_fatal=1:" WORKERS, p), p,
+        &r);
     assert_non_null(j);
     assert_int_equal(r.exited, cases[i].exited);
     assert_int_equal(r.status, cases[i].status);
@@ -580,7 +583,8 @@ static void test_hung_worker_is_reported_on_sigterm(void **state) {
   const char *p = path_of("hang.json");
   shim_result r;
   json_t *j = run_target(
-      "hang", NULL, shim_fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+      "hang", NULL,
+      shim_fmt("report=json:report_path=%s:handle_fatal=1:" WORKERS, p), p, &r);
   assert_non_null(j);
   assert_false(r.exited);
   assert_int_equal(r.status, SIGTERM);
@@ -663,7 +667,9 @@ test_report_signals_during_counted_calls_lose_nothing(void **state) {
   const char *p = path_of("storm.json");
   shim_result r;
   json_t *j = run_target(
-      "storm", NULL, shim_fmt("report=json:report_path=%s:" WORKERS, p), p, &r);
+      "storm", NULL,
+      shim_fmt("report=json:report_path=%s:interim_signal=SIGUSR2:" WORKERS, p),
+      p, &r);
   assert_non_null(j);
   assert_int_equal(r.status, 0);
   long long calls = shim_out_value(r.out, "calls");
