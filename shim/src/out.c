@@ -9,6 +9,8 @@
  *  - stderr is written only while it is still the file it was at startup
  *    (same device and inode): a program that closed stderr, or reused
  *    descriptor 2 for a file of its own, gets nothing written into it.
+ *  - Every JSON string is valid UTF-8: a byte that does not start a valid
+ *    sequence is written as \u00XX (its value read as Latin-1).
  *  - A path is checked without creating anything and without changing
  *    errno; a problem is named by the path it is about (the file or its
  *    directory) and strerror's reason.
@@ -143,24 +145,64 @@ void bwsh__out_us(bwsh__out *o, uint64_t ns) {
   out_fixed3(o, ns, 1000u);
 }
 
+/* Length of the valid UTF-8 sequence at s (2..4 bytes; s[0] >= 0x80), or
+ * 0: overlong forms, surrogates and code points past U+10FFFF are not. */
+static size_t utf8_len(const unsigned char *s) {
+  unsigned char c = s[0];
+  size_t n;
+  unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
+  if (c >= 0xc2 && c <= 0xdf) {
+    n = 2;
+  } else if (c >= 0xe0 && c <= 0xef) {
+    n = 3;
+    lo = c == 0xe0 ? 0xa0 : 0x80; /* not overlong */
+    hi = c == 0xed ? 0x9f : 0xbf; /* not a surrogate */
+  } else if (c >= 0xf0 && c <= 0xf4) {
+    n = 4;
+    lo = c == 0xf0 ? 0x90 : 0x80; /* not overlong */
+    hi = c == 0xf4 ? 0x8f : 0xbf; /* not past U+10FFFF */
+  } else {
+    return 0;
+  }
+  if (s[1] < lo || s[1] > hi)
+    return 0;
+  for (size_t i = 2; i < n; i++)
+    if (s[i] < 0x80 || s[i] > 0xbf)
+      return 0; /* the terminating NUL ends it here too */
+  return n;
+}
+
+/* The byte as \u00XX: a byte that is not UTF-8 is read as Latin-1, so
+ * the JSON stays valid and the byte's value stays visible. */
+static void out_uescape(bwsh__out *o, unsigned char c) {
+  static const char hex[] = "0123456789abcdef";
+  char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+  bwsh__out_bytes(o, esc, 6);
+}
+
 void bwsh__out_jstr(bwsh__out *o, const char *s) {
   if (!s) {
     bwsh__out_str(o, "null");
     return;
   }
   bwsh__out_bytes(o, "\"", 1);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    if (c == '"' || c == '\\') {
-      char esc[2] = {'\\', (char)c};
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    size_t n = 1;
+    if (*p == '"' || *p == '\\') {
+      char esc[2] = {'\\', (char)*p};
       bwsh__out_bytes(o, esc, 2);
-    } else if (c < 0x20) {
-      static const char hex[] = "0123456789abcdef";
-      char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
-      bwsh__out_bytes(o, esc, 6);
+    } else if (*p < 0x20) {
+      out_uescape(o, *p);
+    } else if (*p < 0x80) {
+      bwsh__out_bytes(o, (const char *)p, 1);
+    } else if ((n = utf8_len(p)) != 0) {
+      bwsh__out_bytes(o, (const char *)p, n);
     } else {
-      bwsh__out_bytes(o, (const char *)&c, 1);
+      n = 1;
+      out_uescape(o, *p);
     }
+    p += n;
   }
   bwsh__out_bytes(o, "\"", 1);
 }

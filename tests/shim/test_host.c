@@ -134,6 +134,33 @@ static void test_interim_signal_writes_a_report_and_goes_on(void **state) {
   }
 }
 
+/* The report of a program run under a name with bytes that are not UTF-8
+ * (0xff, 0xfe, an overlong 0xe0 0x80) beside one that is (é): jansson's
+ * loader, which refuses invalid UTF-8, reads it, and every bad byte is the
+ * code point of its value. */
+static void test_report_is_utf8_under_a_name_that_is_not(void **state) {
+  (void)state;
+  char link[600], want[700];
+  shim_tmpfile(link, sizeof link, "host\xff\xfe-\xc3\xa9-\xe0\x80");
+  snprintf(want, sizeof want, "%s", link);
+  char *tail = strstr(want, "/host") + 5;
+  snprintf(tail, sizeof want - (size_t)(tail - want), "%s",
+           "\xc3\xbf\xc3\xbe-\xc3\xa9-\xc3\xa0\xc2\x80");
+  unlink(link);
+  assert_int_equal(symlink(HOST_TARGET, link), 0);
+  const char *p = report_file("utf8.json");
+  shim_result r;
+  run_host(link, "sleep", NULL, fmt("report=json:report_path=%s", p), &r);
+  assert_true(r.exited);
+  assert_int_equal(r.status, 0);
+  json_t *j = shim_load_json(p);
+  assert_non_null(j);
+  assert_string_equal(json_string_value(json_object_get(j, "program")), want);
+  json_decref(j);
+  shim_result_free(&r);
+  unlink(link);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_no_signal_handler_by_default),
@@ -141,6 +168,7 @@ int main(void) {
       cmocka_unit_test(test_python_finds_sigint_default),
       cmocka_unit_test(test_handle_fatal_reports_then_dies_of_the_signal),
       cmocka_unit_test(test_interim_signal_writes_a_report_and_goes_on),
+      cmocka_unit_test(test_report_is_utf8_under_a_name_that_is_not),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
