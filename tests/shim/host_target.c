@@ -34,11 +34,18 @@ static int scenario_dispositions(void) {
   return 0;
 }
 
-/* Raises the signal numbered arg; 3 if it survives. */
-static int scenario_raise(const char *arg) {
-  int sig = atoi(arg);
+/* One usleep(1000), then raises the signal numbered arg; if it survives,
+ * moves the file `report` (when given) to "<report>.interim" and returns
+ * 3. */
+static int scenario_raise(const char *arg, const char *report) {
+  usleep(1000);
   fflush(stdout);
-  raise(sig);
+  raise(atoi(arg));
+  if (report) {
+    char interim[700];
+    snprintf(interim, sizeof interim, "%s.interim", report);
+    printf("renamed %d\n", rename(report, interim));
+  }
   return 3;
 }
 
@@ -84,7 +91,7 @@ int main(int argc, char **argv) {
   if (strcmp(argv[1], "dispositions") == 0)
     return scenario_dispositions();
   if (strcmp(argv[1], "raise") == 0 && argc > 2)
-    return scenario_raise(argv[2]);
+    return scenario_raise(argv[2], argc > 3 ? argv[3] : NULL);
   if (strcmp(argv[1], "own") == 0)
     return scenario_own();
   if (strcmp(argv[1], "sleep") == 0)
