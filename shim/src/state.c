@@ -244,12 +244,12 @@ void bwsh__thread_classify(void) {
     return;
   }
   int was_option = bwsh__self.kind == BW_THREAD_WORKER;
-  int role = bwsh__runtime_thread_kind();
-  if (role != BW_THREAD_OTHER) { /* the runtime's word beats a name glob */
+  int runtime_kind = bwsh__runtime_thread_kind();
+  if (runtime_kind != BW_THREAD_OTHER) { /* the runtime's word beats a glob */
     if (was_option)
       bwsh__pool_worker_leave(bwsh__self.pool, bwsh__now_ns());
     bwsh__self.classified_by_option = 0;
-    bwsh__self.kind = role;
+    bwsh__self.kind = runtime_kind;
     bwsh__self.pool = -1;
     return;
   }
