@@ -3,7 +3,9 @@
  *
  * Invariants: numbers are parsed strictly (decimal or 0x-hex to the end of
  * the token, range-checked into a long long); a condition is split in a
- * bounded copy, so the field stays intact for the messages that quote it.
+ * bounded copy, so the field stays intact for the messages that quote it;
+ * a constant may be several operands joined by '|', which are ORed (there
+ * is no other operator, and no spaces inside one).
  */
 #include "rules_internal.h"
 
@@ -79,35 +81,88 @@ static size_t split(char *s, char **tok, size_t max) {
   return n;
 }
 
-/* "NAME=number" or "number" -> value (and name into the arena). */
-static int parse_constant(bwrl__line *lc, const char *tok, unsigned col,
-                          bw_rule_cond *cond) {
+/* The column of `tok`, a token of the copy `buf` of field f's value (one
+ * further when the value is quoted). */
+static unsigned column_of(const bwrl__line *lc, const bwrl__field *f,
+                          const char *buf, const char *tok) {
+  unsigned quote =
+      f->column >= 1 && f->column - 1 < lc->len && lc->s[f->column - 1] == '"';
+  return f->column + quote + (unsigned)(tok - buf);
+}
+
+/* One operand of a constant: "NAME=number" or "number". */
+static int parse_operand(bwrl__line *lc, const char *tok, size_t len,
+                         unsigned col, long long *value, size_t *name_len) {
   char q[BWRL__QUOTE_BUF];
-  const char *eq = strchr(tok, '=');
-  const char *num = tok;
-  if (eq != NULL) {
-    if (!bwrl__valid_ident(tok, (size_t)(eq - tok))) {
-      bwrl__fail(lc, col, "bad constant name '%s' in condition",
-                 bwrl__quote(tok, (size_t)(eq - tok), q));
-      return -EINVAL;
-    }
-    num = eq + 1;
-  } else if (bwrl__is_ident_start(tok[0])) {
+  char num[32];
+  const char *eq = memchr(tok, '=', len);
+  const char *digits = eq ? eq + 1 : tok;
+  size_t dlen = len - (size_t)(digits - tok);
+  *name_len = eq ? (size_t)(eq - tok) : 0;
+  if (eq && !bwrl__valid_ident(tok, *name_len)) {
+    bwrl__fail(lc, col, "bad constant name '%s' in condition",
+               bwrl__quote(tok, *name_len, q));
+    return -EINVAL;
+  }
+  if (!eq && len && bwrl__is_ident_start(tok[0])) {
     bwrl__fail(lc, col,
                "constant '%s' needs its value for the shim: write %s=<number>",
-               bwrl__quote(tok, strlen(tok), q),
-               bwrl__quote(tok, strlen(tok), q));
+               bwrl__quote(tok, len, q), bwrl__quote(tok, len, q));
     return -EINVAL;
   }
-  if (parse_number(num, &cond->value)) {
+  if (dlen == 0 || dlen >= sizeof(num)) {
     bwrl__fail(lc, col, "bad number '%s' in condition",
-               bwrl__quote(num, strlen(num), q));
+               bwrl__quote(digits, dlen, q));
     return -EINVAL;
   }
+  memcpy(num, digits, dlen);
+  num[dlen] = '\0';
+  if (parse_number(num, value)) {
+    bwrl__fail(lc, col, "bad number '%s' in condition",
+               bwrl__quote(digits, dlen, q));
+    return -EINVAL;
+  }
+  return 0;
+}
+
+/* "NAME=number", "number", or several of them joined by '|' (the flags
+ * ORed: "NI_NUMERICHOST=1|NI_NUMERICSERV=2") -> value, and the names as
+ * written ("NI_NUMERICHOST|NI_NUMERICSERV") into the arena; name stays
+ * NULL when no operand has one. */
+static int parse_constant(bwrl__line *lc, const bwrl__field *f, const char *buf,
+                          const char *tok, bw_rule_cond *cond) {
+  char names[256];
+  size_t nlen = 0;
+  int named = 0;
+  cond->value = 0;
   cond->name = NULL;
-  if (eq != NULL) {
-    cond->name =
-        bwrl__arena_strndup(&lc->ld->rs->arena, tok, (size_t)(eq - tok));
+  /* A lone constant is named by the condition's column, as it always was;
+   * an operand of a '|' list by its own. */
+  int list = strchr(tok, '|') != NULL;
+  for (const char *p = tok;;) {
+    const char *bar = strchr(p, '|');
+    size_t len = bar ? (size_t)(bar - p) : strlen(p);
+    long long value;
+    size_t name_len;
+    if (parse_operand(lc, p, len, list ? column_of(lc, f, buf, p) : f->column,
+                      &value, &name_len))
+      return -EINVAL;
+    cond->value |= value;
+    /* A bare number stands for itself among the names. */
+    size_t shown = name_len ? name_len : len;
+    named |= name_len != 0;
+    if (nlen + shown + 2 < sizeof(names)) {
+      if (nlen)
+        names[nlen++] = '|';
+      memcpy(names + nlen, p, shown);
+      nlen += shown;
+    }
+    if (!bar)
+      break;
+    p = bar + 1;
+  }
+  if (named) {
+    cond->name = bwrl__arena_strndup(&lc->ld->rs->arena, names, nlen);
     if (cond->name == NULL) {
       lc->ld->oom = 1;
       return -ENOMEM;
@@ -156,7 +211,7 @@ int bwrl__parse_condition(bwrl__line *lc, const bwrl__field *f,
   }
   if (!is) {
     cond->kind = BW_COND_HAS_FLAG;
-    if (parse_constant(lc, tok[2], f->column, cond))
+    if (parse_constant(lc, f, buf, tok[2], cond))
       return -EINVAL;
     if (cond->value == 0) {
       bwrl__fail(lc, f->column, "flag '%s' has no bits set",
@@ -175,7 +230,7 @@ int bwrl__parse_condition(bwrl__line *lc, const bwrl__field *f,
     cond->kind = BW_COND_ZERO_TIMEOUT;
   else {
     cond->kind = BW_COND_EQUALS;
-    return parse_constant(lc, tok[2], f->column, cond);
+    return parse_constant(lc, f, buf, tok[2], cond);
   }
   return 0;
 }
