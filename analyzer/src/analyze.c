@@ -314,23 +314,39 @@ static int on_ready_fd(const analysis *an, const char *desc, size_t cb) {
   return strncmp(desc, usr, len) == 0 && strcmp(desc + len, "#0") == 0;
 }
 
+/* The integer argument `a` of `call` is: a constant, or a variable or
+ * parameter that only ever holds one (a wrapper's caller passes it). */
+static int int_arg(analysis *an, const bwsc__call_fact *call, size_t a,
+                   long long *out) {
+  if (call->args[a].kind == BWSC__VAL_INT) {
+    *out = call->args[a].ival;
+    return 1;
+  }
+  return call->descs && call->descs[a].plain &&
+         bwsc__nonblock_const(&an->nonblock, call->descs[a].key, out);
+}
+
 /* `cb`: the readiness callback the call is written in, else SIZE_MAX. */
-static int cond_holds(const analysis *an, const bw_rule_cond *cond,
+static int cond_holds(analysis *an, const bw_rule_cond *cond,
                       const bwsc__call_fact *call, size_t cb) {
   if (cond->arg < 0 || (size_t)cond->arg >= call->nargs)
     return 0;
-  const bwsc__value *arg = &call->args[cond->arg];
+  size_t a = (size_t)cond->arg;
+  const bwsc__value *arg = &call->args[a];
   const size_t *targets = NULL;
   const char *desc;
   size_t count;
+  long long v;
   switch (cond->kind) {
   case BW_COND_EQUALS:
-    return arg->kind == BWSC__VAL_INT && arg->ival == cond->value;
+    return int_arg(an, call, a, &v) && v == cond->value;
   case BW_COND_HAS_FLAG:
-    return arg->kind == BWSC__VAL_INT && cond->value &&
-           (arg->ival & cond->value) == cond->value;
+    /* `op | LOCK_NB` sets the flag whatever op holds. */
+    if (!int_arg(an, call, a, &v))
+      v = call->descs ? call->descs[a].bits : 0;
+    return cond->value && (v & cond->value) == cond->value;
   case BW_COND_IS_NULL:
-    return arg->kind == BWSC__VAL_INT && arg->ival == 0;
+    return int_arg(an, call, a, &v) && v == 0;
   case BW_COND_NOT_NULL:
     if (arg->kind == BWSC__VAL_FUNC)
       return 1;
@@ -351,7 +367,7 @@ static int cond_holds(const analysis *an, const bw_rule_cond *cond,
   }
 }
 
-static int nonblocking(const analysis *an, const bw_blocking_rule *rule,
+static int nonblocking(analysis *an, const bw_blocking_rule *rule,
                        const bwsc__call_fact *call, size_t cb) {
   for (size_t i = 0; i < rule->n_unless; i++)
     if (cond_holds(an, &rule->unless[i], call, cb))

@@ -62,6 +62,9 @@ typedef struct bwsc__arg_desc {
   /* Not a constant, but an OR with constant operands (`flags |
    * O_NONBLOCK`): the bits those operands set. */
   long long bits;
+  /* The argument is `key` itself (through casts and parentheses only), so
+   * its value is the slot's (`poll(fds, n, timeout)`), not `-timeout`. */
+  int plain;
 } bwsc__arg_desc;
 
 /* One call expression inside a function body. */
@@ -90,9 +93,16 @@ typedef struct bwsc__flow_fact {
 
 /* Integer slot `to` is assigned (or initialised from) integer slot
  * `from`: the same descriptor, in two places (`ctx->sock = sock`); from
- * NULL when the value is neither a slot, a call nor a constant. */
+ * NULL when the value is neither a slot, a call nor a constant, or when
+ * `to` may be written some other way (`&to` is taken, `to++`, `to += n`).
+ * A constant store (`options = WNOHANG`) has from NULL and is_const set. */
 typedef struct bwsc__desc_flow {
   char *to, *from;
+  int is_const;
+  long long ival; /* is_const: the constant */
+  /* `to` is a local variable or a parameter: every store into it is in
+   * the facts (a global or field may hold its initial value too). */
+  int local;
 } bwsc__desc_flow;
 
 /* A `blockscan-ignore` or `NOLINT(blockscan...)` comment. It covers its own

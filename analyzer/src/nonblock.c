@@ -17,6 +17,7 @@
 #include "nonblock.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Linux: O_NONBLOCK, and SOCK_, EFD_, TFD_, SFD_, IN_NONBLOCK equal it. */
@@ -131,7 +132,7 @@ static void find_tainted(bwsc__strmap *tainted, const bwsc__program *prog) {
       bwsc__strmap_put(tainted, call->result, 1);
   }
   for (size_t i = 0; i < prog->ndesc_flows; i++)
-    if (!prog->desc_flows[i]->from)
+    if (!prog->desc_flows[i]->from && !prog->desc_flows[i]->is_const)
       bwsc__strmap_put(tainted, prog->desc_flows[i]->to, 1);
 }
 
@@ -143,12 +144,16 @@ static int add_through_stores(bwsc__nonblock *nb, const bwsc__program *prog,
   memset(&mixed, 0, sizeof(mixed));
   for (size_t i = 0; i < prog->ndesc_flows; i++) {
     const bwsc__desc_flow *flow = prog->desc_flows[i];
+    if (flow->is_const)
+      continue; /* `fd = -1`: no descriptor at all */
     if (!flow->from || !bwsc__strmap_get(&nb->keys, flow->from, NULL))
       bwsc__strmap_put(&mixed, flow->to, 1);
   }
   int grew = 0;
   for (size_t i = 0; i < prog->ndesc_flows; i++) {
     const char *to = prog->desc_flows[i]->to;
+    if (prog->desc_flows[i]->is_const)
+      continue;
     if (!bwsc__strmap_get(&mixed, to, NULL) &&
         !bwsc__strmap_get(tainted, to, NULL))
       grew |= add(nb, to);
@@ -159,6 +164,7 @@ static int add_through_stores(bwsc__nonblock *nb, const bwsc__program *prog,
 
 void bwsc__nonblock_build(bwsc__nonblock *nb, const bwsc__program *prog) {
   memset(nb, 0, sizeof(*nb));
+  nb->prog = prog;
   for (size_t i = 0; i < prog->ncalls; i++)
     add(nb, set_by(prog->calls[i]));
   bwsc__strmap tainted;
@@ -172,8 +178,177 @@ void bwsc__nonblock_build(bwsc__nonblock *nb, const bwsc__program *prog) {
   bwsc__strmap_free(&tainted);
 }
 
+static void index_free(bwsc__index_lists *index) {
+  for (size_t i = 0; i < index->nlists; i++)
+    free(index->lists[i].items);
+  free(index->lists);
+  bwsc__strmap_free(&index->by_key);
+}
+
 void bwsc__nonblock_free(bwsc__nonblock *nb) {
   bwsc__strmap_free(&nb->keys);
+  bwsc__strmap_free(&nb->consts);
+  free(nb->vals);
+  index_free(&nb->calls_to);
+  index_free(&nb->flows_to);
+  bwsc__strmap_free(&nb->local);
+  bwsc__strmap_free(&nb->address_taken);
+  bwsc__strmap_free(&nb->results);
+}
+
+/* ---- constants of integer slots ----------------------------------------- */
+
+#define CONST_BUSY 0 /* being computed: met again in a cycle, it varies */
+#define CONST_VARIES 1
+#define CONST_FIRST 2
+#define CONST_NONE 3 /* a fold's start: nothing seen yet */
+/* Slots followed from one query (wrappers of wrappers); past it, varies. */
+#define CONST_DEPTH 16
+
+static void index_add(bwsc__index_lists *index, const char *key, size_t item) {
+  size_t at;
+  if (!bwsc__strmap_get(&index->by_key, key, &at)) {
+    BWSC__PUSH(index->lists, index->nlists, index->caplists);
+    at = index->nlists;
+    bwsc__strmap_put(&index->by_key, key, at);
+  }
+  bwsc__index_list *list = &index->lists[at - 1];
+  *BWSC__PUSH(list->items, list->count, list->cap) = item;
+}
+
+static size_t index_get(const bwsc__index_lists *index, const char *key,
+                        const size_t **out) {
+  size_t at;
+  if (!bwsc__strmap_get(&index->by_key, key, &at))
+    return 0;
+  *out = index->lists[at - 1].items;
+  return index->lists[at - 1].count;
+}
+
+static void build_indexes(bwsc__nonblock *nb) {
+  const bwsc__program *prog = nb->prog;
+  nb->indexed = 1;
+  for (size_t i = 0; i < prog->ncalls; i++) {
+    const bwsc__call_fact *call = prog->calls[i];
+    if (call->callee.kind == BWSC__VAL_FUNC && call->callee.ref)
+      index_add(&nb->calls_to, call->callee.ref, i);
+    if (call->result)
+      bwsc__strmap_put(&nb->results, call->result, 1);
+  }
+  for (size_t i = 0; i < prog->ndesc_flows; i++) {
+    const bwsc__desc_flow *flow = prog->desc_flows[i];
+    index_add(&nb->flows_to, flow->to, i);
+    if (flow->local)
+      bwsc__strmap_put(&nb->local, flow->to, 1);
+  }
+  for (size_t s = 0; s < prog->nslots; s++)
+    for (size_t v = 0; v < prog->slots[s].nvalues; v++)
+      if (prog->slots[s].values[v]->kind == BWSC__VAL_FUNC)
+        bwsc__strmap_put(&nb->address_taken, prog->slots[s].values[v]->ref, 1);
+}
+
+/* Folds one more value a slot may hold into *state: CONST_NONE (nothing
+ * yet), CONST_VARIES, or CONST_FIRST with *value. */
+static void meet(int *state, long long *value, int src, long long src_value) {
+  if (*state == CONST_VARIES)
+    return;
+  if (src != CONST_FIRST || (*state == CONST_FIRST && *value != src_value)) {
+    *state = CONST_VARIES;
+    return;
+  }
+  *state = CONST_FIRST;
+  *value = src_value;
+}
+
+static int slot_const(bwsc__nonblock *nb, const char *key, int depth,
+                      long long *out);
+
+/* What argument `a` of `call` holds: a constant, a slot's constant, or
+ * anything. */
+static int arg_const(bwsc__nonblock *nb, const bwsc__call_fact *call, size_t a,
+                     int depth, long long *out) {
+  if (a >= call->nargs)
+    return CONST_VARIES;
+  if (call->args[a].kind == BWSC__VAL_INT) {
+    *out = call->args[a].ival;
+    return CONST_FIRST;
+  }
+  if (call->descs && call->descs[a].key && call->descs[a].plain)
+    return slot_const(nb, call->descs[a].key, depth + 1, out);
+  return CONST_VARIES;
+}
+
+/* The callers' side of parameter `key` ("<USR>#<index>"). */
+static void param_sources(bwsc__nonblock *nb, const char *key, int depth,
+                          int *state, long long *value) {
+  const char *hash = strrchr(key, '#');
+  char usr[512];
+  char *end = NULL;
+  unsigned long index = hash ? strtoul(hash + 1, &end, 10) : 0;
+  size_t len = hash ? (size_t)(hash - key) : 0;
+  if (!hash || !end || *end || hash[1] == '\0' || len >= sizeof(usr)) {
+    *state = CONST_VARIES;
+    return;
+  }
+  memcpy(usr, key, len);
+  usr[len] = '\0';
+  const size_t *calls = NULL;
+  size_t ncalls = index_get(&nb->calls_to, usr, &calls);
+  if (!ncalls || bwsc__strmap_get(&nb->address_taken, usr, NULL)) {
+    *state = CONST_VARIES;
+    return;
+  }
+  for (size_t i = 0; i < ncalls && *state != CONST_VARIES; i++) {
+    long long v = 0;
+    int src = arg_const(nb, nb->prog->calls[calls[i]], index, depth, &v);
+    meet(state, value, src, v);
+  }
+}
+
+static int slot_const(bwsc__nonblock *nb, const char *key, int depth,
+                      long long *out) {
+  size_t memo;
+  if (bwsc__strmap_get(&nb->consts, key, &memo)) {
+    if (memo >= CONST_FIRST)
+      *out = nb->vals[memo - CONST_FIRST];
+    return memo >= CONST_FIRST ? CONST_FIRST : (int)memo;
+  }
+  int param = strchr(key, '#') != NULL;
+  if (depth > CONST_DEPTH || bwsc__strmap_get(&nb->results, key, NULL) ||
+      (!param && !bwsc__strmap_get(&nb->local, key, NULL)))
+    return CONST_VARIES; /* not memoised: a deeper query may go further */
+  bwsc__strmap_put(&nb->consts, key, CONST_BUSY);
+  int state = CONST_NONE;
+  long long value = 0;
+  if (param)
+    param_sources(nb, key, depth, &state, &value);
+  const size_t *flows = NULL;
+  size_t nflows = index_get(&nb->flows_to, key, &flows);
+  for (size_t i = 0; i < nflows && state != CONST_VARIES; i++) {
+    const bwsc__desc_flow *flow = nb->prog->desc_flows[flows[i]];
+    long long v = flow->ival;
+    int src = flow->is_const ? CONST_FIRST
+              : flow->from   ? slot_const(nb, flow->from, depth + 1, &v)
+                             : CONST_VARIES;
+    meet(&state, &value, src, v);
+  }
+  if (state == CONST_FIRST) {
+    *BWSC__PUSH(nb->vals, nb->nvals, nb->capvals) = value;
+    bwsc__strmap_put(&nb->consts, key, CONST_FIRST + nb->nvals - 1);
+    *out = value;
+    return CONST_FIRST;
+  }
+  /* Nothing known (a local never set) counts as anything. */
+  bwsc__strmap_put(&nb->consts, key, CONST_VARIES);
+  return CONST_VARIES;
+}
+
+int bwsc__nonblock_const(bwsc__nonblock *nb, const char *key, long long *out) {
+  if (!key)
+    return 0;
+  if (!nb->indexed)
+    build_indexes(nb);
+  return slot_const(nb, key, 0, out) == CONST_FIRST;
 }
 
 const char *bwsc__nonblock_arg(const bwsc__call_fact *call, size_t arg) {

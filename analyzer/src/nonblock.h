@@ -6,15 +6,40 @@
  * the set only ever grows from a setter call, a program function that
  * calls a setter on its own parameter (a wrapper), or a slot every store
  * into which is of a slot in the set; every key is borrowed from the TU
- * facts.
+ * facts. The constants of integer slots are flow-insensitive too: one
+ * value over the whole program, or none.
  */
 #ifndef BLOCKSCAN_NONBLOCK_H
 #define BLOCKSCAN_NONBLOCK_H
 
 #include "program.h"
 
+/* Calls or desc flows grouped by a string (a callee's USR, a slot key). */
+typedef struct bwsc__index_list {
+  size_t *items;
+  size_t count, cap;
+} bwsc__index_list;
+
+typedef struct bwsc__index_lists {
+  bwsc__strmap by_key; /* key -> 1 + index in lists */
+  bwsc__index_list *lists;
+  size_t nlists, caplists;
+} bwsc__index_lists;
+
 typedef struct bwsc__nonblock {
   bwsc__strmap keys; /* key -> 1 */
+  /* Integer slots' constants, computed on demand (bwsc__nonblock_const):
+   * key -> CONST_BUSY, CONST_VARIES, or CONST_FIRST + index in vals. */
+  const bwsc__program *prog;
+  bwsc__strmap consts;
+  long long *vals;
+  size_t nvals, capvals;
+  bwsc__index_lists calls_to; /* callee USR -> calls of it */
+  bwsc__index_lists flows_to; /* slot key -> desc flows into it */
+  bwsc__strmap local;         /* keys of locals: every store is known */
+  bwsc__strmap address_taken; /* USRs of functions stored in a slot */
+  bwsc__strmap results;       /* keys a call's result is stored into */
+  int indexed;
 } bwsc__nonblock;
 
 /* Finds every descriptor key of `prog` made non-blocking. */
@@ -26,6 +51,13 @@ const char *bwsc__nonblock_arg(const bwsc__call_fact *call, size_t arg);
 
 /* 1 when descriptor `key` (may be NULL) is non-blocking. */
 int bwsc__nonblock_has(const bwsc__nonblock *nb, const char *key);
+
+/* 1 and *out when integer slot `key` (a local variable or a parameter)
+ * holds one constant wherever it is read: every store into it, and for a
+ * parameter every direct call's argument, is that constant or a slot that
+ * holds it (`poll(fds, 1, timeout)` in a wrapper every caller of which
+ * passes 0). A function whose address is taken is called with anything. */
+int bwsc__nonblock_const(bwsc__nonblock *nb, const char *key, long long *out);
 
 /* 1 when `entry` registers a readiness callback whose parameter 0 is the
  * descriptor it watches (event_new, g_unix_fd_add): in that callback, one

@@ -103,36 +103,6 @@ nth_expr_visitor(CXCursor cursor, CXCursor parent, CXClientData data) {
   return CXChildVisit_Continue;
 }
 
-/* Integer constants, for the rules' "does not block when" conditions. */
-static int eval_int(CXCursor expr, long long *out) {
-  CXEvalResult result = clang_Cursor_Evaluate(expr);
-  if (!result)
-    return 0;
-  int ok = clang_EvalResult_getKind(result) == CXEval_Int;
-  if (ok)
-    *out = clang_EvalResult_getAsLongLong(result);
-  clang_EvalResult_dispose(result);
-  return ok;
-}
-
-/* Worth asking libclang to evaluate: literals, operators and enumerators
- * (macros such as WNOHANG or FALSE expand to these). */
-static int maybe_constant(CXCursor peeled) {
-  switch (clang_getCursorKind(peeled)) {
-  case CXCursor_IntegerLiteral:
-  case CXCursor_CharacterLiteral:
-  case CXCursor_BinaryOperator:
-  case CXCursor_UnaryOperator:
-  case CXCursor_CXXBoolLiteralExpr:
-    return 1;
-  case CXCursor_DeclRefExpr:
-    return clang_getCursorKind(clang_getCursorReferenced(peeled)) ==
-           CXCursor_EnumConstantDecl;
-  default:
-    return 0;
-  }
-}
-
 static void add_flow(visit_ctx *ctx, const char *slot, bwsc__value *value);
 static void value_of(visit_ctx *ctx, CXCursor expr, bwsc__value *out);
 
@@ -229,7 +199,7 @@ static void value_of(visit_ctx *ctx, CXCursor expr, bwsc__value *out) {
       return;
     }
   }
-  if (maybe_constant(peeled) && eval_int(expr, &out->ival))
+  if (bwsc__maybe_constant(peeled) && bwsc__eval_int(expr, &out->ival))
     out->kind = BWSC__VAL_INT;
 }
 
@@ -238,9 +208,10 @@ static int arg_desc(visit_ctx *ctx, CXCursor arg, const bwsc__value *value,
                     bwsc__arg_desc *out) {
   CXCursor peeled = bwsc__peel(arg);
   enum CXCursorKind kind = clang_getCursorKind(peeled);
-  if (kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr)
+  if (kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr) {
     out->key = bwsc__desc_key(clang_getCursorReferenced(peeled));
-  else if (kind == CXCursor_BinaryOperator && value->kind != BWSC__VAL_INT)
+    out->plain = bwsc__is_plain_ref(arg);
+  } else if (kind == CXCursor_BinaryOperator && value->kind != BWSC__VAL_INT)
     out->bits = bwsc__or_bits(ctx->tu, peeled);
   return out->key || out->bits;
 }
@@ -427,7 +398,7 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
       CXCursor arg = clang_Cursor_getArgument(call, (unsigned)i);
       value_of(ctx, arg, &fact->args[i]);
       fact->args[i].record = arg_record(ctx, arg);
-      bwsc__arg_desc desc = {NULL, 0};
+      bwsc__arg_desc desc = {NULL, 0, 0};
       if (arg_desc(ctx, arg, &fact->args[i], &desc)) {
         if (!fact->descs)
           fact->descs = bwsc__xcalloc(fact->nargs, sizeof(bwsc__arg_desc));
@@ -437,13 +408,17 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
   }
 }
 
-/* Integer slot `to` (owned) takes the value of `rhs`: a call's result (the
- * call is visited next, see record_call), another integer slot, or
- * something else (from NULL); constants (`fd = -1`) are not recorded. */
-static void record_desc_store(visit_ctx *ctx, char *to, CXCursor rhs) {
+/* Integer slot `to` (owned; `local` as bwsc__desc_flow says) takes the
+ * value of `rhs`: a call's result (the call is visited next, see
+ * record_call), another integer slot, a constant, or something else (from
+ * NULL). A NULL rhs is a write of another kind (`&to`, `to++`). */
+static void record_desc_store(visit_ctx *ctx, char *to, int local,
+                              CXCursor rhs) {
   CXCursor peeled = bwsc__peel(rhs);
   enum CXCursorKind kind = clang_getCursorKind(peeled);
   char *from = NULL;
+  if (!to)
+    return;
   if (kind == CXCursor_CallExpr) {
     free(ctx->result_desc);
     ctx->result_call = peeled;
@@ -452,24 +427,24 @@ static void record_desc_store(visit_ctx *ctx, char *to, CXCursor rhs) {
   }
   if (kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr)
     from = bwsc__desc_key(clang_getCursorReferenced(peeled));
-  long long constant;
-  if (to && (from || !maybe_constant(peeled) || !eval_int(rhs, &constant))) {
-    bwsc__tu_facts *facts = ctx->facts;
-    bwsc__desc_flow *flow =
-        BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
-    flow->to = to;
-    flow->from = from;
-    return;
-  }
-  free(to);
-  free(from);
+  bwsc__tu_facts *facts = ctx->facts;
+  bwsc__desc_flow *flow =
+      BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
+  memset(flow, 0, sizeof(*flow));
+  flow->to = to;
+  flow->from = from;
+  flow->local = local;
+  flow->is_const = !from && !clang_Cursor_isNull(rhs) &&
+                   bwsc__maybe_constant(peeled) &&
+                   bwsc__eval_int(rhs, &flow->ival);
 }
 
 static void record_var_init(visit_ctx *ctx, CXCursor var) {
   if (!may_hold_code(clang_getCursorType(var))) {
     child_pick pick = bwsc__pick_children(var);
     if (ctx->func_usr && pick.nexpr)
-      record_desc_store(ctx, bwsc__desc_key(var), pick.last);
+      record_desc_store(ctx, bwsc__desc_key(var), bwsc__desc_is_local(var),
+                        pick.last);
     return;
   }
   child_pick pick = bwsc__pick_children(var);
@@ -492,9 +467,10 @@ static void record_assignment(visit_ctx *ctx, CXCursor binop) {
     if (pick.nexpr != 2 ||
         (kind != CXCursor_DeclRefExpr && kind != CXCursor_MemberRefExpr))
       return;
-    char *to = bwsc__desc_key(clang_getCursorReferenced(lhs));
+    CXCursor ref = clang_getCursorReferenced(lhs);
+    char *to = bwsc__desc_key(ref);
     if (to && bwsc__is_assignment(ctx->tu, binop))
-      record_desc_store(ctx, to, pick.last);
+      record_desc_store(ctx, to, bwsc__desc_is_local(ref), pick.last);
     else
       free(to);
     return;
@@ -627,6 +603,12 @@ static enum CXChildVisitResult body_visitor(CXCursor cursor, CXCursor parent,
     break;
   case CXCursor_BinaryOperator:
     record_assignment(ctx, cursor);
+    break;
+  case CXCursor_UnaryOperator:
+  case CXCursor_CompoundAssignOperator:
+    if (ctx->func_usr)
+      record_desc_store(ctx, bwsc__desc_written(ctx->tu, cursor), 0,
+                        clang_getNullCursor());
     break;
   case CXCursor_InitListExpr:
     record_init_list(ctx, cursor, parent);

@@ -54,4 +54,24 @@ long long bwsc__or_bits(CXTranslationUnit tu, CXCursor binop);
 /* 1 when binary operator `binop` is a plain assignment `lhs = rhs`. */
 int bwsc__is_assignment(CXTranslationUnit tu, CXCursor binop);
 
+/* Integer constants, for the rules' "does not block when" conditions:
+ * 1 and *out when libclang evaluates `expr` to an integer. */
+int bwsc__eval_int(CXCursor expr, long long *out);
+
+/* Worth asking libclang to evaluate: literals, operators and enumerators
+ * (macros such as WNOHANG or FALSE expand to these). */
+int bwsc__maybe_constant(CXCursor peeled);
+
+/* 1 when declaration `ref` is a parameter or a local variable without
+ * static storage: every store into it is written in its function. */
+int bwsc__desc_is_local(CXCursor ref);
+
+/* 1 when `expr` is a variable or field itself, through casts and
+ * parentheses only (not `-x`, `!x`, `*x`). */
+int bwsc__is_plain_ref(CXCursor expr);
+
+/* For `&x`, `x++`, `--x` and `x op= y`: the descriptor key of the integer
+ * slot x it may write (owned), else NULL. */
+char *bwsc__desc_written(CXTranslationUnit tu, CXCursor op);
+
 #endif /* BLOCKSCAN_PARSE_CLANG_H */

@@ -1,7 +1,8 @@
 /* parse_desc.c - the libclang side of descriptor tracking: which integer
- * variable, field or parameter an expression names, and the operator of a
- * binary expression (libclang 14 does not expose it: it is read from the
- * token between the two operands).
+ * variable, field or parameter an expression names, its constants and the
+ * other ways it is written (`&fd`, `n++`), and the operator of a binary
+ * expression (libclang 14 does not expose it: it is read from the token
+ * between the two operands).
  *
  * Invariants: no function here allocates anything it does not return;
  * a binary operator written inside a macro has no tokens of its own and
@@ -153,14 +154,9 @@ int bwsc__is_assignment(CXTranslationUnit tu, CXCursor binop) {
 /* A constant operand's value, or the bits of a nested OR (through
  * parentheses and casts); 0 for anything else. */
 static long long operand_bits(CXTranslationUnit tu, CXCursor expr) {
-  CXEvalResult result = clang_Cursor_Evaluate(expr);
-  if (result) {
-    int is_int = clang_EvalResult_getKind(result) == CXEval_Int;
-    long long bits = is_int ? clang_EvalResult_getAsLongLong(result) : 0;
-    clang_EvalResult_dispose(result);
-    if (is_int)
-      return bits;
-  }
+  long long bits;
+  if (bwsc__eval_int(expr, &bits))
+    return bits;
   for (int depth = 0; depth < 8; depth++) {
     enum CXCursorKind kind = clang_getCursorKind(expr);
     if (kind == CXCursor_BinaryOperator)
@@ -183,4 +179,99 @@ long long bwsc__or_bits(CXTranslationUnit tu, CXCursor binop) {
     return 0;
   child_pick pick = bwsc__pick_children(binop);
   return operand_bits(tu, pick.first) | operand_bits(tu, pick.last);
+}
+
+/* ---- constants and the writes of integer slots -------------------------- */
+
+int bwsc__eval_int(CXCursor expr, long long *out) {
+  CXEvalResult result = clang_Cursor_Evaluate(expr);
+  if (!result)
+    return 0;
+  int ok = clang_EvalResult_getKind(result) == CXEval_Int;
+  if (ok)
+    *out = clang_EvalResult_getAsLongLong(result);
+  clang_EvalResult_dispose(result);
+  return ok;
+}
+
+int bwsc__maybe_constant(CXCursor peeled) {
+  switch (clang_getCursorKind(peeled)) {
+  case CXCursor_IntegerLiteral:
+  case CXCursor_CharacterLiteral:
+  case CXCursor_BinaryOperator:
+  case CXCursor_UnaryOperator:
+  case CXCursor_CXXBoolLiteralExpr:
+    return 1;
+  case CXCursor_DeclRefExpr:
+    return clang_getCursorKind(clang_getCursorReferenced(peeled)) ==
+           CXCursor_EnumConstantDecl;
+  default:
+    return 0;
+  }
+}
+
+int bwsc__desc_is_local(CXCursor ref) {
+  enum CXCursorKind kind = clang_getCursorKind(ref);
+  return kind == CXCursor_ParmDecl ||
+         (kind == CXCursor_VarDecl &&
+          !clang_Cursor_hasVarDeclGlobalStorage(ref));
+}
+
+/* Strips implicit conversions, parentheses and casts only. */
+static CXCursor strip_casts(CXCursor expr) {
+  for (int depth = 0; depth < 16; depth++) {
+    enum CXCursorKind kind = clang_getCursorKind(expr);
+    if (kind != CXCursor_UnexposedExpr && kind != CXCursor_ParenExpr &&
+        kind != CXCursor_CStyleCastExpr)
+      break;
+    child_pick pick = bwsc__pick_children(expr);
+    if (!pick.nexpr)
+      break;
+    expr = pick.last;
+  }
+  return expr;
+}
+
+int bwsc__is_plain_ref(CXCursor expr) {
+  enum CXCursorKind kind = clang_getCursorKind(strip_casts(expr));
+  return kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr;
+}
+
+/* The spelling of the first (last) token of a cursor into buf. */
+static void edge_token(CXTranslationUnit tu, CXCursor cursor, int last,
+                       char *buf, size_t size) {
+  buf[0] = '\0';
+  CXToken *tokens = NULL;
+  unsigned count = 0;
+  clang_tokenize(tu, clang_getCursorExtent(cursor), &tokens, &count);
+  if (count) {
+    char *text =
+        take_string(clang_getTokenSpelling(tu, tokens[last ? count - 1 : 0]));
+    if (strlen(text) < size)
+      strcpy(buf, text);
+    free(text);
+  }
+  clang_disposeTokens(tu, tokens, count);
+}
+
+char *bwsc__desc_written(CXTranslationUnit tu, CXCursor op) {
+  enum CXCursorKind kind = clang_getCursorKind(op);
+  child_pick pick = bwsc__pick_children(op);
+  if (!pick.nexpr || (kind != CXCursor_UnaryOperator &&
+                      kind != CXCursor_CompoundAssignOperator))
+    return NULL;
+  if (kind == CXCursor_UnaryOperator) {
+    char first[4], last[4];
+    edge_token(tu, op, 0, first, sizeof(first));
+    edge_token(tu, op, 1, last, sizeof(last));
+    int incdec = !strcmp(first, "++") || !strcmp(first, "--") ||
+                 !strcmp(last, "++") || !strcmp(last, "--");
+    if (!incdec && strcmp(first, "&") != 0)
+      return NULL;
+  }
+  CXCursor target = strip_casts(pick.first);
+  enum CXCursorKind tkind = clang_getCursorKind(target);
+  if (tkind != CXCursor_DeclRefExpr && tkind != CXCursor_MemberRefExpr)
+    return NULL;
+  return bwsc__desc_key(clang_getCursorReferenced(target));
 }
