@@ -110,8 +110,8 @@ static void add_blocking(bwrl__line *lc, const bwrl__subject *subj,
     tmp.message = bwrl__keep(lc, msg, n < 0 ? 0 : (size_t)n);
   }
   f = bwrl__get_field(lc, "hint");
-  tmp.hint =
-      f ? bwrl__keep(lc, f->value, f->len) : bwrl__category_hint(tmp.category);
+  tmp.hint = f ? bwrl__keep(lc, f->value, f->len)
+               : bw_rule_category_hint(tmp.category);
   tmp.origin.file = lc->file;
   tmp.origin.line = lc->lineno;
   if (!tmp.function || !tmp.api || !tmp.message || !tmp.hint)

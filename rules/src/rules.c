@@ -47,6 +47,8 @@ static const char *const category_hints[] = {
     "return to the outer loop instead of running a nested one",
     "resolve asynchronously (getaddrinfo_a, uv_getaddrinfo) or off the pool",
     "wait on a completion source instead of spinning",
+    "wait for a signal instead of polling: a condition variable, a semaphore, "
+    "uv_async_send, or a completion source (bw_event_wait)",
 };
 _Static_assert(sizeof(category_hints) / sizeof(category_hints[0]) ==
                    BW_CATEGORY_COUNT,
@@ -74,7 +76,7 @@ const char *bw_rule_category_description(bw_rule_category cat) {
   return category_valid(cat) ? category_descriptions[cat] : NULL;
 }
 
-const char *bwrl__category_hint(bw_rule_category cat) {
+const char *bw_rule_category_hint(bw_rule_category cat) {
   return category_valid(cat) ? category_hints[cat] : NULL;
 }
 

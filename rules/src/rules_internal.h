@@ -79,9 +79,6 @@ struct bw_rules {
   void *error_ctx;
 };
 
-/* The default hint of a category (never NULL for a valid category). */
-const char *bwrl__category_hint(bw_rule_category cat);
-
 /* Rebuilds all indexes from the vectors. The new indexes replace the old
  * ones only on success; on -ENOMEM the old ones are kept. */
 int bwrl__rules_reindex(bw_rules *rs);

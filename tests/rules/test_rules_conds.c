@@ -1,6 +1,7 @@
 /* cmocka tests of the unless= constants that combine flags: "A=1|B=2"
  * (ORed, so "has" means all of them), what the packs say with it (flock,
- * getnameinfo) and the errors of a bad operand, at its own column.
+ * getnameinfo) and the errors of a bad operand, at its own column; and the
+ * spin-wait category, which no rule names but blockscan reports.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -124,6 +125,25 @@ static void test_packs_use_the_new_forms(void **state) {
   bw_rules_free(rs);
 }
 
+/* The spin-wait category: named, with an id, a hint that names a signal,
+ * usable in enable:/disable:, on by default. */
+static void test_spin_wait_is_a_category(void **state) {
+  (void)state;
+  bw_rule_category cat;
+  assert_int_equal(bw_rule_category_parse("spin-wait", &cat), 0);
+  assert_int_equal(cat, BW_CATEGORY_SPIN_WAIT);
+  assert_string_equal(bw_rule_category_id(cat), "blocking-spin-wait");
+  assert_non_null(strstr(bw_rule_category_hint(cat), "condition variable"));
+  assert_null(bw_rule_category_hint(BW_CATEGORY_COUNT));
+  int rc;
+  bw_rules *rs = load_cond("arg0 is 0", &rc);
+  assert_true(bw_rules_category_enabled(rs, BW_CATEGORY_SPIN_WAIT));
+  assert_int_equal(
+      bw_rules_load_string(rs, "d.rules", "disable: spin-wait\n", 19), 0);
+  assert_false(bw_rules_category_enabled(rs, BW_CATEGORY_SPIN_WAIT));
+  bw_rules_free(rs);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_has_all_of_flags_joined_by_bar),
@@ -131,6 +151,7 @@ int main(void) {
       cmocka_unit_test(test_bar_list_may_mix_numbers_and_names),
       cmocka_unit_test(test_bad_operand_is_named_at_its_column),
       cmocka_unit_test(test_packs_use_the_new_forms),
+      cmocka_unit_test(test_spin_wait_is_a_category),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,7 +43,9 @@ extern "C" {
     "waits synchronously for asynchronous work")                               \
   X(NESTED_LOOP, "nested-loop", "runs a nested event loop")                    \
   X(DNS, "dns", "resolves a host name synchronously")                          \
-  X(YIELD, "yield", "spins with sched_yield instead of waiting for work")
+  X(YIELD, "yield", "spins with sched_yield instead of waiting for work")      \
+  X(SPIN_WAIT, "spin-wait",                                                    \
+    "polls in a loop, yielding or sleeping, for another thread")
 
 typedef enum bw_rule_category {
 #define BWRL__CAT_ENUM(e, name, desc) BW_CATEGORY_##e,
@@ -62,6 +64,10 @@ const char *bw_rule_category_id(bw_rule_category cat);
 
 /* A one-line description of the category, for SARIF rule metadata. */
 const char *bw_rule_category_description(bw_rule_category cat);
+
+/* The category's default hint (the fix a finding of it names when its
+ * rule gives none), or NULL for an out-of-range value. */
+const char *bw_rule_category_hint(bw_rule_category cat);
 
 /* Parses a category name; returns 0 and sets *out, or -EINVAL. */
 int bw_rule_category_parse(const char *name, bw_rule_category *out);
