@@ -633,17 +633,36 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
                            an->callee_param[call_index], &w->callees, &targets);
     size_t ntargets = call->callee.kind == BWSC__VAL_FUNC ? 0 : count;
     int reported = 0;
+    const bw_blocking_rule *bare =
+        call->spin == BWSC__SPIN_BARE
+            ? bwsc__spin_rule_of(an->rules, call, NULL, 0)
+            : NULL;
+    if (bare &&
+        bw_pool_kind_reports(an->roots[root_node].pool_kind, bare->category) &&
+        w->call_stamp[call_index] != w->stamp) {
+      add_finding(an, root_node, w, &w->states[si], call, &call->loc,
+                  call->callee.name, bare, 0,
+                  call->cold ? BWSC__COLD_ASSERT : BWSC__WARM);
+      reported = 1;
+    }
     for (size_t t = 0; t < count; t++) {
       size_t target = targets[t];
       const bwsc__node *callee = &prog->nodes[target];
       bwsc__cold cold = coldness(call, callee);
       const bw_blocking_rule *rule =
           bw_rules_find_blocking(an->rules, callee->name);
+      const bw_blocking_rule *own =
+          call->spin ? bw_rules_lookup_blocking(an->rules, callee->name) : NULL;
+      const bw_blocking_rule *spin = bwsc__spin_rule_of(
+          an->rules, call, own,
+          own && nonblocking(an, own, call, si ? SIZE_MAX : root_node));
+      if (spin)
+        rule = spin;
       if (rule) {
         if (bw_pool_kind_reports(an->roots[root_node].pool_kind,
                                  rule->category) &&
             w->call_stamp[call_index] != w->stamp &&
-            !nonblocking(an, rule, call, si ? SIZE_MAX : root_node)) {
+            (spin || !nonblocking(an, rule, call, si ? SIZE_MAX : root_node))) {
           add_finding(an, root_node, w, &w->states[si], call, &call->loc,
                       callee->name, rule, ntargets, cold);
           reported = 1;

@@ -67,6 +67,18 @@ typedef struct bwsc__arg_desc {
   int plain;
 } bwsc__arg_desc;
 
+/* A call's part in a loop that waits for another thread by polling. */
+typedef enum bwsc__spin {
+  BWSC__SPIN_NONE = 0,
+  /* The call is the whole body of a while or do loop whose condition reads
+   * memory another thread may change (`while (!flag) uv_sleep(0);`). */
+  BWSC__SPIN_BODY,
+  /* Not a call: a loop with an empty body whose condition only reads such
+   * memory (`while (!atomic_load(&done));`). The callee is BWSC__VAL_OTHER
+   * named by the loop's text, the location the loop's. */
+  BWSC__SPIN_BARE
+} bwsc__spin;
+
 /* One call expression inside a function body. */
 typedef struct bwsc__call_fact {
   char *caller;       /* USR of the enclosing function */
@@ -82,6 +94,7 @@ typedef struct bwsc__call_fact {
   bwsc__value *args;
   bwsc__arg_desc *descs; /* nargs entries, or NULL: no argument is one */
   char *result; /* the descriptor key its result is stored into, or NULL */
+  int spin;     /* a bwsc__spin */
 } bwsc__call_fact;
 
 /* `slot` may hold `value` (a FUNC or another SLOT): an initialiser, an

@@ -44,6 +44,37 @@ static int compare_finding(const void *pa, const void *pb) {
   return c;
 }
 
+/* The rule of spin-wait findings: no function names it, the loop does.
+ * Filled on first use; the analysis runs on one thread. */
+static const bw_blocking_rule *spin_rule(void) {
+  static bw_blocking_rule rule;
+  if (!rule.id) {
+    rule.function = "";
+    rule.category = BW_CATEGORY_SPIN_WAIT;
+    rule.severity = BW_SEVERITY_WARNING;
+    rule.message = bw_rule_category_description(BW_CATEGORY_SPIN_WAIT);
+    rule.hint = bw_rule_category_hint(BW_CATEGORY_SPIN_WAIT);
+    rule.api = "blockscan";
+    rule.origin.file = "blockscan";
+    rule.id = bw_rule_category_id(BW_CATEGORY_SPIN_WAIT);
+  }
+  return &rule;
+}
+
+const bw_blocking_rule *bwsc__spin_rule_of(const bw_rules *rules,
+                                           const bwsc__call_fact *call,
+                                           const bw_blocking_rule *rule,
+                                           int brief) {
+  if (!bw_rules_category_enabled(rules, BW_CATEGORY_SPIN_WAIT) ||
+      call->spin == BWSC__SPIN_NONE)
+    return NULL;
+  if (call->spin == BWSC__SPIN_BARE ||
+      (rule && rule->category == BW_CATEGORY_SLEEP && brief) ||
+      (rule && rule->category == BW_CATEGORY_YIELD))
+    return spin_rule();
+  return NULL;
+}
+
 static void finding_free(bwsc__finding *finding) {
   free(finding->chain);
   free(finding->message);
@@ -96,9 +127,15 @@ static char *message_of(const bwsc__finding *f) {
                       : f->pool_kind == BW_POOL_OFFLOAD
                           ? "an offload pool worker"
                           : "a pool worker";
+  char what[160];
+  snprintf(what, sizeof(what),
+           f->rule->category == BW_CATEGORY_SPIN_WAIT
+               ? "a loop polling with '%s'"
+               : "'%s'",
+           f->callee);
   if (f->nvias <= 1)
-    return bwsc__xasprintf("'%s' blocks %s: reached from callback '%s'",
-                           f->callee, where, f->callback);
+    return bwsc__xasprintf("%s blocks %s: reached from callback '%s'", what,
+                           where, f->callback);
   char names[256];
   size_t len = 0, shown = 0;
   for (; shown < f->nvias && shown < 3; shown++)
@@ -108,10 +145,10 @@ static char *message_of(const bwsc__finding *f) {
     names[sizeof(names) - 1] = '\0';
   if (shown < f->nvias)
     return bwsc__xasprintf(
-        "'%s' blocks %s: reached from %zu callbacks: %s (and %zu more)",
-        f->callee, where, f->nvias, names, f->nvias - shown);
-  return bwsc__xasprintf("'%s' blocks %s: reached from %zu callbacks: %s",
-                         f->callee, where, f->nvias, names);
+        "%s blocks %s: reached from %zu callbacks: %s (and %zu more)", what,
+        where, f->nvias, names, f->nvias - shown);
+  return bwsc__xasprintf("%s blocks %s: reached from %zu callbacks: %s", what,
+                         where, f->nvias, names);
 }
 
 static void via_of(bwsc__via *via, const bwsc__finding *f) {

@@ -76,6 +76,20 @@ typedef struct bwsc__findings {
   size_t count, cap;
 } bwsc__findings;
 
+/* The rule of a spin-wait finding when `call` is part of a polling loop
+ * (its bwsc__spin): a yield, or a brief sleep (`brief`: one its own rule's
+ * conditions excuse, uv_sleep(0)), that is a loop's whole body (`rule`,
+ * the callee's, whether its category is on or not) waits for another
+ * thread however short each call is, and is reported once, as a spin wait
+ * instead of by its own rule; a bare busy loop is one too (rule NULL). A
+ * longer sleep in such a loop stays a sleep finding. NULL: not a spin
+ * wait, or the category is off. The rule is built on first use (the
+ * analysis runs on one thread) and lives as long as the process. */
+const bw_blocking_rule *bwsc__spin_rule_of(const bw_rules *rules,
+                                           const bwsc__call_fact *call,
+                                           const bw_blocking_rule *rule,
+                                           int brief);
+
 /* Sorts by file, line, column, rule, callback; drops exact duplicates. */
 void bwsc__findings_sort(bwsc__findings *list);
 

@@ -38,7 +38,9 @@ typedef struct visit_ctx {
                                  when it has code fields, else 0 */
   CXCursor result_call;       /* a call whose result is stored in... */
   char *result_desc;          /* ...this descriptor key (owned) */
-  char **scanned_keys;        /* owned keys of `scanned` */
+  CXCursor spin_call;         /* the body of a polling loop, when set */
+  int has_spin_call;
+  char **scanned_keys; /* owned keys of `scanned` */
   size_t nscanned, capscanned;
 } visit_ctx;
 
@@ -235,33 +237,6 @@ static void add_flow(visit_ctx *ctx, const char *slot, bwsc__value *value) {
 
 /* ---- what a reader sees: callee text, cold macros, records --------------- */
 
-/* The source text of a cursor, tokens joined ("ops->run"), for the chain
- * of a finding; NULL when libclang gives no tokens (a macro). */
-static char *source_text(CXTranslationUnit tu, CXCursor expr) {
-  CXToken *tokens = NULL;
-  unsigned count = 0;
-  clang_tokenize(tu, clang_getCursorExtent(expr), &tokens, &count);
-  if (!count)
-    return NULL;
-  char buf[96];
-  size_t len = 0;
-  int word = 0; /* the previous token was a word: a space keeps words apart */
-  for (unsigned i = 0; i < count && len + 1 < sizeof(buf); i++) {
-    char *spelling = take_string(clang_getTokenSpelling(tu, tokens[i]));
-    CXTokenKind kind = clang_getTokenKind(tokens[i]);
-    int is_word = kind == CXToken_Identifier || kind == CXToken_Keyword;
-    len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
-                            word && is_word ? " " : "", spelling);
-    word = is_word;
-    free(spelling);
-  }
-  clang_disposeTokens(tu, tokens, count);
-  if (len >= sizeof(buf))
-    len = sizeof(buf) - 1;
-  buf[len] = '\0';
-  return bwsc__xstrdup(buf);
-}
-
 /* Is `call` written in the body of a cold macro? A call in the body has
  * its file location at the macro's use (where the macro name is written);
  * a call in an argument has it at the argument, so it is not cold. */
@@ -322,7 +297,7 @@ static int noreturn_type(CXCursor fn) {
 }
 
 static int is_noreturn_attr(CXTranslationUnit tu, CXCursor attr) {
-  char *text = source_text(tu, attr);
+  char *text = bwsc__source_text(tu, attr);
   int yes = text && strcmp(text, "_Noreturn") == 0;
   free(text);
   return yes;
@@ -374,7 +349,7 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
   fact->caller = bwsc__xstrdup(ctx->func_usr);
   value_of(ctx, pick.first, &fact->callee);
   if (fact->callee.kind == BWSC__VAL_SLOT) {
-    char *text = source_text(ctx->tu, pick.first);
+    char *text = bwsc__source_text(ctx->tu, pick.first);
     if (text) {
       free(fact->callee.name);
       fact->callee.name = text;
@@ -382,6 +357,12 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
   }
   cursor_loc(ctx, call, &fact->loc, 1);
   fact->cold = in_cold_macro(ctx, call);
+  if (ctx->has_spin_call &&
+      clang_equalRanges(clang_getCursorExtent(call),
+                        clang_getCursorExtent(ctx->spin_call))) {
+    fact->spin = BWSC__SPIN_BODY;
+    ctx->has_spin_call = 0;
+  }
   /* By extent: the visitor's cursor for the call is not bit-equal to the
    * one record_desc_store found under the assignment. */
   if (ctx->result_desc &&
@@ -405,6 +386,27 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
         fact->descs[i] = desc;
       }
     }
+  }
+}
+
+/* A while or do loop that polls: its body call is marked when visited
+ * (record_call); an empty one becomes a call fact of its own. */
+static void record_loop(visit_ctx *ctx, CXCursor loop) {
+  CXCursor call, cond;
+  int spin = ctx->func_usr ? bwsc__spin_loop(ctx->tu, loop, &call, &cond)
+                           : BWSC__SPIN_NONE;
+  if (spin == BWSC__SPIN_BODY) {
+    ctx->spin_call = call;
+    ctx->has_spin_call = 1;
+  } else if (spin == BWSC__SPIN_BARE) {
+    bwsc__call_fact *fact =
+        BWSC__PUSH(ctx->facts->calls, ctx->facts->ncalls, ctx->facts->capcalls);
+    fact->caller = bwsc__xstrdup(ctx->func_usr);
+    char *text = bwsc__source_text(ctx->tu, cond);
+    fact->callee.name = bwsc__xasprintf("while (%s)", text ? text : "...");
+    free(text);
+    cursor_loc(ctx, loop, &fact->loc, 1);
+    fact->spin = BWSC__SPIN_BARE;
   }
 }
 
@@ -603,6 +605,10 @@ static enum CXChildVisitResult body_visitor(CXCursor cursor, CXCursor parent,
     break;
   case CXCursor_BinaryOperator:
     record_assignment(ctx, cursor);
+    break;
+  case CXCursor_WhileStmt:
+  case CXCursor_DoStmt:
+    record_loop(ctx, cursor);
     break;
   case CXCursor_UnaryOperator:
   case CXCursor_CompoundAssignOperator:

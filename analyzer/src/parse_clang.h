@@ -38,6 +38,11 @@ child_pick bwsc__pick_children(CXCursor cursor);
  * subscripts (a table of handlers), leaving what the value names. */
 CXCursor bwsc__peel(CXCursor cursor);
 
+/* The source text of a cursor, tokens joined ("ops->run"), for the chain
+ * of a finding (at most 95 bytes); NULL when libclang gives no tokens (a
+ * macro). */
+char *bwsc__source_text(CXTranslationUnit tu, CXCursor expr);
+
 /* The slot key of a parameter: "<function USR>#<index>", or NULL. */
 char *bwsc__param_slot(CXCursor parm);
 
@@ -69,6 +74,15 @@ int bwsc__desc_is_local(CXCursor ref);
 /* 1 when `expr` is a variable or field itself, through casts and
  * parentheses only (not `-x`, `!x`, `*x`). */
 int bwsc__is_plain_ref(CXCursor expr);
+
+/* What a while or do loop is, for spin waits (see bwsc__spin in
+ * facts.h): BWSC__SPIN_BODY with *body_call set to the one call that is
+ * its body, BWSC__SPIN_BARE for an empty body, or BWSC__SPIN_NONE; *cond
+ * is its condition. A loop waits for another thread only when its
+ * condition reads a field, a global, a pointer's target or a call's
+ * result, and, for an empty body, changes nothing itself. */
+int bwsc__spin_loop(CXTranslationUnit tu, CXCursor loop, CXCursor *body_call,
+                    CXCursor *cond);
 
 /* For `&x`, `x++`, `--x` and `x op= y`: the descriptor key of the integer
  * slot x it may write (owned), else NULL. */

@@ -10,6 +10,9 @@
  */
 #include "parse_clang.h"
 
+#include "facts.h"
+
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -181,6 +184,33 @@ long long bwsc__or_bits(CXTranslationUnit tu, CXCursor binop) {
   return operand_bits(tu, pick.first) | operand_bits(tu, pick.last);
 }
 
+/* ---- what a reader sees ------------------------------------------------- */
+
+char *bwsc__source_text(CXTranslationUnit tu, CXCursor expr) {
+  CXToken *tokens = NULL;
+  unsigned count = 0;
+  clang_tokenize(tu, clang_getCursorExtent(expr), &tokens, &count);
+  if (!count)
+    return NULL;
+  char buf[96];
+  size_t len = 0;
+  int word = 0; /* the previous token was a word: a space keeps words apart */
+  for (unsigned i = 0; i < count && len + 1 < sizeof(buf); i++) {
+    char *spelling = take_string(clang_getTokenSpelling(tu, tokens[i]));
+    CXTokenKind kind = clang_getTokenKind(tokens[i]);
+    int is_word = kind == CXToken_Identifier || kind == CXToken_Keyword;
+    len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
+                            word && is_word ? " " : "", spelling);
+    word = is_word;
+    free(spelling);
+  }
+  clang_disposeTokens(tu, tokens, count);
+  if (len >= sizeof(buf))
+    len = sizeof(buf) - 1;
+  buf[len] = '\0';
+  return bwsc__xstrdup(buf);
+}
+
 /* ---- constants and the writes of integer slots -------------------------- */
 
 int bwsc__eval_int(CXCursor expr, long long *out) {
@@ -274,4 +304,127 @@ char *bwsc__desc_written(CXTranslationUnit tu, CXCursor op) {
   if (tkind != CXCursor_DeclRefExpr && tkind != CXCursor_MemberRefExpr)
     return NULL;
   return bwsc__desc_key(clang_getCursorReferenced(target));
+}
+
+/* ---- loops that poll: spin waits ---------------------------------------- */
+
+typedef struct cond_scan {
+  CXTranslationUnit tu;
+  int shared;  /* reads memory another thread may write */
+  int changes; /* writes something or calls a function */
+} cond_scan;
+
+static enum CXChildVisitResult cond_visitor(CXCursor cursor, CXCursor parent,
+                                            CXClientData data) {
+  (void)parent;
+  cond_scan *scan = data;
+  char op[4];
+  switch (clang_getCursorKind(cursor)) {
+  case CXCursor_MemberRefExpr:
+  case CXCursor_ArraySubscriptExpr:
+    scan->shared = 1;
+    break;
+  case CXCursor_DeclRefExpr: {
+    CXCursor ref = clang_getCursorReferenced(cursor);
+    if (clang_getCursorKind(ref) == CXCursor_VarDecl &&
+        clang_Cursor_hasVarDeclGlobalStorage(ref))
+      scan->shared = 1;
+    break;
+  }
+  case CXCursor_CallExpr:
+    scan->shared = scan->changes = 1;
+    break;
+  case CXCursor_BinaryOperator:
+    if (bwsc__is_assignment(scan->tu, cursor))
+      scan->changes = 1;
+    break;
+  case CXCursor_CompoundAssignOperator:
+    scan->changes = 1;
+    break;
+  case CXCursor_UnaryOperator: {
+    char last[4];
+    edge_token(scan->tu, cursor, 0, op, sizeof(op));
+    edge_token(scan->tu, cursor, 1, last, sizeof(last));
+    if (!strcmp(op, "*"))
+      scan->shared = 1;
+    if (!strcmp(op, "++") || !strcmp(op, "--") || !strcmp(last, "++") ||
+        !strcmp(last, "--"))
+      scan->changes = 1;
+    break;
+  }
+  default:
+    break;
+  }
+  return CXChildVisit_Recurse;
+}
+
+/* The statements of a body: a compound statement's children, or the
+ * statement itself. */
+typedef struct body_scan {
+  int nstmts; /* not counting empty statements */
+  CXCursor call;
+  int ncalls;
+} body_scan;
+
+static enum CXChildVisitResult
+body_stmt_visitor(CXCursor cursor, CXCursor parent, CXClientData data) {
+  (void)parent;
+  body_scan *body = data;
+  enum CXCursorKind kind = clang_getCursorKind(cursor);
+  if (kind == CXCursor_NullStmt)
+    return CXChildVisit_Continue;
+  body->nstmts++;
+  CXCursor stmt = strip_casts(cursor);
+  if (clang_getCursorKind(stmt) == CXCursor_CallExpr) {
+    body->call = stmt;
+    body->ncalls++;
+  }
+  return CXChildVisit_Continue;
+}
+
+/* A loop's first three children, statements and expressions alike. */
+typedef struct loop_kids {
+  CXCursor kids[3];
+  int n;
+} loop_kids;
+
+static enum CXChildVisitResult kids_visitor(CXCursor cursor, CXCursor parent,
+                                            CXClientData data) {
+  (void)parent;
+  loop_kids *kids = data;
+  if (kids->n < 3)
+    kids->kids[kids->n] = cursor;
+  kids->n++;
+  return CXChildVisit_Continue;
+}
+
+int bwsc__spin_loop(CXTranslationUnit tu, CXCursor loop, CXCursor *body_call,
+                    CXCursor *cond) {
+  /* While: condition, body. Do: body, condition. A while whose condition
+   * declares a variable has three children: not a polling loop. */
+  loop_kids kids;
+  memset(&kids, 0, sizeof(kids));
+  clang_visitChildren(loop, kids_visitor, &kids);
+  if (kids.n != 2)
+    return BWSC__SPIN_NONE;
+  int is_do = clang_getCursorKind(loop) == CXCursor_DoStmt;
+  *cond = kids.kids[is_do ? 1 : 0];
+  CXCursor body = kids.kids[is_do ? 0 : 1];
+  cond_scan scan = {tu, 0, 0};
+  cond_visitor(*cond, loop, &scan);
+  clang_visitChildren(*cond, cond_visitor, &scan);
+  if (!scan.shared)
+    return BWSC__SPIN_NONE;
+  body_scan stmts;
+  memset(&stmts, 0, sizeof(stmts));
+  if (clang_getCursorKind(body) == CXCursor_CompoundStmt)
+    clang_visitChildren(body, body_stmt_visitor, &stmts);
+  else
+    body_stmt_visitor(body, loop, &stmts);
+  if (stmts.nstmts == 0)
+    return scan.changes ? BWSC__SPIN_NONE : BWSC__SPIN_BARE;
+  if (stmts.nstmts != 1 || stmts.ncalls != 1)
+    return BWSC__SPIN_NONE;
+  *body_call = stmts.call;
+  return BWSC__SPIN_BODY;
 }

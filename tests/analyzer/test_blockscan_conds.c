@@ -1,12 +1,13 @@
 /* test_blockscan_conds.c - precision on fixtures/conds: the rules'
  * conditions with flags ORed in the call or the rule, named constants, and
  * constants that reach the call through a wrapper's parameter or a local
- * (conds.c).
+ * (conds.c); spin waits, reported once as such (spin.c).
  *
  * Invariant: the fixtures say what they expect on the line itself (see
  * marked.h): "expect" must be a warning, "not reported" must not.
  */
 #include "marked.h"
+#include "run.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,9 +33,35 @@ static void test_flags_constants_and_constant_parameters(void **state) {
   check(files);
 }
 
+static void test_spin_waits_are_reported_once_as_spin_wait(void **state) {
+  (void)state;
+  const char *files[] = {"spin.c", NULL};
+  check(files);
+  const char *argv[] = {BLOCKSCAN_EXE, "spin.c", "--color=never", "--", NULL};
+  run_result r = run_tool(CONDS, argv, 120);
+  /* Yields, brief sleeps and a bare loop are spin waits; a 1 us usleep and
+   * a nanosleep whose timespec is not known to be zero stay sleeps. */
+  static const char *const lines[] = {
+      "spin.c:31:5: warning: a loop polling with 'uv_sleep' blocks the event "
+      "loop",
+      "spin.c:37:5: warning: a loop polling with 'sched_yield'",
+      "spin.c:45:5: warning: a loop polling with 'g_usleep'",
+      "spin.c:46:3: warning: a loop polling with 'while "
+      "(!atomic_load(&ready))'",
+      "[blocking-spin-wait]",
+      "spin.c:39:5: warning: 'usleep' blocks a pool worker",
+      "spin.c:42:5: warning: 'nanosleep' blocks a pool worker",
+      NULL};
+  for (size_t i = 0; lines[i]; i++)
+    if (!contains(r.out, lines[i]))
+      fail_msg("no '%s' in:\n%s", lines[i], r.out);
+  run_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_flags_constants_and_constant_parameters),
+      cmocka_unit_test(test_spin_waits_are_reported_once_as_spin_wait),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
