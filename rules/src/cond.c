@@ -234,3 +234,22 @@ int bwrl__parse_condition(bwrl__line *lc, const bwrl__field *f,
   }
   return 0;
 }
+
+int bwrl__parse_conditions(bwrl__line *lc, const char *key, bw_rule_cond *conds,
+                           size_t *n) {
+  *n = 0;
+  for (size_t i = 0; i < lc->n_fields; i++) {
+    const bwrl__field *f = &lc->fields[i];
+    if (strcmp(f->key, key) != 0)
+      continue;
+    if (*n == BW_RULE_MAX_CONDS) {
+      bwrl__fail(lc, f->key_column, "too many '%s' conditions (at most %d)",
+                 key, BW_RULE_MAX_CONDS);
+      return -EINVAL;
+    }
+    if (bwrl__parse_condition(lc, f, &conds[*n]))
+      return -EINVAL;
+    (*n)++;
+  }
+  return 0;
+}

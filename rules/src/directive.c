@@ -1,5 +1,6 @@
-/* The directives: building blocking, entry, posts, hint and allow rules from a
- * line parse.c has read, and carrying out include:, enable: and disable:.
+/* The directives: building blocking, entry, posts, nonblocking, hint and
+ * allow rules from a line parse.c has read, and carrying out include:,
+ * enable: and disable:.
  *
  * Invariants:
  *  - A rule is added only after every field of its line checked out; the
@@ -22,6 +23,8 @@ static const bwrl__key_spec entry_keys[] = {
     {"arg", 0},    {"on", 0},  {"field", 0}, {"setter", 0},
     {"object", 0}, {"api", 0}, {"kind", 0},  {NULL, 0}};
 static const bwrl__key_spec posts_keys[] = {{"from", 0}, {"api", 0}, {NULL, 0}};
+static const bwrl__key_spec nonblock_keys[] = {
+    {"fd", 0}, {"when", 1}, {"api", 0}, {NULL, 0}};
 static const bwrl__key_spec hint_keys[] = {{"api", 0}, {"hint", 0}, {NULL, 0}};
 static const bwrl__key_spec allow_keys[] = {{"reason", 0}, {NULL, 0}};
 
@@ -75,19 +78,8 @@ static void add_blocking(bwrl__line *lc, const bwrl__subject *subj,
       return;
     }
   }
-  for (size_t i = 0; i < lc->n_fields; i++) {
-    f = &lc->fields[i];
-    if (strcmp(f->key, "unless") != 0)
-      continue;
-    if (tmp.n_unless == BW_RULE_MAX_CONDS) {
-      bwrl__fail(lc, f->key_column, "too many 'unless' conditions (at most %d)",
-                 BW_RULE_MAX_CONDS);
-      return;
-    }
-    if (bwrl__parse_condition(lc, f, &tmp.unless[tmp.n_unless]))
-      return;
-    tmp.n_unless++;
-  }
+  if (bwrl__parse_conditions(lc, "unless", tmp.unless, &tmp.n_unless))
+    return;
   const bw_blocking_rule *old = bwrl__load_find_blocking(lc->ld, subj->text);
   if (old != NULL) {
     bwrl__fail(lc, subj->column,
@@ -358,6 +350,52 @@ static void add_posts(bwrl__line *lc, const bwrl__subject *subj,
   }
 }
 
+/* nonblocking:FN fd=N|result when="..." - FN makes its descriptor argument
+ * N (or the one it returns) non-blocking when every condition holds. */
+static void add_nonblock(bwrl__line *lc, const bwrl__subject *subj,
+                         unsigned kcol) {
+  char q[BWRL__QUOTE_BUF];
+  if (read_rule(lc, subj, 0, nonblock_keys, "nonblocking"))
+    return;
+  bw_nonblock_rule tmp = {0};
+  const bwrl__field *fd = bwrl__get_field(lc, "fd");
+  const bwrl__field *api = bwrl__get_field(lc, "api");
+  if (fd == NULL) {
+    bwrl__fail(lc, kcol,
+               "missing required key 'fd' in nonblocking rule for '%s'",
+               bwrl__quote(subj->text, subj->len, q));
+    return;
+  }
+  if (strcmp(fd->value, "result") == 0) {
+    tmp.fd_arg = -1;
+  } else if (bwrl__parse_arg_index(fd->value, fd->len, &tmp.fd_arg)) {
+    bwrl__fail(lc, fd->column,
+               "bad value '%s' for 'fd' (expected 0 to %d, or result)",
+               bwrl__quote(fd->value, fd->len, q), BWRL__MAX_ARG);
+    return;
+  }
+  if (bwrl__parse_conditions(lc, "when", tmp.when, &tmp.n_when))
+    return;
+  bwrl__vec *rules = &lc->ld->rs->nonblocks;
+  if (is_duplicate(lc, subj, rules, offsetof(bw_nonblock_rule, origin),
+                   "nonblocking"))
+    return;
+  bw_nonblock_rule *rule = malloc(sizeof(*rule));
+  if (rule == NULL) {
+    lc->ld->oom = 1;
+    return;
+  }
+  *rule = tmp;
+  rule->function = bwrl__keep(lc, subj->text, subj->len);
+  rule->api = api ? bwrl__keep(lc, api->value, api->len) : lc->api;
+  rule->origin.file = lc->file;
+  rule->origin.line = lc->lineno;
+  if (!rule->function || !rule->api || bwrl__vec_push(rules, rule)) {
+    free(rule);
+    lc->ld->oom = 1;
+  }
+}
+
 /* hint:CATEGORY api=API hint="..." - the hint of CATEGORY's findings on
  * API's pools and loops. */
 static void add_hint(bwrl__line *lc, const bwrl__subject *subj, unsigned kcol) {
@@ -472,6 +510,7 @@ const bwrl__directive bwrl__directives[] = {
     {"blocking", "function name", add_blocking},
     {"entry", "function name", add_entry},
     {"posts", "function name", add_posts},
+    {"nonblocking", "function name", add_nonblock},
     {"hint", "category", add_hint},
     {"allow", "function pattern", add_allow},
     {"include", "file name", do_include},

@@ -253,8 +253,8 @@ static void parse_line(bwrl__line *lc) {
     d++;
   if (d->word == NULL) {
     bwrl__fail(lc, kcol,
-               "unknown rule kind '%s' (expected blocking, entry, posts, hint, "
-               "allow, include, enable or disable)",
+               "unknown rule kind '%s' (expected blocking, entry, posts, "
+               "nonblocking, hint, allow, include, enable or disable)",
                bwrl__quote(lc->s + kstart, klen, q));
     return;
   }

@@ -177,7 +177,9 @@ void bw_rules_free(bw_rules *rs) {
   free_vec_items(&rs->allows);
   free_vec_items(&rs->posts);
   free_vec_items(&rs->hints);
+  free_vec_items(&rs->nonblocks);
   bwrl__index_clear(&rs->blocking_index);
+  bwrl__index_clear(&rs->nonblock_index);
   bwrl__index_clear(&rs->post_index);
   bwrl__index_clear(&rs->entry_index);
   bwrl__index_clear(&rs->allow_index);
@@ -193,7 +195,7 @@ static int has_glob(const char *pattern) {
 }
 
 typedef struct indexes {
-  bwrl__index blocking, entries, allows, posts;
+  bwrl__index blocking, entries, allows, posts, nonblocks;
   size_t n_glob_allows;
 } indexes;
 
@@ -202,6 +204,7 @@ static void indexes_clear(indexes *ix) {
   bwrl__index_clear(&ix->entries);
   bwrl__index_clear(&ix->allows);
   bwrl__index_clear(&ix->posts);
+  bwrl__index_clear(&ix->nonblocks);
 }
 
 static int build_indexes(const bw_rules *rs, indexes *ix) {
@@ -218,6 +221,11 @@ static int build_indexes(const bw_rules *rs, indexes *ix) {
   for (size_t i = 0; i < rs->posts.n; i++) {
     bw_post_rule *rule = rs->posts.items[i];
     if (bwrl__index_put(&ix->posts, rule->function, rule))
+      return -ENOMEM;
+  }
+  for (size_t i = 0; i < rs->nonblocks.n; i++) {
+    bw_nonblock_rule *rule = rs->nonblocks.items[i];
+    if (bwrl__index_put(&ix->nonblocks, rule->function, rule))
       return -ENOMEM;
   }
   for (size_t i = 0; i < rs->allows.n; i++) {
@@ -243,7 +251,9 @@ int bwrl__rules_reindex(bw_rules *rs) {
   bwrl__index_clear(&rs->entry_index);
   bwrl__index_clear(&rs->allow_index);
   bwrl__index_clear(&rs->post_index);
+  bwrl__index_clear(&rs->nonblock_index);
   rs->blocking_index = ix.blocking;
+  rs->nonblock_index = ix.nonblocks;
   rs->post_index = ix.posts;
   rs->entry_index = ix.entries;
   rs->allow_index = ix.allows;
@@ -361,6 +371,21 @@ size_t bw_rules_entry_count(const bw_rules *rs) {
 
 const bw_entry_rule *bw_rules_entry_at(const bw_rules *rs, size_t i) {
   return rs && i < rs->entries.n ? rs->entries.items[i] : NULL;
+}
+
+const bw_nonblock_rule *bw_rules_find_nonblock(const bw_rules *rs,
+                                               const char *function) {
+  if (rs == NULL || function == NULL)
+    return NULL;
+  return bwrl__index_get(&rs->nonblock_index, function);
+}
+
+size_t bw_rules_nonblock_count(const bw_rules *rs) {
+  return rs ? rs->nonblocks.n : 0;
+}
+
+const bw_nonblock_rule *bw_rules_nonblock_at(const bw_rules *rs, size_t i) {
+  return rs && i < rs->nonblocks.n ? rs->nonblocks.items[i] : NULL;
 }
 
 size_t bw_rules_post_count(const bw_rules *rs) {

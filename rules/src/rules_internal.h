@@ -62,15 +62,17 @@ void bwrl__index_clear(bwrl__index *index);
 /* ---- the set ---- */
 struct bw_rules {
   bwrl__arena arena;
-  bwrl__vec blocking; /* bw_blocking_rule * */
-  bwrl__vec entries;  /* bw_entry_rule * */
-  bwrl__vec allows;   /* bw_allow_rule * */
-  bwrl__vec posts;    /* bw_post_rule * */
-  bwrl__vec hints;    /* bw_hint_rule *, few: searched in order */
+  bwrl__vec blocking;  /* bw_blocking_rule * */
+  bwrl__vec entries;   /* bw_entry_rule * */
+  bwrl__vec allows;    /* bw_allow_rule * */
+  bwrl__vec posts;     /* bw_post_rule * */
+  bwrl__vec hints;     /* bw_hint_rule *, few: searched in order */
+  bwrl__vec nonblocks; /* bw_nonblock_rule * */
   bwrl__index blocking_index;
   bwrl__index entry_index;
   bwrl__index allow_index; /* allow rules without glob characters */
   bwrl__index post_index;
+  bwrl__index nonblock_index;
   size_t n_glob_allows; /* allow rules with glob characters */
   unsigned char enabled[BW_CATEGORY_COUNT];
   bw_rules_error *errors;
@@ -96,7 +98,8 @@ typedef struct bwrl__load {
   bwrl__index new_blocking;
   bwrl__index new_entries;
   /* What to restore when the load fails. */
-  size_t old_blocking, old_entries, old_allows, old_posts, old_hints;
+  size_t old_blocking, old_entries, old_allows, old_posts, old_hints,
+      old_nonblocks;
   size_t *old_callbacks; /* n_callbacks of each old entry */
   unsigned char old_enabled[BW_CATEGORY_COUNT];
 } bwrl__load;
@@ -218,6 +221,10 @@ int bwrl__parse_arg_index(const char *s, size_t n, int *out);
  * reporting, or -ENOMEM (cond.c). */
 int bwrl__parse_condition(bwrl__line *lc, const bwrl__field *f,
                           bw_rule_cond *cond);
+/* Parses every `key` field of the line (unless=, when=) into conds, at
+ * most BW_RULE_MAX_CONDS; 0, or -EINVAL after reporting (cond.c). */
+int bwrl__parse_conditions(bwrl__line *lc, const char *key, bw_rule_cond *conds,
+                           size_t *n);
 
 /* A directive: its keyword, what its subject is called in messages, and
  * the function that carries it out once the subject was read (it reads the

@@ -275,7 +275,8 @@ static void test_err_unknown_kind(void **state) {
   expect_error(
       *state, "blockin:sleep category=sleep\n",
       "t.rules:1:1: error: unknown rule kind 'blockin' (expected "
-      "blocking, entry, posts, hint, allow, include, enable or disable)");
+      "blocking, entry, posts, nonblocking, hint, allow, include, enable or "
+      "disable)");
 }
 
 static void test_err_missing_colon(void **state) {

@@ -235,6 +235,21 @@ typedef struct bw_post_rule {
   bw_rule_origin origin;
 } bw_post_rule;
 
+/* A function that makes a descriptor non-blocking, so that I/O on it later
+ * does not wait (blockscan): fcntl(fd, F_SETFL, flags | O_NONBLOCK),
+ * socket(..., SOCK_NONBLOCK, ...), a program's own setblocking(fd, 0).
+ * The call counts when ALL of `when` hold; for an argument that is the
+ * address of an integer (`ioctl(fd, FIONBIO, &one)`) a condition is read
+ * against that integer. */
+typedef struct bw_nonblock_rule {
+  const char *function;
+  int fd_arg; /* the descriptor argument; -1: the descriptor it returns */
+  size_t n_when;
+  bw_rule_cond when[BW_RULE_MAX_CONDS];
+  const char *api;
+  bw_rule_origin origin;
+} bw_nonblock_rule;
+
 /* A better hint for the rules of one category when the callback reaching
  * the call was handed to a pool or loop of one API: on the bundled
  * runtime's pool, io names bw_run_blocking whatever pack the rule is in. */
@@ -326,6 +341,10 @@ const bw_entry_rule *bw_rules_find_entry(const bw_rules *rs,
 const bw_post_rule *bw_rules_find_post(const bw_rules *rs,
                                        const char *function);
 
+/* The nonblocking rule for `function`, or NULL. */
+const bw_nonblock_rule *bw_rules_find_nonblock(const bw_rules *rs,
+                                               const char *function);
+
 /* The hint rule for findings of category `cat` reached from a callback
  * handed to an entry of api `api`, or NULL. */
 const bw_hint_rule *bw_rules_find_hint(const bw_rules *rs, const char *api,
@@ -367,6 +386,9 @@ const bw_entry_rule *bw_rules_entry_at(const bw_rules *rs, size_t i);
 
 size_t bw_rules_post_count(const bw_rules *rs);
 const bw_post_rule *bw_rules_post_at(const bw_rules *rs, size_t i);
+
+size_t bw_rules_nonblock_count(const bw_rules *rs);
+const bw_nonblock_rule *bw_rules_nonblock_at(const bw_rules *rs, size_t i);
 
 size_t bw_rules_hint_count(const bw_rules *rs);
 const bw_hint_rule *bw_rules_hint_at(const bw_rules *rs, size_t i);
