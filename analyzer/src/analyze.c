@@ -735,7 +735,7 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   find_wrappers(&an);
   find_roots(&an);
   find_bound_params(&an);
-  bwsc__nonblock_build(&an.nonblock, prog);
+  bwsc__nonblock_build(&an.nonblock, prog, rules);
 
   walk w;
   memset(&w, 0, sizeof(w));

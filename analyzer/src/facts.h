@@ -116,6 +116,9 @@ typedef struct bwsc__desc_flow {
   /* `to` is a local variable or a parameter: every store into it is in
    * the facts (a global or field may hold its initial value too). */
   int local;
+  /* from NULL because `&to` is taken (a callee may store through it, or
+   * only read it: ioctl(fd, FIONBIO, &on)). */
+  int addr;
 } bwsc__desc_flow;
 
 /* A `blockscan-ignore` or `NOLINT(blockscan...)` comment. It covers its own

@@ -10,9 +10,11 @@
  * non-blocking bit (a constant, or an OR with it), so `fcntl(fd, F_SETFL,
  * mode)` with a computed `mode` makes nothing non-blocking.
  *
- * The setters are C API facts the rule packs do not describe yet (they
- * say what blocks, not what makes a descriptor stop blocking); they live in
- * this one table until a rule form takes them over.
+ * The setters are the rules' nonblocking: rules; a program function
+ * that calls one on its own descriptor parameter with a condition on
+ * another of its parameters (`ioctl(fd, FIONBIO, &set)` in
+ * uv__nonblock_ioctl(fd, set)) is a setter too, with that condition moved
+ * onto its callers' argument.
  */
 #include "nonblock.h"
 
@@ -20,83 +22,162 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Linux: O_NONBLOCK, and SOCK_, EFD_, TFD_, SFD_, IN_NONBLOCK equal it. */
-#define NONBLOCK_BIT 04000
-#define F_SETFL_CMD 4
-#define ANY_NONZERO (-1)
-
-typedef struct setter {
-  const char *name;
-  int fd_arg;     /* the descriptor argument; -1: the call's result */
-  int flag_arg;   /* the argument that must carry `flag`; -1: none */
-  long long flag; /* bits it must set; ANY_NONZERO: any nonzero constant */
-  int cmd_arg;    /* fcntl: the argument that must equal `cmd`; -1: none */
-  long long cmd;
-} setter;
-
-static const setter setters[] = {
-    {"fcntl", 0, 2, NONBLOCK_BIT, 1, F_SETFL_CMD},
-    {"socket", -1, 1, NONBLOCK_BIT, -1, 0},
-    {"accept4", -1, 3, NONBLOCK_BIT, -1, 0},
-    {"pipe2", 0, 1, NONBLOCK_BIT, -1, 0},
-    {"eventfd", -1, 1, NONBLOCK_BIT, -1, 0},
-    {"timerfd_create", -1, 1, NONBLOCK_BIT, -1, 0},
-    {"signalfd", -1, 2, NONBLOCK_BIT, -1, 0},
-    {"inotify_init1", -1, 0, NONBLOCK_BIT, -1, 0},
-    {"evutil_make_socket_nonblocking", 0, -1, 0, -1, 0},
-    {"g_unix_set_fd_nonblocking", 0, 1, ANY_NONZERO, -1, 0},
-    {"uv_poll_init", 2, -1, 0, -1, 0},
-    {"uv_poll_init_socket", 2, -1, 0, -1, 0},
-    {NULL, 0, 0, 0, 0, 0},
-};
-
 static const char *const readiness_entries[] = {
     "event_new",     "event_assign",       "event_set",
     "g_unix_fd_add", "g_unix_fd_add_full", NULL,
 };
 
-static const setter *find_setter(const char *name) {
-  for (const setter *s = setters; name && s->name; s++)
-    if (strcmp(s->name, name) == 0)
-      return s;
-  return NULL;
-}
-
-static int arg_carries(const bwsc__call_fact *call, int arg, long long flag) {
-  if (arg < 0)
-    return 1;
-  if ((size_t)arg >= call->nargs)
-    return 0;
-  const bwsc__value *value = &call->args[arg];
-  if (flag == ANY_NONZERO)
-    return value->kind == BWSC__VAL_INT && value->ival != 0;
-  long long bits = value->kind == BWSC__VAL_INT ? value->ival
-                   : call->descs                ? call->descs[arg].bits
-                                                : 0;
-  return (bits & flag) == flag;
-}
-
-/* The key a setter call makes non-blocking, or NULL. */
-static const char *set_by(const bwsc__call_fact *call) {
-  if (call->callee.kind != BWSC__VAL_FUNC)
-    return NULL;
-  const setter *s = find_setter(call->callee.name);
-  if (!s || !arg_carries(call, s->flag_arg, s->flag))
-    return NULL;
-  if (s->cmd_arg >= 0 && ((size_t)s->cmd_arg >= call->nargs ||
-                          call->args[s->cmd_arg].kind != BWSC__VAL_INT ||
-                          call->args[s->cmd_arg].ival != s->cmd))
-    return NULL;
-  if (s->fd_arg < 0)
-    return call->result;
-  return bwsc__nonblock_arg(call, (size_t)s->fd_arg);
-}
+/* From the indexes of the constants' section below. */
+static size_t flows_into(bwsc__nonblock *nb, const char *key,
+                         const size_t **out);
+static int is_local(bwsc__nonblock *nb, const char *key);
+static int address_taken(bwsc__nonblock *nb, const char *usr);
 
 static int add(bwsc__nonblock *nb, const char *key) {
   if (!key || bwsc__strmap_get(&nb->keys, key, NULL))
     return 0;
   bwsc__strmap_put(&nb->keys, key, 1);
   return 1;
+}
+
+/* Index `*param` when `key` is a parameter of function `usr`. */
+static int param_of(const char *key, const char *usr, int *param) {
+  size_t len = strlen(usr);
+  if (!key || strncmp(key, usr, len) != 0 || key[len] != '#' ||
+      key[len + 1] < '0' || key[len + 1] > '9')
+    return 0;
+  char *end = NULL;
+  long index = strtol(key + len + 1, &end, 10);
+  if (*end || index < 0 || index > 63)
+    return 0;
+  *param = (int)index;
+  return 1;
+}
+
+/* The one constant the integer `&key` points to at a setter call: the
+ * stores into it, taking the address not counted (the setter reads it). */
+static int pointee_const(bwsc__nonblock *nb, const char *key, long long *out) {
+  const size_t *flows = NULL;
+  size_t n = flows_into(nb, key, &flows);
+  int found = 0;
+  for (size_t i = 0; i < n; i++) {
+    const bwsc__desc_flow *flow = nb->prog->desc_flows[flows[i]];
+    long long v = flow->ival;
+    if (flow->addr)
+      continue;
+    if (!flow->is_const &&
+        !(flow->from && bwsc__nonblock_const(nb, flow->from, &v)))
+      return 0;
+    if (found && v != *out)
+      return 0;
+    *out = v;
+    found = 1;
+  }
+  return found && is_local(nb, key);
+}
+
+enum { COND_FALSE, COND_TRUE, COND_PARAM };
+
+/* Whether a `when` condition holds for `call`, written in function
+ * `usr`: COND_PARAM (and *param) when it depends on that function's own
+ * parameter (`ioctl(fd, FIONBIO, &set)` in a wrapper taking `set`). */
+static int when_holds(bwsc__nonblock *nb, const bw_rule_cond *cond,
+                      const bwsc__call_fact *call, const char *usr,
+                      int *param) {
+  size_t a = (size_t)cond->arg;
+  if (cond->arg < 0 || a >= call->nargs)
+    return COND_FALSE;
+  const bwsc__value *value = &call->args[a];
+  const bwsc__arg_desc *desc = call->descs ? &call->descs[a] : NULL;
+  long long v = 0;
+  int known = value->kind == BWSC__VAL_INT;
+  if (known)
+    v = value->ival;
+  else if (desc && desc->key && param_of(desc->key, usr, param))
+    return COND_PARAM;
+  else if (desc && desc->key)
+    known = desc->plain ? bwsc__nonblock_const(nb, desc->key, &v)
+                        : pointee_const(nb, desc->key, &v);
+  if (!known && cond->kind == BW_COND_HAS_FLAG && desc) {
+    v = desc->bits; /* `flags | O_NONBLOCK` sets it whatever flags holds */
+    known = 1;
+  }
+  if (!known)
+    return cond->kind == BW_COND_NOT_NULL && value->kind == BWSC__VAL_FUNC;
+  switch (cond->kind) {
+  case BW_COND_EQUALS:
+    return v == cond->value;
+  case BW_COND_HAS_FLAG:
+    return cond->value && (v & cond->value) == cond->value;
+  case BW_COND_IS_NULL:
+    return v == 0;
+  case BW_COND_NOT_NULL:
+    return v != 0;
+  default:
+    return COND_FALSE;
+  }
+}
+
+/* A program function that calls a setter on its own descriptor parameter
+ * with a condition on another of its parameters: a setter itself, with
+ * the conditions moved onto its parameters (uv__nonblock(fd, 1)). */
+static void derive(bwsc__nonblock *nb, const char *usr, int fd_param,
+                   const bw_nonblock_rule *from, const int *params) {
+  if (bwsc__strmap_get(&nb->derived_by_usr, usr, NULL))
+    return;
+  bw_nonblock_rule copy = *from; /* `from` may be in nb->derived */
+  bw_nonblock_rule *rule =
+      BWSC__PUSH(nb->derived, nb->nderived, nb->capderived);
+  *rule = copy;
+  rule->function = usr;
+  rule->fd_arg = fd_param;
+  for (size_t i = 0; i < rule->n_when; i++)
+    if (params[i] >= 0)
+      rule->when[i].arg = params[i];
+    else
+      rule->when[i].kind = BW_COND_COUNT; /* held inside: always true */
+  bwsc__strmap_put(&nb->derived_by_usr, usr, nb->nderived);
+  nb->grew = 1;
+}
+
+/* The rule a call applies: the rules' for its callee by name, or one
+ * derived for a program wrapper. */
+static const bw_nonblock_rule *rule_of(const bwsc__nonblock *nb,
+                                       const bwsc__call_fact *call) {
+  size_t at;
+  if (call->callee.kind != BWSC__VAL_FUNC)
+    return NULL;
+  if (call->callee.ref &&
+      bwsc__strmap_get(&nb->derived_by_usr, call->callee.ref, &at))
+    return &nb->derived[at - 1];
+  return bw_rules_find_nonblock(nb->rules, call->callee.name);
+}
+
+/* The key a setter call makes non-blocking, or NULL; a setter call on
+ * the caller's parameters derives a rule for the caller instead. */
+static const char *set_by(bwsc__nonblock *nb, const bwsc__call_fact *call) {
+  const bw_nonblock_rule *rule = rule_of(nb, call);
+  if (!rule)
+    return NULL;
+  const char *key = rule->fd_arg < 0
+                        ? call->result
+                        : bwsc__nonblock_arg(call, (size_t)rule->fd_arg);
+  int params[BW_RULE_MAX_CONDS], deferred = 0;
+  for (size_t i = 0; i < rule->n_when; i++) {
+    params[i] = -1;
+    if (rule->when[i].kind == BW_COND_COUNT)
+      continue;
+    int held = when_holds(nb, &rule->when[i], call, call->caller, &params[i]);
+    if (held == COND_FALSE)
+      return NULL;
+    deferred |= held == COND_PARAM;
+  }
+  int fd_param;
+  if (!deferred)
+    return key;
+  if (param_of(key, call->caller, &fd_param))
+    derive(nb, call->caller, fd_param, rule, params);
+  return NULL;
 }
 
 /* A call of a program function whose parameter is in the set (it makes
@@ -122,60 +203,119 @@ static int add_through_wrappers(bwsc__nonblock *nb, const bwsc__program *prog) {
   return grew;
 }
 
-/* Slots that take a value the set cannot vouch for: the result of a call
- * that is not a setter (`fd = open(...)`), or an expression of unknown
- * origin. They only count when made non-blocking themselves. */
-static void find_tainted(bwsc__strmap *tainted, const bwsc__program *prog) {
+/* ---- stores: a slot every store into which is non-blocking joins ------- */
+
+/* `to` takes the value of `from` (NULL: of something the set cannot vouch
+ * for). Keys are borrowed from the facts or owned by nb->owned. */
+static void add_store(bwsc__nonblock *nb, const char *to, const char *from) {
+  bwsc__desc_flow *store = BWSC__PUSH(nb->stores, nb->nstores, nb->capstores);
+  store->to = (char *)to;
+  store->from = (char *)from;
+}
+
+static const char *own(bwsc__nonblock *nb, char *key) {
+  *BWSC__PUSH(nb->owned, nb->nowned, nb->capowned) = key;
+  return key;
+}
+
+/* The integer slots something reads as a descriptor, whose stores matter. */
+static void find_read(bwsc__strmap *read, const bwsc__program *prog) {
+  for (size_t i = 0; i < prog->ncalls; i++)
+    for (size_t a = 0; prog->calls[i]->descs && a < prog->calls[i]->nargs; a++)
+      if (prog->calls[i]->descs[a].key)
+        bwsc__strmap_put(read, prog->calls[i]->descs[a].key, 1);
+  for (size_t i = 0; i < prog->ndesc_flows; i++)
+    if (prog->desc_flows[i]->from)
+      bwsc__strmap_put(read, prog->desc_flows[i]->from, 1);
+}
+
+/* Every store into an integer slot: assignments, a call's result stored
+ * (from its callee's "#ret" slot, which the callee's returns store into),
+ * and a direct call's argument into a parameter that is read (from
+ * nothing when the function's address is taken: it is called with
+ * anything). A constant store (`fd = -1`) is no descriptor at all. */
+static void find_stores(bwsc__nonblock *nb, const bwsc__program *prog) {
+  bwsc__strmap read;
+  memset(&read, 0, sizeof(read));
+  find_read(&read, prog);
+  for (size_t i = 0; i < prog->ndesc_flows; i++)
+    if (!prog->desc_flows[i]->is_const)
+      add_store(nb, prog->desc_flows[i]->to, prog->desc_flows[i]->from);
+  char key[512];
   for (size_t i = 0; i < prog->ncalls; i++) {
     const bwsc__call_fact *call = prog->calls[i];
-    if (call->result && set_by(call) != call->result)
-      bwsc__strmap_put(tainted, call->result, 1);
+    int direct = call->callee.kind == BWSC__VAL_FUNC && call->callee.ref;
+    if (call->result && !rule_of(nb, call))
+      add_store(nb, call->result,
+                direct ? own(nb, bwsc__xasprintf("%s#ret", call->callee.ref))
+                       : NULL);
+    else if (call->result && set_by(nb, call) != call->result)
+      add_store(nb, call->result, NULL); /* socket() without SOCK_NONBLOCK */
+    for (size_t a = 0; direct && a < call->nargs; a++) {
+      int len = snprintf(key, sizeof(key), "%s#%zu", call->callee.ref, a);
+      if (len <= 0 || (size_t)len >= sizeof(key) ||
+          !bwsc__strmap_get(&read, key, NULL) ||
+          call->args[a].kind == BWSC__VAL_INT)
+        continue;
+      const char *to = own(nb, bwsc__xstrdup(key));
+      int taken = address_taken(nb, call->callee.ref);
+      add_store(nb, to, taken ? NULL : bwsc__nonblock_arg(call, a));
+    }
   }
-  for (size_t i = 0; i < prog->ndesc_flows; i++)
-    if (!prog->desc_flows[i]->from && !prog->desc_flows[i]->is_const)
-      bwsc__strmap_put(tainted, prog->desc_flows[i]->to, 1);
+  bwsc__strmap_free(&read);
+}
+
+static int is_return_slot(const char *key) {
+  size_t len = strlen(key);
+  return len > 4 && strcmp(key + len - 4, "#ret") == 0;
 }
 
 /* A slot every store of which is non-blocking (`ctx->sock = sock` where
- * `sock` is, and no other store of ctx->sock is not) joins the set. */
-static int add_through_stores(bwsc__nonblock *nb, const bwsc__program *prog,
-                              const bwsc__strmap *tainted) {
-  bwsc__strmap mixed; /* slots with a store from outside the set */
+ * `sock` is, and no other store of ctx->sock is not) joins the set. A
+ * function's "#ret" slot joins when one of its returns is non-blocking:
+ * its other returns are taken for error codes (`return err;`). */
+static int add_through_stores(bwsc__nonblock *nb) {
+  bwsc__strmap mixed, good;
   memset(&mixed, 0, sizeof(mixed));
-  for (size_t i = 0; i < prog->ndesc_flows; i++) {
-    const bwsc__desc_flow *flow = prog->desc_flows[i];
-    if (flow->is_const)
-      continue; /* `fd = -1`: no descriptor at all */
-    if (!flow->from || !bwsc__strmap_get(&nb->keys, flow->from, NULL))
-      bwsc__strmap_put(&mixed, flow->to, 1);
+  memset(&good, 0, sizeof(good));
+  for (size_t i = 0; i < nb->nstores; i++) {
+    const bwsc__desc_flow *store = &nb->stores[i];
+    if (store->from && bwsc__strmap_get(&nb->keys, store->from, NULL))
+      bwsc__strmap_put(&good, store->to, 1);
+    else
+      bwsc__strmap_put(&mixed, store->to, 1);
   }
   int grew = 0;
-  for (size_t i = 0; i < prog->ndesc_flows; i++) {
-    const char *to = prog->desc_flows[i]->to;
-    if (prog->desc_flows[i]->is_const)
-      continue;
-    if (!bwsc__strmap_get(&mixed, to, NULL) &&
-        !bwsc__strmap_get(tainted, to, NULL))
+  for (size_t i = 0; i < nb->nstores; i++) {
+    const char *to = nb->stores[i].to;
+    if (is_return_slot(to) ? bwsc__strmap_get(&good, to, NULL)
+                           : !bwsc__strmap_get(&mixed, to, NULL))
       grew |= add(nb, to);
   }
   bwsc__strmap_free(&mixed);
+  bwsc__strmap_free(&good);
   return grew;
 }
 
-void bwsc__nonblock_build(bwsc__nonblock *nb, const bwsc__program *prog) {
+void bwsc__nonblock_build(bwsc__nonblock *nb, const bwsc__program *prog,
+                          const bw_rules *rules) {
   memset(nb, 0, sizeof(*nb));
   nb->prog = prog;
-  for (size_t i = 0; i < prog->ncalls; i++)
-    add(nb, set_by(prog->calls[i]));
-  bwsc__strmap tainted;
-  memset(&tainted, 0, sizeof(tainted));
-  find_tainted(&tainted, prog);
-  /* To a fixpoint: wrappers of wrappers, stores of stores. */
+  nb->rules = rules;
+  /* To a fixpoint: setters and the wrappers derived from them, wrappers
+   * of wrappers, stores of stores. */
   for (int grew = 1; grew;) {
-    grew = add_through_wrappers(nb, prog);
-    grew |= add_through_stores(nb, prog, &tainted);
+    nb->grew = 0;
+    for (size_t i = 0; i < prog->ncalls; i++)
+      nb->grew |= add(nb, set_by(nb, prog->calls[i]));
+    grew = nb->grew;
+    if (!nb->stores_done) {
+      find_stores(nb, prog);
+      nb->stores_done = 1;
+    }
+    grew |= add_through_wrappers(nb, prog);
+    grew |= add_through_stores(nb);
   }
-  bwsc__strmap_free(&tainted);
 }
 
 static void index_free(bwsc__index_lists *index) {
@@ -187,6 +327,12 @@ static void index_free(bwsc__index_lists *index) {
 
 void bwsc__nonblock_free(bwsc__nonblock *nb) {
   bwsc__strmap_free(&nb->keys);
+  free(nb->derived);
+  bwsc__strmap_free(&nb->derived_by_usr);
+  free(nb->stores);
+  for (size_t i = 0; i < nb->nowned; i++)
+    free(nb->owned[i]);
+  free(nb->owned);
   bwsc__strmap_free(&nb->consts);
   free(nb->vals);
   index_free(&nb->calls_to);
@@ -341,6 +487,25 @@ static int slot_const(bwsc__nonblock *nb, const char *key, int depth,
   /* Nothing known (a local never set) counts as anything. */
   bwsc__strmap_put(&nb->consts, key, CONST_VARIES);
   return CONST_VARIES;
+}
+
+static size_t flows_into(bwsc__nonblock *nb, const char *key,
+                         const size_t **out) {
+  if (!nb->indexed)
+    build_indexes(nb);
+  return index_get(&nb->flows_to, key, out);
+}
+
+static int is_local(bwsc__nonblock *nb, const char *key) {
+  if (!nb->indexed)
+    build_indexes(nb);
+  return bwsc__strmap_get(&nb->local, key, NULL);
+}
+
+static int address_taken(bwsc__nonblock *nb, const char *usr) {
+  if (!nb->indexed)
+    build_indexes(nb);
+  return bwsc__strmap_get(&nb->address_taken, usr, NULL);
 }
 
 int bwsc__nonblock_const(bwsc__nonblock *nb, const char *key, long long *out) {

@@ -3,16 +3,21 @@
  *
  * Invariants: a descriptor is named by its integer slot key (a variable's
  * or field's USR, a parameter's "<function USR>#<index>", see facts.h);
- * the set only ever grows from a setter call, a program function that
- * calls a setter on its own parameter (a wrapper), or a slot every store
- * into which is of a slot in the set; every key is borrowed from the TU
- * facts. The constants of integer slots are flow-insensitive too: one
- * value over the whole program, or none.
+ * the set only ever grows from a setter call (a nonblocking: rule, or a
+ * program function that calls one on its own parameters), a program
+ * function that makes its own parameter non-blocking, a slot every store
+ * into which is of a slot in the set (a parameter: every direct call's
+ * argument), or a function's result when one of its returns is; keys are
+ * borrowed from the TU facts or owned by the bwsc__nonblock. The constants of
+ * integer slots are flow-insensitive too: one value over the whole program, or
+ * none.
  */
 #ifndef BLOCKSCAN_NONBLOCK_H
 #define BLOCKSCAN_NONBLOCK_H
 
 #include "program.h"
+
+#include <blockwatch/rules.h>
 
 /* Calls or desc flows grouped by a string (a callee's USR, a slot key). */
 typedef struct bwsc__index_list {
@@ -28,6 +33,21 @@ typedef struct bwsc__index_lists {
 
 typedef struct bwsc__nonblock {
   bwsc__strmap keys; /* key -> 1 */
+  const bw_rules *rules;
+  /* Rules derived for the program's wrappers of setters (keyed by USR),
+   * whose conditions are on the wrapper's parameters; a condition of kind
+   * BW_COND_COUNT held inside the wrapper and always holds. */
+  bw_nonblock_rule *derived;
+  size_t nderived, capderived;
+  bwsc__strmap derived_by_usr; /* USR -> 1 + index in derived */
+  int grew;
+  /* Every store into an integer slot (find_stores), from NULL: from
+   * something that is no slot. */
+  bwsc__desc_flow *stores;
+  size_t nstores, capstores;
+  int stores_done;
+  char **owned; /* keys made for stores ("<USR>#ret", "<USR>#<index>") */
+  size_t nowned, capowned;
   /* Integer slots' constants, computed on demand (bwsc__nonblock_const):
    * key -> CONST_BUSY, CONST_VARIES, or CONST_FIRST + index in vals. */
   const bwsc__program *prog;
@@ -42,8 +62,10 @@ typedef struct bwsc__nonblock {
   int indexed;
 } bwsc__nonblock;
 
-/* Finds every descriptor key of `prog` made non-blocking. */
-void bwsc__nonblock_build(bwsc__nonblock *nb, const bwsc__program *prog);
+/* Finds every descriptor key of `prog` made non-blocking by the setters
+ * `rules` name (nonblocking: rules) and the program's wrappers of them. */
+void bwsc__nonblock_build(bwsc__nonblock *nb, const bwsc__program *prog,
+                          const bw_rules *rules);
 void bwsc__nonblock_free(bwsc__nonblock *nb);
 
 /* The descriptor key of a call's argument `arg`, or NULL. */

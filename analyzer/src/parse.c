@@ -566,12 +566,24 @@ static void record_init_list(visit_ctx *ctx, CXCursor list, CXCursor parent) {
 /* `return fn;` in a function that returns a function pointer flows into
  * its return slot, which calls of the function denote (see value_of). */
 static void record_return(visit_ctx *ctx, CXCursor ret) {
-  if (!ctx->func_usr ||
-      !may_hold_code(clang_getResultType(clang_getCursorType(ctx->func))))
-    return;
   child_pick pick = bwsc__pick_children(ret);
-  if (!pick.nexpr)
+  if (!ctx->func_usr || !pick.nexpr)
     return;
+  if (!may_hold_code(clang_getResultType(clang_getCursorType(ctx->func)))) {
+    /* An integer slot or a call's result returned: the descriptor the
+     * function hands back, in its "<USR>#ret" slot; anything computed
+     * (`-errno`) is taken for an error code and not recorded. */
+    CXCursor expr = bwsc__strip_casts(pick.last);
+    enum CXCursorKind kind = clang_getCursorKind(expr);
+    char *key = bwsc__xasprintf("%s#ret", ctx->func_usr);
+    if (kind == CXCursor_CallExpr ||
+        ((kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr) &&
+         bwsc__desc_key_is_int(clang_getCursorReferenced(expr))))
+      record_desc_store(ctx, key, 0, expr);
+    else
+      free(key);
+    return;
+  }
   bwsc__value value;
   value_of(ctx, pick.last, &value);
   char *slot = bwsc__xasprintf("%s#ret", ctx->func_usr);
@@ -612,9 +624,13 @@ static enum CXChildVisitResult body_visitor(CXCursor cursor, CXCursor parent,
     break;
   case CXCursor_UnaryOperator:
   case CXCursor_CompoundAssignOperator:
-    if (ctx->func_usr)
-      record_desc_store(ctx, bwsc__desc_written(ctx->tu, cursor), 0,
-                        clang_getNullCursor());
+    if (ctx->func_usr) {
+      int addr;
+      char *key = bwsc__desc_written(ctx->tu, cursor, &addr);
+      record_desc_store(ctx, key, 0, clang_getNullCursor());
+      if (key)
+        ctx->facts->desc_flows[ctx->facts->ndesc_flows - 1].addr = addr;
+    }
     break;
   case CXCursor_InitListExpr:
     record_init_list(ctx, cursor, parent);

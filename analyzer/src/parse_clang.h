@@ -71,6 +71,13 @@ int bwsc__maybe_constant(CXCursor peeled);
  * static storage: every store into it is written in its function. */
 int bwsc__desc_is_local(CXCursor ref);
 
+/* 1 when `ref` is what bwsc__desc_key names: an integer variable, field
+ * or parameter (or an array of integers). */
+int bwsc__desc_key_is_int(CXCursor ref);
+
+/* Strips implicit conversions, parentheses and casts only. */
+CXCursor bwsc__strip_casts(CXCursor expr);
+
 /* 1 when `expr` is a variable or field itself, through casts and
  * parentheses only (not `-x`, `!x`, `*x`). */
 int bwsc__is_plain_ref(CXCursor expr);
@@ -85,7 +92,7 @@ int bwsc__spin_loop(CXTranslationUnit tu, CXCursor loop, CXCursor *body_call,
                     CXCursor *cond);
 
 /* For `&x`, `x++`, `--x` and `x op= y`: the descriptor key of the integer
- * slot x it may write (owned), else NULL. */
-char *bwsc__desc_written(CXTranslationUnit tu, CXCursor op);
+ * slot x it may write (owned), else NULL; *addr is 1 for `&x`. */
+char *bwsc__desc_written(CXTranslationUnit tu, CXCursor op, int *addr);
 
 #endif /* BLOCKSCAN_PARSE_CLANG_H */

@@ -103,6 +103,13 @@ static int is_integer(CXType type) {
   }
 }
 
+int bwsc__desc_key_is_int(CXCursor ref) {
+  enum CXCursorKind kind = clang_getCursorKind(ref);
+  return (kind == CXCursor_VarDecl || kind == CXCursor_FieldDecl ||
+          kind == CXCursor_ParmDecl) &&
+         is_integer(clang_getCursorType(ref));
+}
+
 char *bwsc__desc_key(CXCursor ref) {
   enum CXCursorKind kind = clang_getCursorKind(ref);
   if (kind != CXCursor_VarDecl && kind != CXCursor_FieldDecl &&
@@ -247,8 +254,7 @@ int bwsc__desc_is_local(CXCursor ref) {
           !clang_Cursor_hasVarDeclGlobalStorage(ref));
 }
 
-/* Strips implicit conversions, parentheses and casts only. */
-static CXCursor strip_casts(CXCursor expr) {
+CXCursor bwsc__strip_casts(CXCursor expr) {
   for (int depth = 0; depth < 16; depth++) {
     enum CXCursorKind kind = clang_getCursorKind(expr);
     if (kind != CXCursor_UnexposedExpr && kind != CXCursor_ParenExpr &&
@@ -263,7 +269,7 @@ static CXCursor strip_casts(CXCursor expr) {
 }
 
 int bwsc__is_plain_ref(CXCursor expr) {
-  enum CXCursorKind kind = clang_getCursorKind(strip_casts(expr));
+  enum CXCursorKind kind = clang_getCursorKind(bwsc__strip_casts(expr));
   return kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr;
 }
 
@@ -284,9 +290,10 @@ static void edge_token(CXTranslationUnit tu, CXCursor cursor, int last,
   clang_disposeTokens(tu, tokens, count);
 }
 
-char *bwsc__desc_written(CXTranslationUnit tu, CXCursor op) {
+char *bwsc__desc_written(CXTranslationUnit tu, CXCursor op, int *addr) {
   enum CXCursorKind kind = clang_getCursorKind(op);
   child_pick pick = bwsc__pick_children(op);
+  *addr = 0;
   if (!pick.nexpr || (kind != CXCursor_UnaryOperator &&
                       kind != CXCursor_CompoundAssignOperator))
     return NULL;
@@ -296,10 +303,11 @@ char *bwsc__desc_written(CXTranslationUnit tu, CXCursor op) {
     edge_token(tu, op, 1, last, sizeof(last));
     int incdec = !strcmp(first, "++") || !strcmp(first, "--") ||
                  !strcmp(last, "++") || !strcmp(last, "--");
-    if (!incdec && strcmp(first, "&") != 0)
+    *addr = !strcmp(first, "&");
+    if (!incdec && !*addr)
       return NULL;
   }
-  CXCursor target = strip_casts(pick.first);
+  CXCursor target = bwsc__strip_casts(pick.first);
   enum CXCursorKind tkind = clang_getCursorKind(target);
   if (tkind != CXCursor_DeclRefExpr && tkind != CXCursor_MemberRefExpr)
     return NULL;
@@ -374,7 +382,7 @@ body_stmt_visitor(CXCursor cursor, CXCursor parent, CXClientData data) {
   if (kind == CXCursor_NullStmt)
     return CXChildVisit_Continue;
   body->nstmts++;
-  CXCursor stmt = strip_casts(cursor);
+  CXCursor stmt = bwsc__strip_casts(cursor);
   if (clang_getCursorKind(stmt) == CXCursor_CallExpr) {
     body->call = stmt;
     body->ncalls++;

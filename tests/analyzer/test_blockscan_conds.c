@@ -1,7 +1,9 @@
 /* test_blockscan_conds.c - precision on fixtures/conds: the rules'
  * conditions with flags ORed in the call or the rule, named constants, and
  * constants that reach the call through a wrapper's parameter or a local
- * (conds.c); spin waits, reported once as such (spin.c).
+ * (conds.c); spin waits, reported once as such (spin.c); descriptors the
+ * program's own functions make non-blocking, and a user's setter rule
+ * (nbmore.c, nbmore.rules).
  *
  * Invariant: the fixtures say what they expect on the line itself (see
  * marked.h): "expect" must be a warning, "not reported" must not.
@@ -18,13 +20,17 @@
 
 #define CONDS FIXTURES "/conds"
 
-/* Scans `files` (NULL-terminated) together; checks the marked lines of
- * the first. */
-static void check(const char *const *files) {
+/* Scans `files` (NULL-terminated) together, with `extra` arguments;
+ * checks the marked lines of the first. */
+static void check_with(const char *const *files, const char *const *extra) {
   int status;
   assert_int_equal(
-      marked_mismatches(BLOCKSCAN_EXE, CONDS, files, NULL, &status), 0);
+      marked_mismatches(BLOCKSCAN_EXE, CONDS, files, extra, &status), 0);
   assert_int_equal(status, 1);
+}
+
+static void check(const char *const *files) {
+  check_with(files, NULL);
 }
 
 static void test_flags_constants_and_constant_parameters(void **state) {
@@ -58,10 +64,20 @@ static void test_spin_waits_are_reported_once_as_spin_wait(void **state) {
   run_free(&r);
 }
 
+static void
+test_descriptors_made_nonblocking_by_the_programs_functions(void **state) {
+  (void)state;
+  const char *files[] = {"nbmore.c", NULL};
+  const char *extra[] = {"--rules", "nbmore.rules", NULL};
+  check_with(files, extra);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_flags_constants_and_constant_parameters),
       cmocka_unit_test(test_spin_waits_are_reported_once_as_spin_wait),
+      cmocka_unit_test(
+          test_descriptors_made_nonblocking_by_the_programs_functions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
