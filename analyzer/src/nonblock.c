@@ -34,7 +34,8 @@ static int is_local(bwsc__nonblock *nb, const char *key);
 static int address_taken(bwsc__nonblock *nb, const char *usr);
 
 static int add(bwsc__nonblock *nb, const char *key) {
-  if (!key || bwsc__strmap_get(&nb->keys, key, NULL))
+  if (!key || bwsc__strmap_get(&nb->keys, key, NULL) ||
+      bwsc__strmap_get(&nb->blocked, key, NULL))
     return 0;
   bwsc__strmap_put(&nb->keys, key, 1);
   return 1;
@@ -76,7 +77,8 @@ static int pointee_const(bwsc__nonblock *nb, const char *key, long long *out) {
   return found && is_local(nb, key);
 }
 
-enum { COND_FALSE, COND_TRUE, COND_PARAM };
+/* COND_FALSE: provably not (a constant says so); COND_UNKNOWN: not known. */
+enum { COND_FALSE, COND_TRUE, COND_PARAM, COND_UNKNOWN };
 
 /* Whether a `when` condition holds for `call`, written in function
  * `usr`: COND_PARAM (and *param) when it depends on that function's own
@@ -86,7 +88,7 @@ static int when_holds(bwsc__nonblock *nb, const bw_rule_cond *cond,
                       int *param) {
   size_t a = (size_t)cond->arg;
   if (cond->arg < 0 || a >= call->nargs)
-    return COND_FALSE;
+    return COND_UNKNOWN;
   const bwsc__value *value = &call->args[a];
   const bwsc__arg_desc *desc = call->descs ? &call->descs[a] : NULL;
   long long v = 0;
@@ -98,12 +100,13 @@ static int when_holds(bwsc__nonblock *nb, const bw_rule_cond *cond,
   else if (desc && desc->key)
     known = desc->plain ? bwsc__nonblock_const(nb, desc->key, &v)
                         : pointee_const(nb, desc->key, &v);
-  if (!known && cond->kind == BW_COND_HAS_FLAG && desc) {
-    v = desc->bits; /* `flags | O_NONBLOCK` sets it whatever flags holds */
-    known = 1;
-  }
+  if (!known && cond->kind == BW_COND_HAS_FLAG && desc && cond->value &&
+      (desc->bits & cond->value) == cond->value)
+    return COND_TRUE; /* `flags | O_NONBLOCK` sets it whatever flags holds */
   if (!known)
-    return cond->kind == BW_COND_NOT_NULL && value->kind == BWSC__VAL_FUNC;
+    return cond->kind == BW_COND_NOT_NULL && value->kind == BWSC__VAL_FUNC
+               ? COND_TRUE
+               : COND_UNKNOWN;
   switch (cond->kind) {
   case BW_COND_EQUALS:
     return v == cond->value;
@@ -168,7 +171,10 @@ static const char *set_by(bwsc__nonblock *nb, const bwsc__call_fact *call) {
     if (rule->when[i].kind == BW_COND_COUNT)
       continue;
     int held = when_holds(nb, &rule->when[i], call, call->caller, &params[i]);
-    if (held == COND_FALSE)
+    if (held == COND_FALSE && i + 1 == rule->n_when &&
+        rule->otherwise_blocking && !deferred && key)
+      bwsc__strmap_put(&nb->blocked, key, 1); /* setblocking(fd, 1) */
+    if (held == COND_FALSE || held == COND_UNKNOWN)
       return NULL;
     deferred |= held == COND_PARAM;
   }
@@ -297,13 +303,27 @@ static int add_through_stores(bwsc__nonblock *nb) {
   return grew;
 }
 
+static void fixpoint(bwsc__nonblock *nb, const bwsc__program *prog);
+
 void bwsc__nonblock_build(bwsc__nonblock *nb, const bwsc__program *prog,
                           const bw_rules *rules) {
   memset(nb, 0, sizeof(*nb));
   nb->prog = prog;
   nb->rules = rules;
   /* To a fixpoint: setters and the wrappers derived from them, wrappers
-   * of wrappers, stores of stores. */
+   * of wrappers, stores of stores. A descriptor made blocking again is
+   * found on the way; when there is one, the set is made again without
+   * it (and what was copied from it). */
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass && !nb->blocked.count)
+      break;
+    bwsc__strmap_free(&nb->keys);
+    memset(&nb->keys, 0, sizeof(nb->keys));
+    fixpoint(nb, prog);
+  }
+}
+
+static void fixpoint(bwsc__nonblock *nb, const bwsc__program *prog) {
   for (int grew = 1; grew;) {
     nb->grew = 0;
     for (size_t i = 0; i < prog->ncalls; i++)
@@ -327,6 +347,7 @@ static void index_free(bwsc__index_lists *index) {
 
 void bwsc__nonblock_free(bwsc__nonblock *nb) {
   bwsc__strmap_free(&nb->keys);
+  bwsc__strmap_free(&nb->blocked);
   free(nb->derived);
   bwsc__strmap_free(&nb->derived_by_usr);
   free(nb->stores);

@@ -32,7 +32,8 @@ typedef struct bwsc__index_lists {
 } bwsc__index_lists;
 
 typedef struct bwsc__nonblock {
-  bwsc__strmap keys; /* key -> 1 */
+  bwsc__strmap keys;    /* key -> 1 */
+  bwsc__strmap blocked; /* made blocking again somewhere: never in keys */
   const bw_rules *rules;
   /* Rules derived for the program's wrappers of setters (keyed by USR),
    * whose conditions are on the wrapper's parameters; a condition of kind

@@ -24,7 +24,7 @@ static const bwrl__key_spec entry_keys[] = {
     {"object", 0}, {"api", 0}, {"kind", 0},  {NULL, 0}};
 static const bwrl__key_spec posts_keys[] = {{"from", 0}, {"api", 0}, {NULL, 0}};
 static const bwrl__key_spec nonblock_keys[] = {
-    {"fd", 0}, {"when", 1}, {"api", 0}, {NULL, 0}};
+    {"fd", 0}, {"when", 1}, {"otherwise", 0}, {"api", 0}, {NULL, 0}};
 static const bwrl__key_spec hint_keys[] = {{"api", 0}, {"hint", 0}, {NULL, 0}};
 static const bwrl__key_spec allow_keys[] = {{"reason", 0}, {NULL, 0}};
 
@@ -376,6 +376,19 @@ static void add_nonblock(bwrl__line *lc, const bwrl__subject *subj,
   }
   if (bwrl__parse_conditions(lc, "when", tmp.when, &tmp.n_when))
     return;
+  const bwrl__field *otherwise = bwrl__get_field(lc, "otherwise");
+  if (otherwise && strcmp(otherwise->value, "blocking") != 0) {
+    bwrl__fail(lc, otherwise->column,
+               "unknown value '%s' for 'otherwise' (expected blocking)",
+               bwrl__quote(otherwise->value, otherwise->len, q));
+    return;
+  }
+  if (otherwise && tmp.n_when == 0) {
+    bwrl__fail(lc, otherwise->key_column,
+               "'otherwise' needs a 'when' condition");
+    return;
+  }
+  tmp.otherwise_blocking = otherwise != NULL;
   bwrl__vec *rules = &lc->ld->rs->nonblocks;
   if (is_duplicate(lc, subj, rules, offsetof(bw_nonblock_rule, origin),
                    "nonblocking"))

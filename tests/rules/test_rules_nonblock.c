@@ -52,10 +52,13 @@ static void test_nonblocking_rule_is_parsed(void **state) {
                         "when=\"arg2 has O_NONBLOCK=0x800\"\n"
                         "nonblocking:socket fd=result api=net "
                         "when=\"arg1 has SOCK_NONBLOCK=0x800\"\n"
-                        "nonblocking:make_nb fd=3\n",
+                        "nonblocking:make_nb fd=3\n"
+                        "nonblocking:setblocking fd=0 when=\"arg1 is 0\" "
+                        "otherwise=blocking\n",
                         &rc);
   assert_int_equal(rc, 0);
-  assert_int_equal(bw_rules_nonblock_count(rs), 3);
+  assert_int_equal(bw_rules_nonblock_count(rs), 4);
+  assert_true(bw_rules_find_nonblock(rs, "setblocking")->otherwise_blocking);
   const bw_nonblock_rule *r = bw_rules_find_nonblock(rs, "fcntl");
   assert_non_null(r);
   assert_int_equal(r->fd_arg, 0);
@@ -73,7 +76,8 @@ static void test_nonblocking_rule_is_parsed(void **state) {
   assert_string_equal(r->function, "make_nb");
   assert_int_equal(r->fd_arg, 3);
   assert_int_equal(r->n_when, 0);
-  assert_null(bw_rules_nonblock_at(rs, 3));
+  assert_false(r->otherwise_blocking);
+  assert_null(bw_rules_nonblock_at(rs, 4));
   assert_null(bw_rules_find_nonblock(rs, "read"));
   bw_rules_free(rs);
 }
@@ -91,6 +95,11 @@ static void test_nonblocking_rule_errors(void **state) {
                "'argN is ...' or 'argN has ...'");
   expect_error("nonblocking:f fd=0 unless=\"arg1 is 0\"\n",
                "t.rules:1:20: error: unknown key 'unless' in nonblocking rule");
+  expect_error("nonblocking:f fd=0 when=\"arg1 is 0\" otherwise=open\n",
+               "t.rules:1:47: error: unknown value 'open' for 'otherwise' "
+               "(expected blocking)");
+  expect_error("nonblocking:f fd=0 otherwise=blocking\n",
+               "t.rules:1:20: error: 'otherwise' needs a 'when' condition");
   expect_error("nonblocking:f fd=0\nnonblocking:f fd=1\n",
                "t.rules:2:13: error: duplicate nonblocking rule for 'f' (first "
                "defined at t.rules:1)");

@@ -246,6 +246,11 @@ typedef struct bw_nonblock_rule {
   int fd_arg; /* the descriptor argument; -1: the descriptor it returns */
   size_t n_when;
   bw_rule_cond when[BW_RULE_MAX_CONDS];
+  /* "otherwise=blocking": a call that meets every condition but the last,
+   * and provably not the last, makes the descriptor blocking again
+   * (fcntl(fd, F_SETFL, 0), setblocking(fd, 1)); then it counts as
+   * blocking everywhere. */
+  int otherwise_blocking;
   const char *api;
   bw_rule_origin origin;
 } bw_nonblock_rule;
