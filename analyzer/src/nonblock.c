@@ -186,9 +186,19 @@ static const char *set_by(bwsc__nonblock *nb, const bwsc__call_fact *call) {
   return NULL;
 }
 
-/* A call of a program function whose parameter is in the set (it makes
- * that parameter non-blocking: tmux's setblocking-style wrappers) makes
- * the argument non-blocking too. */
+/* Adds a key a setter call made non-blocking: it is "direct", which a
+ * key that joined through its stores is not. */
+static int add_direct(bwsc__nonblock *nb, const char *key) {
+  if (key && !bwsc__strmap_get(&nb->blocked, key, NULL))
+    bwsc__strmap_put(&nb->direct, key, 1);
+  return add(nb, key);
+}
+
+/* A call of a program function whose parameter a setter made non-blocking
+ * (tmux's setblocking-style wrappers) makes the argument non-blocking too.
+ * A parameter that joined through stores (`fds[0] = temp[0]` into an
+ * out-parameter, from a descriptor made non-blocking only under a
+ * condition) does not reach back into its callers. */
 static int add_through_wrappers(bwsc__nonblock *nb, const bwsc__program *prog) {
   int grew = 0;
   char key[512];
@@ -202,8 +212,8 @@ static int add_through_wrappers(bwsc__nonblock *nb, const bwsc__program *prog) {
         continue;
       int len = snprintf(key, sizeof(key), "%s#%zu", call->callee.ref, a);
       if (len > 0 && (size_t)len < sizeof(key) &&
-          bwsc__strmap_get(&nb->keys, key, NULL))
-        grew |= add(nb, desc);
+          bwsc__strmap_get(&nb->direct, key, NULL))
+        grew |= add_direct(nb, desc);
     }
   }
   return grew;
@@ -318,7 +328,9 @@ void bwsc__nonblock_build(bwsc__nonblock *nb, const bwsc__program *prog,
     if (pass && !nb->blocked.count)
       break;
     bwsc__strmap_free(&nb->keys);
+    bwsc__strmap_free(&nb->direct);
     memset(&nb->keys, 0, sizeof(nb->keys));
+    memset(&nb->direct, 0, sizeof(nb->direct));
     fixpoint(nb, prog);
   }
 }
@@ -327,7 +339,7 @@ static void fixpoint(bwsc__nonblock *nb, const bwsc__program *prog) {
   for (int grew = 1; grew;) {
     nb->grew = 0;
     for (size_t i = 0; i < prog->ncalls; i++)
-      nb->grew |= add(nb, set_by(nb, prog->calls[i]));
+      nb->grew |= add_direct(nb, set_by(nb, prog->calls[i]));
     grew = nb->grew;
     if (!nb->stores_done) {
       find_stores(nb, prog);
@@ -348,6 +360,7 @@ static void index_free(bwsc__index_lists *index) {
 void bwsc__nonblock_free(bwsc__nonblock *nb) {
   bwsc__strmap_free(&nb->keys);
   bwsc__strmap_free(&nb->blocked);
+  bwsc__strmap_free(&nb->direct);
   free(nb->derived);
   bwsc__strmap_free(&nb->derived_by_usr);
   free(nb->stores);

@@ -34,6 +34,7 @@ typedef struct bwsc__index_lists {
 typedef struct bwsc__nonblock {
   bwsc__strmap keys;    /* key -> 1 */
   bwsc__strmap blocked; /* made blocking again somewhere: never in keys */
+  bwsc__strmap direct;  /* keys in `keys` a setter (or wrapper) made so */
   const bw_rules *rules;
   /* Rules derived for the program's wrappers of setters (keyed by USR),
    * whose conditions are on the wrapper's parameters; a condition of kind
