@@ -310,6 +310,19 @@ static int is_duplicate(bwrl__line *lc, const bwrl__subject *subj,
   return 0;
 }
 
+/* Appends a copy of the `size` bytes of `tmp` to `rules` (ld->oom set when
+ * out of memory). */
+static void push_rule(bwrl__line *lc, bwrl__vec *rules, const void *tmp,
+                      size_t size) {
+  void *rule = malloc(size);
+  if (rule != NULL)
+    memcpy(rule, tmp, size);
+  if (rule == NULL || bwrl__vec_push(rules, rule)) {
+    free(rule);
+    lc->ld->oom = 1;
+  }
+}
+
 /* posts:FN from=ENTRY - FN queues the callback ENTRY registered; the rule
  * only tells the walk not to follow FN as a call, so it keeps no more than
  * the names. */
@@ -333,21 +346,14 @@ static void add_posts(bwrl__line *lc, const bwrl__subject *subj,
   bwrl__vec *posts = &lc->ld->rs->posts;
   if (is_duplicate(lc, subj, posts, offsetof(bw_post_rule, origin), "posts"))
     return;
-  bw_post_rule *rule = malloc(sizeof(*rule));
-  if (rule == NULL) {
-    lc->ld->oom = 1;
-    return;
-  }
-  rule->function = bwrl__keep(lc, subj->text, subj->len);
-  rule->from = bwrl__keep(lc, from->value, from->len);
-  rule->api = api ? bwrl__keep(lc, api->value, api->len) : lc->api;
-  rule->origin.file = lc->file;
-  rule->origin.line = lc->lineno;
-  if (!rule->function || !rule->from || !rule->api ||
-      bwrl__vec_push(posts, rule)) {
-    free(rule);
-    lc->ld->oom = 1;
-  }
+  bw_post_rule tmp;
+  tmp.function = bwrl__keep(lc, subj->text, subj->len);
+  tmp.from = bwrl__keep(lc, from->value, from->len);
+  tmp.api = api ? bwrl__keep(lc, api->value, api->len) : lc->api;
+  tmp.origin.file = lc->file;
+  tmp.origin.line = lc->lineno;
+  if (tmp.function && tmp.from && tmp.api)
+    push_rule(lc, posts, &tmp, sizeof(tmp));
 }
 
 /* nonblocking:FN fd=N|result when="..." - FN makes its descriptor argument
@@ -393,20 +399,12 @@ static void add_nonblock(bwrl__line *lc, const bwrl__subject *subj,
   if (is_duplicate(lc, subj, rules, offsetof(bw_nonblock_rule, origin),
                    "nonblocking"))
     return;
-  bw_nonblock_rule *rule = malloc(sizeof(*rule));
-  if (rule == NULL) {
-    lc->ld->oom = 1;
-    return;
-  }
-  *rule = tmp;
-  rule->function = bwrl__keep(lc, subj->text, subj->len);
-  rule->api = api ? bwrl__keep(lc, api->value, api->len) : lc->api;
-  rule->origin.file = lc->file;
-  rule->origin.line = lc->lineno;
-  if (!rule->function || !rule->api || bwrl__vec_push(rules, rule)) {
-    free(rule);
-    lc->ld->oom = 1;
-  }
+  tmp.function = bwrl__keep(lc, subj->text, subj->len);
+  tmp.api = api ? bwrl__keep(lc, api->value, api->len) : lc->api;
+  tmp.origin.file = lc->file;
+  tmp.origin.line = lc->lineno;
+  if (tmp.function && tmp.api)
+    push_rule(lc, rules, &tmp, sizeof(tmp));
 }
 
 /* hint:CATEGORY api=API hint="..." - the hint of CATEGORY's findings on

@@ -13,34 +13,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "blockwatch/rules.h"
-
-static char last_error[512];
-static size_t n_errors;
-
-static void on_error(void *ctx, const bw_rules_error *err) {
-  (void)ctx;
-  snprintf(last_error, sizeof(last_error), "%s", err->formatted);
-  n_errors++;
-}
-
-static bw_rules *loaded(const char *text, int *rc) {
-  bw_rules *rs = bw_rules_create();
-  assert_non_null(rs);
-  bw_rules_set_error_callback(rs, on_error, NULL);
-  n_errors = 0;
-  last_error[0] = '\0';
-  *rc = bw_rules_load_string(rs, "t.rules", text, strlen(text));
-  return rs;
-}
+#include "errors_seen.h"
 
 /* `text` fails to load with one error, `expected`, and adds nothing. */
 static void expect_error(const char *text, const char *expected) {
-  int rc;
-  bw_rules *rs = loaded(text, &rc);
-  assert_int_equal(rc, -EINVAL);
-  assert_int_equal(n_errors, 1);
-  assert_string_equal(last_error, expected);
+  bw_rules *rs = seen_error(text, expected);
   assert_int_equal(bw_rules_nonblock_count(rs), 0);
   bw_rules_free(rs);
 }
@@ -48,14 +25,14 @@ static void expect_error(const char *text, const char *expected) {
 static void test_nonblocking_rule_is_parsed(void **state) {
   (void)state;
   int rc;
-  bw_rules *rs = loaded("nonblocking:fcntl fd=0 when=\"arg1 is F_SETFL=4\" "
-                        "when=\"arg2 has O_NONBLOCK=0x800\"\n"
-                        "nonblocking:socket fd=result api=net "
-                        "when=\"arg1 has SOCK_NONBLOCK=0x800\"\n"
-                        "nonblocking:make_nb fd=3\n"
-                        "nonblocking:setblocking fd=0 when=\"arg1 is 0\" "
-                        "otherwise=blocking\n",
-                        &rc);
+  bw_rules *rs = seen_rules("nonblocking:fcntl fd=0 when=\"arg1 is F_SETFL=4\" "
+                            "when=\"arg2 has O_NONBLOCK=0x800\"\n"
+                            "nonblocking:socket fd=result api=net "
+                            "when=\"arg1 has SOCK_NONBLOCK=0x800\"\n"
+                            "nonblocking:make_nb fd=3\n"
+                            "nonblocking:setblocking fd=0 when=\"arg1 is 0\" "
+                            "otherwise=blocking\n",
+                            &rc);
   assert_int_equal(rc, 0);
   assert_int_equal(bw_rules_nonblock_count(rs), 4);
   assert_true(bw_rules_find_nonblock(rs, "setblocking")->otherwise_blocking);
@@ -113,7 +90,7 @@ static void test_nonblocking_rule_errors(void **state) {
 static void test_failed_load_keeps_no_nonblocking_rule(void **state) {
   (void)state;
   int rc;
-  bw_rules *rs = loaded("nonblocking:a fd=0\n", &rc);
+  bw_rules *rs = seen_rules("nonblocking:a fd=0\n", &rc);
   assert_int_equal(rc, 0);
   const char *bad = "nonblocking:b fd=0\nnonblocking:c fd=x\n";
   assert_int_equal(bw_rules_load_string(rs, "u.rules", bad, strlen(bad)),
