@@ -93,7 +93,7 @@ static long missing(const char *name) {
 
 /* The value a failed call returns: -1, or NULL for pointer results. */
 #define FAIL_VALUE(ret, name)                                                  \
-  ((ret)(intptr_t)(_Generic((ret)0, FILE * : 1, char * : 1,                    \
+  ((ret)(intptr_t)(_Generic((ret)0, FILE * : 1, char * : 1, void * : 1,        \
                             struct hostent * : 1, default : 0)                 \
                        ? (missing(#name), 0)                                   \
                        : missing(#name)))
@@ -136,7 +136,7 @@ static long missing(const char *name) {
     bwsh__call_end(&call);                                                     \
     return r;                                                                  \
   }
-BW_SHIM_FUNCS(WRAP_FUNC)
+BW_SHIM_GENERATED(WRAP_FUNC)
 #undef WRAP_FUNC
 
 /* Locks: try first; only a lock that is held by someone else is timed. */
@@ -331,6 +331,66 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
   return cond_timedwait_via(bwsh__real_cond_timedwait(0), c, m, ts, CALLER);
 }
 #endif
+
+/* ---- GLib's waits with no result, and its locks (table.h) ---------------- */
+
+/* The counted call of a void function, once the wrapper decided it needs
+ * begin/end (the other thread fast path taken when it can). */
+#define TIMED_VOID(name, call)                                                 \
+  do {                                                                         \
+    if (OTHER_THREAD() && bwsh__count_other_call(BW_FN_##name)) {              \
+      call;                                                                    \
+      return;                                                                  \
+    }                                                                          \
+    bwsh__call c_;                                                             \
+    bwsh__call_begin(&c_, BW_FN_##name, CALLER);                               \
+    call;                                                                      \
+    bwsh__call_end(&c_);                                                       \
+  } while (0)
+
+#define WRAP_GLIB_VOID(ret, name, canon, params, args, check)                  \
+  EXPORT void name params {                                                    \
+    void(*fn) params = bwsh__get_##name();                                     \
+    if (!fn) {                                                                 \
+      missing(#name);                                                          \
+      return;                                                                  \
+    }                                                                          \
+    if (__builtin_expect(bwsh__passthrough(BW_FN_##name), 1) ||                \
+        EXCUSED(BW_FN_##name, args)) {                                         \
+      fn args;                                                                 \
+      return;                                                                  \
+    }                                                                          \
+    TIMED_VOID(name, fn args);                                                 \
+  }
+BW_SHIM_GLIB_VOID(WRAP_GLIB_VOID)
+#undef WRAP_GLIB_VOID
+
+/* GLib's try-locks give TRUE when they took the lock: then it is held, and
+ * the call is over. */
+#define WRAP_GLIB_LOCK(ret, name, canon, params, args, trylock)                \
+  EXPORT void name(void *lk) {                                                 \
+    void (*fn)(void *) = bwsh__get_##name();                                   \
+    if (!fn) {                                                                 \
+      missing(#name);                                                          \
+      return;                                                                  \
+    }                                                                          \
+    int (*try_fn)(void *);                                                     \
+    if (__builtin_expect(bwsh__passthrough(BW_FN_##name), 1) ||                \
+        !(try_fn = bwsh__get_##trylock())) {                                   \
+      fn(lk);                                                                  \
+      return;                                                                  \
+    }                                                                          \
+    if (try_fn(lk))                                                            \
+      return;                                                                  \
+    if (EXCUSED(BW_FN_##name, (lk))) {                                         \
+      fn(lk);                                                                  \
+      return;                                                                  \
+    }                                                                          \
+    TIMED_VOID(name, fn(lk));                                                  \
+  }
+BW_SHIM_GLIB_LOCKS(WRAP_GLIB_LOCK)
+#undef WRAP_GLIB_LOCK
+#undef TIMED_VOID
 
 /* ---- exits: _exit and _Exit flush the report first ---------------------- */
 
