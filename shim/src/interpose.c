@@ -392,6 +392,49 @@ BW_SHIM_GLIB_LOCKS(WRAP_GLIB_LOCK)
 #undef WRAP_GLIB_LOCK
 #undef TIMED_VOID
 
+/* ---- the loop runners: a loop thread while one runs (loops.c) ---------- */
+
+/* Function pointers do not convert to void *: the runner goes to loops.c
+ * as a generic function pointer, to find its library. */
+typedef void (*any_fn)(void);
+
+/* `call` runs as a loop of `kind` on this thread. */
+#define AS_LOOP(kind, fn, call)                                                \
+  do {                                                                         \
+    bwsh__loop_thread saved_;                                                  \
+    int on_ = bwsh__loop_enter(&saved_, kind, (any_fn)fn);                     \
+    call;                                                                      \
+    if (on_)                                                                   \
+      bwsh__loop_leave(&saved_);                                               \
+  } while (0)
+
+#define WRAP_LOOP(name, kind, params, args)                                    \
+  EXPORT int name params {                                                     \
+    int(*fn) params = bwsh__get_##name();                                      \
+    if (!fn)                                                                   \
+      return FAIL_VALUE(int, name);                                            \
+    int r;                                                                     \
+    AS_LOOP(kind, fn, r = fn args);                                            \
+    return r;                                                                  \
+  }
+WRAP_LOOP(uv_run, BW_LOOP_LIBUV, (void *loop, int mode), (loop, mode))
+WRAP_LOOP(g_main_context_iteration, BW_LOOP_GLIB, (void *ctx, int may_block),
+          (ctx, may_block))
+WRAP_LOOP(event_base_loop, BW_LOOP_LIBEVENT, (void *base, int flags),
+          (base, flags))
+WRAP_LOOP(event_base_dispatch, BW_LOOP_LIBEVENT, (void *base), (base))
+#undef WRAP_LOOP
+
+EXPORT void g_main_loop_run(void *loop) {
+  void (*fn)(void *) = bwsh__get_g_main_loop_run();
+  if (!fn) {
+    missing("g_main_loop_run");
+    return;
+  }
+  AS_LOOP(BW_LOOP_GLIB, fn, fn(loop));
+}
+#undef AS_LOOP
+
 /* ---- exits: _exit and _Exit flush the report first ---------------------- */
 
 /* Ends the process through `fn` (the real _exit or _Exit: each wrapper

@@ -119,6 +119,8 @@ typedef struct snapshot {
   uint64_t sites_dropped;
   int nother;                 /* functions called on other threads */
   int other_fns[BW_FN_COUNT]; /* BW_FN_*, by calls descending */
+  int nloops;
+  bwsh__loop_report loops[BW_MAX_LOOPS]; /* in the order they first ran */
 } snapshot;
 
 static snapshot snap;
@@ -187,6 +189,10 @@ static void snapshot_take(snapshot *s) {
   sort_sites(s->sites, s->nsites);
   s->sites_dropped = bwsh__sites_dropped();
   sort_other(s);
+  s->nloops = 0;
+  for (int i = 0; i < BW_MAX_LOOPS; i++)
+    if (bwsh__loop_get(i, &s->loops[s->nloops]))
+      s->nloops++;
 }
 
 /* The most frames one caller frame expands to (itself and what was
@@ -263,6 +269,18 @@ static void write_pool(bwsh__out *o, const bwsh__pool_report *p) {
   write_object(o, "starvation_delay_ms", starvation, COUNT_OF(starvation));
   write_object(o, "queue_wait_ms", queue_wait, COUNT_OF(queue_wait));
   write_members(o, tail, COUNT_OF(tail), 1);
+  bwsh__out_str(o, "}");
+}
+
+static void write_loop(bwsh__out *o, const bwsh__loop_report *l) {
+  const member nums[] = {{"thread", 0, (uint64_t)l->tid},
+                         {"blocking_calls", 0, l->calls},
+                         {"blocked_ms", 1, l->blocked_ns},
+                         {"longest_callback_ms", 1, l->longest_ns}};
+  bwsh__out_str(o, "{");
+  key(o, "kind");
+  bwsh__out_jstr(o, bwsh__loop_kind_name(l->kind));
+  write_members(o, nums, COUNT_OF(nums), 1);
   bwsh__out_str(o, "}");
 }
 
@@ -359,6 +377,13 @@ static void write_json(const snapshot *s, int why) {
   for (int i = 0; i < s->npools; i++) {
     bwsh__out_str(&o, i ? ",\n  " : "\n  ");
     write_pool(&o, &s->pools[i]);
+  }
+  bwsh__out_str(&o, "],\n");
+  key(&o, "loops");
+  bwsh__out_str(&o, "[");
+  for (int i = 0; i < s->nloops; i++) {
+    bwsh__out_str(&o, i ? ",\n  " : "\n  ");
+    write_loop(&o, &s->loops[i]);
   }
   bwsh__out_str(&o, "],\n");
   const member calls[] = {{"on_workers", 0, t->calls_worker},
@@ -510,6 +535,17 @@ static void write_text(const snapshot *s, int why) {
               p->name, p->workers, p->peak_blocked, ms(p->all_blocked_ns).s,
               ms(p->starv_total).s, (unsigned long long)p->starv_items,
               ms(p->starv_max).s);
+  }
+  for (int i = 0; i < s->nloops; i++) {
+    const bwsh__loop_report *l = &s->loops[i];
+    char thread[32] = "the main thread";
+    if (l->tid != (int)getpid())
+      snprintf(thread, sizeof thread, "thread %d", l->tid);
+    bwsh__log("loop %s on %s: %llu blocking call(s) in callbacks, %s ms "
+              "blocked; longest callback %s ms",
+              bwsh__loop_kind_name(l->kind), thread,
+              (unsigned long long)l->calls, ms(l->blocked_ns).s,
+              ms(l->longest_ns).s);
   }
   for (int i = 0; i < s->nsites && i < 10; i++)
     log_site(&s->sites[i]);

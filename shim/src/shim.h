@@ -190,7 +190,7 @@ BWSH__HIDDEN extern atomic_int bwsh__stood_down;
 typedef struct bwsh__call {
   int fn;
   void *caller; /* return address into the caller of the wrapped function */
-  int worker;   /* counted as a call on a worker */
+  int worker;   /* counted: 1 on a worker, 2 from a loop's callback */
   int pool;
   int compensated;
   int counted_early; /* counted at begin (no threshold): a hang still shows */
@@ -296,6 +296,67 @@ BWSH__HIDDEN void bwsh__pool_item_started(int p, uint64_t enqueue_ns,
 BWSH__HIDDEN void bwsh__pool_spare_worker(int p, int compensated);
 /* The calling worker stops: its per-item shard is free again. */
 BWSH__HIDDEN void bwsh__pool_shard_release(void);
+
+/* ---- loop threads (loops.c) --------------------------------------------- */
+
+/* The event loops whose runners the shim wraps (table.h, BW_SHIM_LOOPS):
+ * X(id, name as reported). */
+#define BWSH__LOOP_KINDS(X)                                                    \
+  X(LIBUV, "libuv")                                                            \
+  X(GLIB, "glib")                                                              \
+  X(LIBEVENT, "libevent")
+#define BWSH__LOOP_ENUM(id, name) BW_LOOP_##id,
+enum { BWSH__LOOP_KINDS(BWSH__LOOP_ENUM) BW_LOOP_KIND_COUNT };
+#undef BWSH__LOOP_ENUM
+BWSH__HIDDEN const char *bwsh__loop_kind_name(int kind);
+
+/* What a thread running a loop runner knows about it. depth > 0: the
+ * thread is a loop thread; a counted call there is the loop's own wait
+ * (a poll-family call from the loop library's code: not counted at all)
+ * or a callback's (counted like a worker's). A nested runner saves the
+ * whole struct and restores it when it returns. */
+typedef struct bwsh__loop_thread {
+  int depth;          /* loop runners in progress on this thread */
+  int kind;           /* BW_LOOP_* of the innermost one */
+  int rec;            /* its loops[] record, -1 when the table is full */
+  int in_wait;        /* inside the loop's own wait */
+  uint64_t out_since; /* when the loop last left its own wait */
+} bwsh__loop_thread;
+
+BWSH__HIDDEN extern BWSH__TLS __thread bwsh__loop_thread bwsh__loop_self;
+
+/* A loop runner of `kind` starts on this thread; `real` is the real
+ * runner (its module is the loop library). Saves the thread's loop state
+ * into *saved and returns 1, or 0 (nothing done, nothing to undo) when the
+ * shim is inactive or the thread is inside it. Keeps errno. */
+BWSH__HIDDEN int bwsh__loop_enter(bwsh__loop_thread *saved, int kind,
+                                  void (*real)(void));
+/* The runner bwsh__loop_enter saw returns. Keeps errno. */
+BWSH__HIDDEN void bwsh__loop_leave(const bwsh__loop_thread *saved);
+/* From bwsh__call_begin on a loop thread: 1 when the call is a callback's
+ * (it counts), 0 when it is the loop's own wait (ends a callback stretch;
+ * bwsh__loop_wait_end then starts the next one). */
+BWSH__HIDDEN int bwsh__loop_call_begin(int fn, void *caller);
+BWSH__HIDDEN void bwsh__loop_wait_end(void);
+/* The address that keys the call site of a callback's counted call made
+ * from `caller`: one past it. A loop callback and a worker that block at
+ * the same return address (both in GLib's g_usleep) are two findings, and
+ * each keeps its own caller chain; one past a return address is never
+ * another call's (a call instruction is longer than a byte), and still in
+ * the same function should it be shown for want of an unwinder. */
+static inline void *bwsh__loop_site_key(void *caller) {
+  return (char *)caller + 1;
+}
+/* A callback's counted call lasted dur_ns: into the loop's record. */
+BWSH__HIDDEN void bwsh__loop_call_counted(uint64_t dur_ns);
+
+#define BW_MAX_LOOPS 64
+typedef struct bwsh__loop_report {
+  int kind, tid;
+  uint64_t calls, blocked_ns, longest_ns;
+} bwsh__loop_report;
+/* Record i (0..BW_MAX_LOOPS-1) of this process into *out: 0 when empty. */
+BWSH__HIDDEN int bwsh__loop_get(int i, bwsh__loop_report *out);
 
 /* ---- the runtime bridge (bridge.c) --------------------------------------- */
 

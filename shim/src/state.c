@@ -294,6 +294,12 @@ void bwsh__thread_name_slot(void) {
 
 /* ---- counted calls ------------------------------------------------------ */
 
+/* The return address that keys the call's site: a loop callback's own
+ * (bwsh__loop_site_key), apart from a worker's at the same address. */
+static inline void *site_caller(const bwsh__call *c) {
+  return c->worker == 2 ? bwsh__loop_site_key(c->caller) : c->caller;
+}
+
 static void fail_now(bwsh__call *c) {
   if (atomic_exchange(&fail_fired, 1))
     return;
@@ -310,7 +316,7 @@ static void fail_now(bwsh__call *c) {
     else
       bwsh__log("    #%d %p in %s", i, frames[i], sym.function);
   }
-  bwsh__site_add(c->fn, c->caller, 1, 0);
+  bwsh__site_add(c->fn, site_caller(c), 1, 0);
   bwsh__slot *s = bwsh__slot_get();
   slot_add(s, &s->calls_worker, 1);
   bwsh__report_final(BW_WHY_FAIL);
@@ -322,6 +328,7 @@ int bwsh__count_other_call(int fn) {
   /* No slot yet, a stale classification or a fired fail=1: bwsh__call_begin
    * takes those. (slot_add itself knows the shared slot 0.) */
   if (bwsh__self.kind != BW_THREAD_OTHER || s == NULL ||
+      bwsh__loop_self.depth /* a loop thread: its callbacks' calls count */ ||
       my_epoch != atomic_load_explicit(&classify_epoch, memory_order_relaxed) ||
       atomic_load_explicit(&fail_fired, memory_order_relaxed))
     return 0;
@@ -346,7 +353,15 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
     errno = saved;
     return;
   }
-  if (bwsh__self.kind != BW_THREAD_WORKER) {
+  /* A loop thread (not a worker): its loop's own wait is not counted at
+   * all, a callback's call is counted like a worker's (loops.c). */
+  int on_loop = bwsh__self.kind != BW_THREAD_WORKER && bwsh__loop_self.depth;
+  if (on_loop && !bwsh__loop_call_begin(fn, caller)) {
+    c->start_ns = 0;
+    errno = saved;
+    return;
+  }
+  if (!on_loop && bwsh__self.kind != BW_THREAD_WORKER) {
     int kind = bwsh__self.kind;
     /* A blocking thread is the runtime's own between its jobs: asked on
      * every call (these threads never take the other-thread fast path). */
@@ -360,13 +375,14 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
     errno = saved;
     return;
   }
-  if (!(bwsh__self.item_query ? bwsh__self.item_query() : bwsh__self.in_item)) {
+  if (!on_loop &&
+      !(bwsh__self.item_query ? bwsh__self.item_query() : bwsh__self.in_item)) {
     c->start_ns = 0; /* a runtime worker between items: the runtime's own */
     errno = saved;
     return;
   }
-  c->worker = 1;
-  c->pool = bwsh__self.pool;
+  c->worker = on_loop ? 2 : 1;
+  c->pool = on_loop ? -1 : bwsh__self.pool;
   if (bwsh__opt.fail == BW_FAIL_NOW)
     fail_now(c);
   if (bwsh__opt.compensate)
@@ -378,7 +394,7 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
   c->site = -1;
   if (c->counted_early) {
     slot_add(s, &s->calls_worker, 1);
-    c->site = bwsh__site_add(fn, caller, 1, 0);
+    c->site = bwsh__site_add(fn, site_caller(c), 1, 0);
   }
   c->start_ns = bwsh__now_ns();
   bwsh__self.blocked_pool = c->pool;
@@ -389,6 +405,8 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
 
 void bwsh__call_end(bwsh__call *c) {
   if (!c->worker) {
+    if (bwsh__loop_self.in_wait)
+      bwsh__loop_wait_end();
     bwsh__self.depth--;
     return;
   }
@@ -410,8 +428,10 @@ void bwsh__call_end(bwsh__call *c) {
     record = 1;
     slot_add(s, &s->calls_worker, 1);
     slot_add(s, &s->blocked_ns_worker, dur);
-    bwsh__site_add(c->fn, c->caller, 1, dur);
+    bwsh__site_add(c->fn, site_caller(c), 1, dur);
   }
+  if (record && c->worker == 2)
+    bwsh__loop_call_counted(dur);
   if (record && bwsh__opt.trace_path[0])
     bwsh__trace_slice(c->fn, bwsh__self.tid, c->caller, c->start_ns, dur);
   bwsh__self.depth--;

@@ -24,8 +24,8 @@
  *        tries `trylock` first and times only the slow path.
  *  - BW_SHIM_FUNCS: X(ret, name, canon, params, args, check), made of
  *    BW_SHIM_PLAIN (libc's and the runtime's), BW_SHIM_GLIB (GLib's own
- *    waits), BW_SHIM_GLIB_VOID and BW_SHIM_GLIB_LOCKS (written by hand:
- *    a void result, a try-lock first);
+ *    waits), BW_SHIM_GLIB_VOID, BW_SHIM_GLIB_LOCKS and BW_SHIM_LOOPS
+ *    (written by hand: a void result, a try-lock first, a loop runner);
  *      canon    the name reported, as a bare identifier;
  *      check    an expression over the parameters, 0 when the call cannot
  *               block whatever the rules say (1 for all but getchar).
@@ -261,7 +261,10 @@
  *  - GLib's waits with a void result;
  *  - GLib's locks (void): tried first with their try-lock, which gives
  *    TRUE when it took the lock (BW_SHIM_TRYLOCKS), and timed only when
- *    that failed, as pthread's are. */
+ *    that failed, as pthread's are;
+ *  - the loop runners, which never count themselves: while one runs, its
+ *    thread is a loop thread and what its callbacks call counts
+ *    (loops.c). */
 #define BW_SHIM_GLIB_VOID(X)                                                   \
   X(void, g_cond_wait, g_cond_wait, (void *cond, void *mutex), (cond, mutex),  \
     1)                                                                         \
@@ -275,12 +278,22 @@
     g_rw_lock_writer_trylock)                                                  \
   X(void, g_rw_lock_reader_lock, g_rw_lock_reader_lock, (void *lk), (lk),      \
     g_rw_lock_reader_trylock)
+#define BW_SHIM_LOOPS(X)                                                       \
+  X(int, uv_run, uv_run, (void *loop, int mode), (loop, mode), 1)              \
+  X(void, g_main_loop_run, g_main_loop_run, (void *loop), (loop), 1)           \
+  X(int, g_main_context_iteration, g_main_context_iteration,                   \
+    (void *ctx, int may_block), (ctx, may_block), 1)                           \
+  X(int, event_base_loop, event_base_loop, (void *base, int flags),            \
+    (base, flags), 1)                                                          \
+  X(int, event_base_dispatch, event_base_dispatch, (void *base), (base), 1)
+
 /* Every function of the X(ret, name, canon, params, args, check) form:
  * the ones interpose.c generates (BW_SHIM_GENERATED), then the ones it
  * writes out. */
 #define BW_SHIM_GENERATED(X) BW_SHIM_PLAIN(X) BW_SHIM_GLIB(X)
 #define BW_SHIM_FUNCS(X)                                                       \
-  BW_SHIM_GENERATED(X) BW_SHIM_GLIB_VOID(X) BW_SHIM_GLIB_LOCKS(X)
+  BW_SHIM_GENERATED(X)                                                         \
+  BW_SHIM_GLIB_VOID(X) BW_SHIM_GLIB_LOCKS(X) BW_SHIM_LOOPS(X)
 
 /* Descriptor bookkeeping (not counted): X(ret, name, params, args, before,
  * after) - `before` runs ahead of the real call, `after` with its result in

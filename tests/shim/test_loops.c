@@ -1,10 +1,11 @@
-/* test_loops.c - GLib's own waits: GLib waits on futexes, never in
- * pthread's functions, and its waits on a worker are counted under their
- * names.
+/* test_loops.c - loop threads and GLib's own waits: a libuv, a GLib and a
+ * libevent loop whose timer callback sleeps are counted on their loop (the
+ * loop's own wait is not), a loop that only waits passes every fail mode,
+ * and GLib's futex-based waits on a worker are counted under their names.
  *
  * Invariants: loops_target runs under LD_PRELOAD with Debian's shared
- * GLib; every run writes its JSON report into the scratch directory, read
- * back with jansson.
+ * libuv, GLib and libevent; every run writes its JSON report into the
+ * scratch directory, read back with jansson.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,6 +37,118 @@ static void run_loops(const char *const args[], const char *options, char *json,
   char *env[] = {env_var, NULL};
   assert_int_equal(shim_run(argv, env, 1, 60, r), 0);
   assert_false(r->timedout);
+}
+
+/* report.loops[], which must hold exactly one entry: that entry. */
+static json_t *only_loop(json_t *report) {
+  json_t *loops = json_object_get(report, "loops");
+  assert_true(json_is_array(loops));
+  assert_int_equal(json_array_size(loops), 1);
+  return json_array_get(loops, 0);
+}
+
+static double num(json_t *obj, const char *key) {
+  json_t *v = json_object_get(obj, key);
+  assert_true(json_is_number(v));
+  return json_number_value(v);
+}
+
+/* Calls of fn counted on other threads (0 when none). */
+static long long other_calls(json_t *report, const char *fn) {
+  json_t *by = json_object_get(json_object_get(report, "blocking_calls"),
+                               "on_other_threads_by_function");
+  size_t i;
+  json_t *e;
+  json_array_foreach(by, i, e) {
+    if (strcmp(json_string_value(json_object_get(e, "function")), fn) == 0)
+      return json_integer_value(json_object_get(e, "count"));
+  }
+  return 0;
+}
+
+/* A loop of `kind` whose timer callback slept 100 ms three times: three
+ * calls on the loop, each its longest callback's worth, and the loop's own
+ * waits (`waits_in`, a poll-family function) counted nowhere. */
+static void check_blocking_loop(const char *mode, const char *kind,
+                                const char *waits_in) {
+  const char *args[] = {mode, "block", NULL};
+  char json[600];
+  shim_result r;
+  run_loops(args, "", json, &r);
+  assert_true(r.exited);
+  assert_int_equal(r.status, 0);
+  assert_int_equal(shim_out_value(r.out, "callbacks"), 3);
+  assert_non_null(
+      strstr(r.err, shim_fmt("blockwatch: loop %s on the main thread", kind)));
+  json_t *j = shim_load_json(json);
+  assert_non_null(j);
+  json_t *loop = only_loop(j);
+  assert_string_equal(json_string_value(json_object_get(loop, "kind")), kind);
+  assert_int_equal((long long)num(loop, "thread"), (long long)num(j, "pid"));
+  assert_int_equal((long long)num(loop, "blocking_calls"), 3);
+  double blocked = num(loop, "blocked_ms");
+  assert_true(blocked >= 295.0 && blocked < 600.0);
+  double longest = num(loop, "longest_callback_ms");
+  if (longest < 95.0 || longest > 250.0)
+    fail_msg("%s: longest callback %.3f ms, not about 100", kind, longest);
+  assert_int_equal(shim_calls(j, "on_workers"), 3);
+  assert_int_equal(shim_site_count(j, "usleep"), 3);
+  assert_int_equal(shim_site_count(j, waits_in), 0);
+  assert_int_equal(other_calls(j, waits_in), 0);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_libuv_timer_sleeps_count_on_its_loop(void **state) {
+  (void)state;
+  check_blocking_loop("uv", "libuv", "epoll_pwait");
+}
+
+static void test_glib_timeout_sleeps_count_on_its_loop(void **state) {
+  (void)state;
+  check_blocking_loop("glib", "glib", "poll");
+}
+
+static void test_libevent_timer_sleeps_count_on_its_loop(void **state) {
+  (void)state;
+  check_blocking_loop("event", "libevent", "epoll_wait");
+}
+
+/* A callback that blocks fails fail=1 as a worker's call would. */
+static void test_blocking_callback_fails_fail_now(void **state) {
+  (void)state;
+  const char *args[] = {"uv", "block", NULL};
+  char json[600];
+  shim_result r;
+  run_loops(args, "fail=1", json, &r);
+  assert_true(r.exited);
+  assert_int_equal(r.status, 66);
+  shim_result_free(&r);
+}
+
+/* Loops whose callbacks never block: every fail mode exits 0, nothing is
+ * counted, and each loop still has its record. */
+static void test_loops_that_only_wait_pass_the_fail_modes(void **state) {
+  (void)state;
+  const char *modes[] = {"uv", "glib", "event"};
+  const char *fails[] = {"fail=1", "fail=report"};
+  for (size_t m = 0; m < 3; m++) {
+    for (size_t f = 0; f < 2; f++) {
+      const char *args[] = {modes[m], "idle", NULL};
+      char json[600];
+      shim_result r;
+      run_loops(args, fails[f], json, &r);
+      if (!r.exited || r.status != 0)
+        fail_msg("%s idle under %s: status %d\n%s", modes[m], fails[f],
+                 r.status, r.err);
+      json_t *j = shim_load_json(json);
+      assert_non_null(j);
+      assert_int_equal(shim_calls(j, "on_workers"), 0);
+      assert_int_equal((long long)num(only_loop(j), "blocking_calls"), 0);
+      json_decref(j);
+      shim_result_free(&r);
+    }
+  }
 }
 
 /* GLib's g_mutex_lock, g_cond_wait_until, g_async_queue_timeout_pop and
@@ -70,6 +183,11 @@ static void test_glib_waits_on_a_worker_are_counted_by_name(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_libuv_timer_sleeps_count_on_its_loop),
+      cmocka_unit_test(test_glib_timeout_sleeps_count_on_its_loop),
+      cmocka_unit_test(test_libevent_timer_sleeps_count_on_its_loop),
+      cmocka_unit_test(test_blocking_callback_fails_fail_now),
+      cmocka_unit_test(test_loops_that_only_wait_pass_the_fail_modes),
       cmocka_unit_test(test_glib_waits_on_a_worker_are_counted_by_name),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
