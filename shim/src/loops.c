@@ -39,7 +39,7 @@ const char *bwsh__loop_kind_name(int kind) {
   return kind >= 0 && kind < BW_LOOP_KIND_COUNT ? names[kind] : "?";
 }
 
-/* ---- modules: the loop libraries and the sanitizer runtimes ------------ */
+/* ---- modules: the loop libraries and the sanitizer runtimes -------------- */
 
 /* What an executable segment is to this file. */
 enum { MOD_OTHER = 0, MOD_SANITIZER = 1, MOD_LOOP = 2 /* + kind */ };
@@ -131,8 +131,7 @@ static int module_class(uintptr_t addr, int loop_kind) {
   return cls;
 }
 
-/* ---- records ---------------------------------------------------------------
- */
+/* ---- records ------------------------------------------------------------- */
 
 typedef struct loop_rec {
   atomic_int state; /* 0 free, 1 being claimed, 2 published */
@@ -197,8 +196,7 @@ static void stretch_end(uint64_t now) {
     atomic_store_explicit(longest, now - l->out_since, memory_order_relaxed);
 }
 
-/* ---- the runners ------------------------------------------------------------
- */
+/* ---- the runners --------------------------------------------------------- */
 
 int bwsh__loop_enter(bwsh__loop_thread *saved, int kind, void (*real)(void)) {
   if (!atomic_load_explicit(&bwsh__active, memory_order_relaxed) ||
@@ -236,8 +234,7 @@ void bwsh__loop_leave(const bwsh__loop_thread *saved) {
   errno = saved_errno;
 }
 
-/* ---- calls on a loop thread
- * -------------------------------------------------- */
+/* ---- calls on a loop thread ---------------------------------------------- */
 
 static int is_poll_family(int fn) {
   switch (fn) {
@@ -282,8 +279,7 @@ void bwsh__loop_call_counted(uint64_t dur_ns) {
   rec_add(&recs[rec].blocked_ns, dur_ns);
 }
 
-/* ---- the report ------------------------------------------------------------
- */
+/* ---- the report ---------------------------------------------------------- */
 
 int bwsh__loop_get(int i, bwsh__loop_report *out) {
   if (i < 0 || i >= BW_MAX_LOOPS)
