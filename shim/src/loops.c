@@ -189,11 +189,16 @@ static void rec_add(atomic_uint_least64_t *v, uint64_t d) {
 /* The callback stretch that began at out_since ends now. */
 static void stretch_end(uint64_t now) {
   const bwsh__loop_thread *l = &bwsh__loop_self;
-  if (l->rec < 0 || now < l->out_since)
+  if (now < l->out_since)
+    return;
+  uint64_t dur = now - l->out_since;
+  if (bwsh__opt.trace_path[0])
+    bwsh__trace_loop_callbacks(l->kind, my_tid(), l->out_since, dur);
+  if (l->rec < 0)
     return;
   atomic_uint_least64_t *longest = &recs[l->rec].longest_ns;
-  if (now - l->out_since > atomic_load_explicit(longest, memory_order_relaxed))
-    atomic_store_explicit(longest, now - l->out_since, memory_order_relaxed);
+  if (dur > atomic_load_explicit(longest, memory_order_relaxed))
+    atomic_store_explicit(longest, dur, memory_order_relaxed);
 }
 
 /* ---- the runners --------------------------------------------------------- */

@@ -350,6 +350,12 @@ static inline void *bwsh__loop_site_key(void *caller) {
 /* A callback's counted call lasted dur_ns: into the loop's record. */
 BWSH__HIDDEN void bwsh__loop_call_counted(uint64_t dur_ns);
 
+/* With trace=FILE: one callback stretch of a loop of `kind` on thread
+ * tid, a slice when it lasted 1 ms or more (trace.c). */
+BWSH__HIDDEN void bwsh__trace_loop_callbacks(int kind, int tid,
+                                             uint64_t start_ns,
+                                             uint64_t dur_ns);
+
 #define BW_MAX_LOOPS 64
 typedef struct bwsh__loop_report {
   int kind, tid;

@@ -1,7 +1,8 @@
 /* test_loops.c - loop threads and GLib's own waits: a libuv, a GLib and a
  * libevent loop whose timer callback sleeps are counted on their loop (the
- * loop's own wait is not), a loop that only waits passes every fail mode,
- * and GLib's futex-based waits on a worker are counted under their names.
+ * loop's own wait is not) and traced inside the callback's stretch, a loop
+ * that only waits passes every fail mode, and GLib's futex-based waits on a
+ * worker are counted under their names.
  *
  * Invariants: loops_target runs under LD_PRELOAD with Debian's shared
  * libuv, GLib and libevent; every run writes its JSON report into the
@@ -114,6 +115,56 @@ static void test_libevent_timer_sleeps_count_on_its_loop(void **state) {
   check_blocking_loop("event", "libevent", "epoll_wait");
 }
 
+/* With trace=FILE each callback stretch of 1 ms or more is a "libuv
+ * callbacks" slice on the loop's thread, and each blocking call lies
+ * inside one. */
+static void test_trace_has_the_callback_stretches(void **state) {
+  (void)state;
+  char trace[600], options[700], json[600];
+  shim_tmpfile(trace, sizeof trace, "loops-trace.json");
+  unlink(trace);
+  snprintf(options, sizeof options, "trace=%s", trace);
+  const char *args[] = {"uv", "block", NULL};
+  shim_result r;
+  run_loops(args, options, json, &r);
+  assert_true(r.exited);
+  assert_int_equal(r.status, 0);
+  json_t *root = shim_load_json(trace);
+  assert_non_null(root);
+  json_t *events = json_object_get(root, "traceEvents");
+  double starts[8], ends[8];
+  int stretches = 0, sleeps = 0, inside = 0;
+  size_t i;
+  json_t *e;
+  json_array_foreach(events, i, e) {
+    const char *cat = json_string_value(json_object_get(e, "cat"));
+    if (cat && strcmp(cat, "loop") == 0 && stretches < 8) {
+      assert_string_equal(json_string_value(json_object_get(e, "name")),
+                          "libuv callbacks");
+      starts[stretches] = num(e, "ts");
+      ends[stretches] = starts[stretches] + num(e, "dur");
+      stretches++;
+    }
+  }
+  json_array_foreach(events, i, e) {
+    const char *cat = json_string_value(json_object_get(e, "cat"));
+    if (!cat || strcmp(cat, "blocking") != 0)
+      continue;
+    sleeps++;
+    double ts = num(e, "ts"), end = ts + num(e, "dur");
+    for (int k = 0; k < stretches; k++)
+      if (ts >= starts[k] && end <= ends[k] + 0.01) {
+        inside++;
+        break;
+      }
+  }
+  assert_int_equal(sleeps, 3);
+  assert_int_equal(inside, 3);
+  assert_true(stretches >= 3 && stretches < 8);
+  json_decref(root);
+  shim_result_free(&r);
+}
+
 /* A callback that blocks fails fail=1 as a worker's call would. */
 static void test_blocking_callback_fails_fail_now(void **state) {
   (void)state;
@@ -186,6 +237,7 @@ int main(void) {
       cmocka_unit_test(test_libuv_timer_sleeps_count_on_its_loop),
       cmocka_unit_test(test_glib_timeout_sleeps_count_on_its_loop),
       cmocka_unit_test(test_libevent_timer_sleeps_count_on_its_loop),
+      cmocka_unit_test(test_trace_has_the_callback_stretches),
       cmocka_unit_test(test_blocking_callback_fails_fail_now),
       cmocka_unit_test(test_loops_that_only_wait_pass_the_fail_modes),
       cmocka_unit_test(test_glib_waits_on_a_worker_are_counted_by_name),
