@@ -56,6 +56,7 @@ typedef struct pool {
   atomic_int used;
   int copy; /* runtime copy, or -1 for the option pool */
   uint64_t id;
+  int kind; /* BW_POOL_* */
   char name[48];
   unsigned live, peak_live, blocked, peak_blocked;
   uint64_t all_since; /* 0 = not all blocked now */
@@ -230,9 +231,17 @@ int bwsh__pool_new(int copy, uint64_t id, const char *name) {
   pool *p = &pools[i];
   p->copy = copy;
   p->id = id;
+  p->kind = copy == -1 ? BW_POOL_THREADS : BW_POOL_BLOCKWATCH;
   strncpy(p->name, name ? name : "bw", sizeof p->name - 1);
   atomic_store(&p->used, 1);
   return i;
+}
+
+const char *bwsh__pool_kind_name(int kind) {
+#define BWSH__POOL_KIND_NAME(id, name) name,
+  static const char *const names[] = {BWSH__POOL_KINDS(BWSH__POOL_KIND_NAME)};
+#undef BWSH__POOL_KIND_NAME
+  return kind >= 0 && kind < BW_POOL_KIND_COUNT ? names[kind] : "threads";
 }
 
 int bwsh__pool_for_option(void) {
@@ -360,6 +369,7 @@ void bwsh__pool_get(int i, bwsh__pool_report *out) {
   if (locked)
     lock(p);
   memcpy(out->name, p->name, sizeof out->name);
+  out->kind = p->kind;
   out->workers = p->peak_live;
   out->peak_blocked = p->peak_blocked;
   out->all_blocked_ns = p->all_blocked_ns;

@@ -259,6 +259,9 @@ static void write_pool(bwsh__out *o, const bwsh__pool_report *p) {
   bwsh__out_str(o, "{");
   key(o, "name");
   bwsh__out_jstr(o, p->name);
+  bwsh__out_str(o, ",");
+  key(o, "kind");
+  bwsh__out_jstr(o, bwsh__pool_kind_name(p->kind));
   write_members(o, head, COUNT_OF(head), 1);
   write_object(o, "starvation_delay_ms", starvation, COUNT_OF(starvation));
   write_object(o, "queue_wait_ms", queue_wait, COUNT_OF(queue_wait));
@@ -506,10 +509,10 @@ static void write_text(const snapshot *s, int why) {
   for (int i = 0; i < s->npools; i++) {
     const bwsh__pool_report *p = &s->pools[i];
     bwsh__log("pool '%s': %u workers, peak %u blocked, all blocked for %s ms, "
-              "starvation delay %s ms over %llu item(s) (max %s ms)",
+              "starvation delay %s ms over %llu item(s) (max %s ms); kind %s",
               p->name, p->workers, p->peak_blocked, ms(p->all_blocked_ns).s,
               ms(p->starv_total).s, (unsigned long long)p->starv_items,
-              ms(p->starv_max).s);
+              ms(p->starv_max).s, bwsh__pool_kind_name(p->kind));
   }
   for (int i = 0; i < s->nsites && i < 10; i++)
     log_site(&s->sites[i]);

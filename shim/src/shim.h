@@ -261,7 +261,21 @@ typedef struct bwsh__pool_report {
   uint64_t qwait_max, qwait_p99, items;
   uint64_t timed_items; /* items whose queue wait was measured */
   uint64_t compensated;
+  int kind; /* BW_POOL_* */
 } bwsh__pool_report;
+
+/* What made a pool, as the report names it: X(id, "name"). */
+#define BWSH__POOL_KINDS(X)                                                    \
+  X(BW_POOL_BLOCKWATCH, "blockwatch")                                          \
+  X(BW_POOL_THREADS, "threads")                                                \
+  X(BW_POOL_LIBUV, "libuv")                                                    \
+  X(BW_POOL_GLIB, "glib")                                                      \
+  X(BW_POOL_CTHREADPOOL, "cthreadpool")
+#define BWSH__POOL_KIND_ENUM(id, name) id,
+enum { BWSH__POOL_KINDS(BWSH__POOL_KIND_ENUM) BW_POOL_KIND_COUNT };
+#undef BWSH__POOL_KIND_ENUM
+/* The report's name of a BW_POOL_* kind. */
+BWSH__HIDDEN const char *bwsh__pool_kind_name(int kind);
 
 /* Index of the option-classified pool ("worker_name"/"worker_start"). */
 BWSH__HIDDEN int bwsh__pool_for_option(void);
