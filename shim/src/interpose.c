@@ -433,3 +433,14 @@ EXPORT int pthread_setname_np(pthread_t th, const char *name) {
     bwsh__reclassify_all();
   return r;
 }
+
+/* ---- foreign pools: their submit functions (foreign_*.c) ---------------- */
+
+EXPORT int uv_queue_work(void *loop, void *req, bwsh__uv_work_cb work_cb,
+                         bwsh__uv_after_cb after_cb) {
+  return bwsh__uv_queue_work(loop, req, work_cb, after_cb);
+}
+
+EXPORT int uv_cancel(void *req) {
+  return bwsh__uv_cancel(req);
+}

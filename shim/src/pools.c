@@ -54,7 +54,7 @@ typedef struct shard {
 typedef struct pool {
   atomic_int lock; /* not atomic_flag: GCC's TSan does not see that one */
   atomic_int used;
-  int copy; /* runtime copy, or -1 for the option pool */
+  int copy; /* runtime copy, -1 for the option pool, else foreign_copy() */
   uint64_t id;
   int kind; /* BW_POOL_* */
   char name[48];
@@ -235,6 +235,48 @@ int bwsh__pool_new(int copy, uint64_t id, const char *name) {
   strncpy(p->name, name ? name : "bw", sizeof p->name - 1);
   atomic_store(&p->used, 1);
   return i;
+}
+
+static void settle(pool *p, uint64_t now);
+
+/* Foreign pools share the (copy, id) key space: each kind is a "copy" of
+ * its own, below the option pool's -1. */
+static int foreign_copy(int kind) {
+  return -2 - kind;
+}
+
+int bwsh__pool_foreign(int kind, uint64_t id, const char *name, unsigned size) {
+  int i = bwsh__pool_find(foreign_copy(kind), id);
+  if (i >= 0)
+    return i;
+  /* Two threads may make the same pool at once (GIO's pool, libuv's):
+   * one lock around find-or-make, taken once per pool. */
+  static atomic_int making;
+  while (atomic_exchange_explicit(&making, 1, memory_order_acquire))
+    __builtin_ia32_pause();
+  i = bwsh__pool_new(foreign_copy(kind), id, name);
+  if (i >= 0 && pools[i].kind != kind) {
+    pool *p = &pools[i];
+    lock(p);
+    p->kind = kind;
+    p->live = size;
+    p->peak_live = size;
+    unlock(p);
+  }
+  atomic_store_explicit(&making, 0, memory_order_release);
+  return i;
+}
+
+void bwsh__pool_resize(int i, unsigned size, uint64_t now) {
+  if (i < 0)
+    return;
+  pool *p = &pools[i];
+  lock(p);
+  p->live = size;
+  if (size > p->peak_live)
+    p->peak_live = size;
+  settle(p, now);
+  unlock(p);
 }
 
 const char *bwsh__pool_kind_name(int kind) {

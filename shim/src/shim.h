@@ -134,13 +134,16 @@ BWSH__HIDDEN const char *bwsh__fn_name(int fn);
 /* BLOCKING: a thread the runtime keeps apart for blocking work
  * (bw_run_blocking), whose calls are counted under their own heading;
  * RUNTIME: a runtime thread whose waits are its own idle waits (the
- * bw_fd_ready poller), not counted at all. */
+ * bw_fd_ready poller), not counted at all; POOL_IDLE: a foreign pool's
+ * thread between items (its waits are the pool's parking, not counted at
+ * all; while it runs an item it is a WORKER of that pool). */
 enum {
   BW_THREAD_UNKNOWN = 0,
   BW_THREAD_OTHER,
   BW_THREAD_WORKER,
   BW_THREAD_BLOCKING,
-  BW_THREAD_RUNTIME
+  BW_THREAD_RUNTIME,
+  BW_THREAD_POOL_IDLE
 };
 
 /* Process-wide counters, partitioned per thread slot so that the hot path
@@ -223,6 +226,19 @@ BWSH__HIDDEN void bwsh__reclassify_all(void);
 /* The calling thread runs the worker_start routine: a worker for life
  * (the pthread_create trampoline, interpose.c). */
 BWSH__HIDDEN void bwsh__thread_is_option_worker(void);
+/* What a thread was before a foreign item began, restored when it ends. */
+typedef struct bwsh__item_frame {
+  int kind, pool, in_item, classified_by_option;
+  int (*item_query)(void);
+} bwsh__item_frame;
+/* The calling thread starts / ends an item of foreign pool p (foreign_*.c)
+ * queued at enqueue_ns (0: unknown, the item is then not timed). While it
+ * runs, the thread is a worker of p; after it, a POOL_IDLE thread (a
+ * thread the runtime or an option classified gets its kind back). Keep
+ * errno; never nest across threads (begin and end on one thread). */
+BWSH__HIDDEN void bwsh__foreign_item_begin(int p, uint64_t enqueue_ns,
+                                           bwsh__item_frame *saved);
+BWSH__HIDDEN void bwsh__foreign_item_end(const bwsh__item_frame *saved);
 /* Records the calling thread's name in its slot (trace metadata). */
 BWSH__HIDDEN void bwsh__thread_name_slot(void);
 /* Resets per-process state in a fork child. */
@@ -277,6 +293,14 @@ enum { BWSH__POOL_KINDS(BWSH__POOL_KIND_ENUM) BW_POOL_KIND_COUNT };
 /* The report's name of a BW_POOL_* kind. */
 BWSH__HIDDEN const char *bwsh__pool_kind_name(int kind);
 
+/* A pool of a foreign library (foreign_*.c), found or made by its kind and
+ * the library's identity for it (id); size: how many threads it runs items
+ * on at most, 0 when unbounded (then never all blocked). -1: table full. */
+BWSH__HIDDEN int bwsh__pool_foreign(int kind, uint64_t id, const char *name,
+                                    unsigned size);
+/* A foreign pool's size changed (g_thread_pool_set_max_threads). */
+BWSH__HIDDEN void bwsh__pool_resize(int p, unsigned size, uint64_t now);
+
 /* Index of the option-classified pool ("worker_name"/"worker_start"). */
 BWSH__HIDDEN int bwsh__pool_for_option(void);
 /* A worker of pool p begins / ends a blocking call (at time now). */
@@ -310,6 +334,31 @@ BWSH__HIDDEN void bwsh__pool_item_started(int p, uint64_t enqueue_ns,
 BWSH__HIDDEN void bwsh__pool_spare_worker(int p, int compensated);
 /* The calling worker stops: its per-item shard is free again. */
 BWSH__HIDDEN void bwsh__pool_shard_release(void);
+
+/* ---- foreign pools (foreign*.c): libuv, GLib, C-Thread-Pool ------------- */
+
+/* The next definition of a foreign library's function, found at its first
+ * call (foreign.c): *out (a function pointer of `size` bytes) is NULL, and
+ * one "ERROR" line said so, when there is none. Inside the shim (depth >
+ * 0) nothing is looked up. */
+typedef struct bwsh__foreign_fn {
+  _Atomic(void *) fn;
+  atomic_int said;
+} bwsh__foreign_fn;
+BWSH__HIDDEN void bwsh__foreign_next(bwsh__foreign_fn *f, const char *name,
+                                     void *out, size_t size);
+/* 1 when a submit should be watched: the shim is active, has not stood
+ * down, and the caller is not the shim itself. */
+BWSH__HIDDEN int bwsh__foreign_watched(void);
+
+/* libuv (foreign_uv.c): uv_queue_work and uv_cancel, with libuv's types
+ * as pointers (uv_work_t *, uv_loop_t *); results are libuv's. */
+typedef void (*bwsh__uv_work_cb)(void *req);
+typedef void (*bwsh__uv_after_cb)(void *req, int status);
+BWSH__HIDDEN int bwsh__uv_queue_work(void *loop, void *req,
+                                     bwsh__uv_work_cb work_cb,
+                                     bwsh__uv_after_cb after_cb);
+BWSH__HIDDEN int bwsh__uv_cancel(void *req);
 
 /* ---- the runtime bridge (bridge.c) --------------------------------------- */
 

@@ -230,6 +230,8 @@ void bwsh__thread_classify(void) {
   my_epoch = atomic_load_explicit(&classify_epoch, memory_order_relaxed);
   if (bwsh__self.classified_by_option == 2)
     return; /* start routine matched: a worker for life */
+  if (bwsh__self.kind == BW_THREAD_POOL_IDLE)
+    return; /* a foreign pool's thread: its items say when it works */
   if (bwsh__self.kind == BW_THREAD_WORKER && !bwsh__self.classified_by_option)
     return; /* announced by the runtime itself */
   int pool;
@@ -290,6 +292,55 @@ void bwsh__thread_name_slot(void) {
     bwsh__self.tid = (int)syscall(SYS_gettid);
   if (bwsh__opt.trace_path[0])
     bwsh__trace_thread_name(bwsh__self.tid, s->name);
+}
+
+/* ---- foreign pools' items (foreign_*.c) -------------------------------- */
+
+void bwsh__foreign_item_begin(int p, uint64_t enqueue_ns,
+                              bwsh__item_frame *saved) {
+  int err = errno;
+  bwsh__self.depth++;
+  saved->kind = bwsh__self.kind;
+  saved->pool = bwsh__self.pool;
+  saved->in_item = bwsh__self.in_item;
+  saved->classified_by_option = bwsh__self.classified_by_option;
+  saved->item_query = bwsh__self.item_query;
+  /* A worker_name glob that matched a foreign pool's thread gives way:
+   * the items say exactly when it works. */
+  if (saved->kind == BW_THREAD_WORKER && saved->classified_by_option) {
+    bwsh__pool_worker_leave(saved->pool, bwsh__now_ns());
+    saved->kind = BW_THREAD_POOL_IDLE;
+    saved->classified_by_option = 0;
+  }
+  if (saved->kind == BW_THREAD_UNKNOWN || saved->kind == BW_THREAD_OTHER) {
+    saved->kind = BW_THREAD_POOL_IDLE;
+    saved->pool = -1;
+  }
+  /* Counted in the pool's shared shard: a foreign thread never gives back
+   * a shard of its own (no "worker stopped" is ever seen). */
+  bwsh__self.kind = BW_THREAD_POOL_IDLE;
+  if (p >= 0) {
+    uint64_t now = bwsh__now_ns();
+    bwsh__pool_item_started(p, enqueue_ns ? enqueue_ns : now, now,
+                            enqueue_ns != 0);
+    bwsh__self.kind = BW_THREAD_WORKER;
+    bwsh__self.pool = p;
+    bwsh__self.in_item = 1;
+    bwsh__self.item_query = NULL;
+    bwsh__self.classified_by_option = 0;
+    if (!bwsh__self.slot || !atomic_load(&bwsh__self.slot->named))
+      bwsh__thread_name_slot();
+  }
+  bwsh__self.depth--;
+  errno = err;
+}
+
+void bwsh__foreign_item_end(const bwsh__item_frame *saved) {
+  bwsh__self.kind = saved->kind;
+  bwsh__self.pool = saved->pool;
+  bwsh__self.in_item = saved->in_item;
+  bwsh__self.classified_by_option = saved->classified_by_option;
+  bwsh__self.item_query = saved->item_query;
 }
 
 /* ---- counted calls ------------------------------------------------------ */
@@ -354,7 +405,7 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
       kind = bwsh__runtime_thread_kind();
     if (kind == BW_THREAD_BLOCKING)
       slot_add(s, &calls_blocking[s - bwsh__slots], 1);
-    else if (kind != BW_THREAD_RUNTIME)
+    else if (kind != BW_THREAD_RUNTIME && kind != BW_THREAD_POOL_IDLE)
       count_other(s, fn);
     c->start_ns = 0;
     errno = saved;

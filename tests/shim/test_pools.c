@@ -1,5 +1,8 @@
-/* test_pools - the pools in the report's pools[], each with its kind: the
- * runtime's and the ones options name.
+/* test_pools - the pools the shim recognises with no options (libuv's),
+ * each in the report's pools[] with its kind, its real size, exact
+ * blocking call counts and a probe's starvation delay that matches the queue
+ * wait the program itself measured; and the kind of the pools it knew before
+ * (the runtime's, the ones options name).
  *
  * Invariants: every program runs with no options beyond the report's own
  * (report, report_path, fail); a foreign pool's own waits never count.
@@ -16,6 +19,26 @@
 
 #include <cmocka.h>
 
+/* Built without the foreign libraries (BLOCKWATCH_FOREIGN_SAMPLES=OFF),
+ * their programs are not there: those tests skip, saying so. */
+#ifndef UV_POOL_TARGET
+#define UV_POOL_TARGET ""
+#endif
+#ifndef GLIB_STARVE_TARGET
+#define GLIB_STARVE_TARGET ""
+#endif
+#ifndef THPOOL_TARGET
+#define THPOOL_TARGET ""
+#endif
+
+static void skip_unless_built(const char *target, const char *what) {
+  if (!target[0]) {
+    fprintf(stderr, "skipped: built without %s (BLOCKWATCH_FOREIGN_SAMPLES)\n",
+            what);
+    skip();
+  }
+}
+
 /* Runs argv under the shim with a JSON report at a fresh path and returns
  * the report (NULL when none was written). */
 static json_t *run_report(char *const argv[], const char *extra,
@@ -29,6 +52,18 @@ static json_t *run_report(char *const argv[], const char *extra,
   assert_int_equal(shim_run(argv, env, 1, 120, r), 0);
   assert_false(r->timedout);
   return shim_load_json(path);
+}
+
+static long long int_of(json_t *o, const char *key) {
+  json_t *v = json_object_get(o, key);
+  assert_true(json_is_integer(v));
+  return json_integer_value(v);
+}
+
+static double ms_of(json_t *o, const char *key) {
+  json_t *v = json_object_get(o, key);
+  assert_true(json_is_number(v));
+  return json_number_value(v);
 }
 
 /* The only pool of kind `kind` in the report. */
@@ -46,6 +81,24 @@ static json_t *pool_of_kind(json_t *report, const char *kind) {
   if (!found)
     fail_msg("no pool of kind %s in the report", kind);
   return found;
+}
+
+/* k workers blocked by `blockers` items, then a probe: the counts exact
+ * and the probe's starvation within 10% (or 20 ms) of its measured wait. */
+static void check_starved_pool(json_t *j, const shim_result *r,
+                               const char *kind, long long workers,
+                               long long blockers) {
+  assert_int_equal(shim_calls(j, "on_workers"), blockers);
+  json_t *p = pool_of_kind(j, kind);
+  assert_int_equal(int_of(p, "workers"), workers);
+  assert_int_equal(int_of(p, "peak_blocked_workers"), workers);
+  assert_int_equal(int_of(p, "items"), blockers + 1);
+  double waited = (double)shim_out_value(r->out, "probe_wait_us") / 1000.0;
+  double starved = ms_of(json_object_get(p, "starvation_delay_ms"), "max");
+  double slack = waited / 10 > 20 ? waited / 10 : 20;
+  if (starved < waited - slack || starved > waited + slack)
+    fail_msg("%s: starvation delay %.3f ms, the probe waited %.3f ms", kind,
+             starved, waited);
 }
 
 /* ---- the kinds of the pools known before -------------------------------- */
@@ -67,9 +120,59 @@ static void test_runtime_pool_and_option_pool_have_their_kind(void **state) {
   shim_result_free(&r);
 }
 
+/* ---- libuv -------------------------------------------------------------- */
+
+static void test_libuv_starved_probe_with_no_options(void **state) {
+  (void)state;
+  skip_unless_built(UV_POOL_TARGET, "libuv");
+  char *argv[] = {UV_POOL_TARGET, "starve", NULL};
+  shim_result r;
+  json_t *j = run_report(argv, NULL, &r);
+  assert_non_null(j);
+  assert_int_equal(r.status, 0);
+  assert_int_equal(shim_out_value(r.out, "items"), 9);
+  assert_null(strstr(r.err, "work_cb changed"));
+  check_starved_pool(j, &r, "libuv", 4, 8);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_libuv_pool_size_is_uv_threadpool_size(void **state) {
+  (void)state;
+  skip_unless_built(UV_POOL_TARGET, "libuv");
+  char *argv[] = {"/usr/bin/env", "UV_THREADPOOL_SIZE=2", UV_POOL_TARGET,
+                  "starve", NULL};
+  shim_result r;
+  json_t *j = run_report(argv, NULL, &r);
+  assert_non_null(j);
+  assert_int_equal(r.status, 0);
+  check_starved_pool(j, &r, "libuv", 2, 8);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_libuv_parking_fails_no_clean_program(void **state) {
+  (void)state;
+  skip_unless_built(UV_POOL_TARGET, "libuv");
+  char *argv[] = {UV_POOL_TARGET, "clean", NULL};
+  shim_result r;
+  json_t *j = run_report(argv, "fail=report", &r);
+  assert_non_null(j);
+  assert_int_equal(r.status, 0);
+  assert_int_equal(shim_calls(j, "on_workers"), 0);
+  json_t *p = pool_of_kind(j, "libuv");
+  assert_int_equal(int_of(p, "items"), 32);
+  assert_int_equal(int_of(p, "peak_blocked_workers"), 0);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_runtime_pool_and_option_pool_have_their_kind),
+      cmocka_unit_test(test_libuv_starved_probe_with_no_options),
+      cmocka_unit_test(test_libuv_pool_size_is_uv_threadpool_size),
+      cmocka_unit_test(test_libuv_parking_fails_no_clean_program),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
