@@ -444,3 +444,24 @@ EXPORT int uv_queue_work(void *loop, void *req, bwsh__uv_work_cb work_cb,
 EXPORT int uv_cancel(void *req) {
   return bwsh__uv_cancel(req);
 }
+
+EXPORT void *g_thread_pool_new(bwsh__glib_func func, void *user_data,
+                               int max_threads, int exclusive, void **error) {
+  return bwsh__glib_pool_new(func, user_data, max_threads, exclusive, error);
+}
+
+EXPORT void *g_thread_pool_new_full(bwsh__glib_func func, void *user_data,
+                                    void (*item_free)(void *), int max_threads,
+                                    int exclusive, void **error) {
+  return bwsh__glib_pool_new_full(func, user_data, item_free, max_threads,
+                                  exclusive, error);
+}
+
+EXPORT int g_thread_pool_push(void *pool, void *data, void **error) {
+  return bwsh__glib_pool_push(pool, data, error);
+}
+
+EXPORT int g_thread_pool_set_max_threads(void *pool, int max_threads,
+                                         void **error) {
+  return bwsh__glib_pool_set_max_threads(pool, max_threads, error);
+}

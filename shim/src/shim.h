@@ -171,8 +171,8 @@ typedef struct bwsh__thread {
    * (a runtime that has it is spared item_finished on every item). */
   int (*item_query)(void);
   int classified_by_option; /* worker by name/start routine */
-  int blocked_pool;         /* pool marked blocked by the current call, -1 */
-  int locks_held;           /* pool spinlocks this thread holds (pools.c) */
+  int blocked_pool; /* pool marked blocked by the current call, -1 */
+  int locks_held;   /* pool spinlocks this thread holds (pools.c) */
   int tid;
   unsigned shard; /* 1 + its per-pool item shard (pools.c); 0: none yet */
   bwsh__slot *slot;
@@ -359,6 +359,22 @@ BWSH__HIDDEN int bwsh__uv_queue_work(void *loop, void *req,
                                      bwsh__uv_work_cb work_cb,
                                      bwsh__uv_after_cb after_cb);
 BWSH__HIDDEN int bwsh__uv_cancel(void *req);
+
+/* GLib (foreign_glib.c): GThreadPool's constructors, push and
+ * set_max_threads, with GLib's types as C's (GThreadPool *, GError **,
+ * gboolean and gint as int). */
+typedef void (*bwsh__glib_func)(void *data, void *user_data);
+BWSH__HIDDEN void *bwsh__glib_pool_new(bwsh__glib_func func, void *user_data,
+                                       int max_threads, int exclusive,
+                                       void **error);
+BWSH__HIDDEN void *bwsh__glib_pool_new_full(bwsh__glib_func func,
+                                            void *user_data,
+                                            void (*item_free)(void *),
+                                            int max_threads, int exclusive,
+                                            void **error);
+BWSH__HIDDEN int bwsh__glib_pool_push(void *pool, void *data, void **error);
+BWSH__HIDDEN int bwsh__glib_pool_set_max_threads(void *pool, int max_threads,
+                                                 void **error);
 
 /* ---- the runtime bridge (bridge.c) --------------------------------------- */
 

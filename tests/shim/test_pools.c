@@ -1,8 +1,8 @@
-/* test_pools - the pools the shim recognises with no options (libuv's),
- * each in the report's pools[] with its kind, its real size, exact
- * blocking call counts and a probe's starvation delay that matches the queue
- * wait the program itself measured; and the kind of the pools it knew before
- * (the runtime's, the ones options name).
+/* test_pools - the pools the shim recognises with no options: libuv's and
+ * GLib's (and GIO's GTask pool), each in the report's pools[] with its kind,
+ * its real size, exact blocking call counts and a probe's starvation delay that
+ * matches the queue wait the program itself measured; and the kind of the pools
+ * it knew before (the runtime's, the ones options name).
  *
  * Invariants: every program runs with no options beyond the report's own
  * (report, report_path, fail); a foreign pool's own waits never count.
@@ -18,6 +18,13 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+static void skip_under_tsan(const char *why) {
+  if (strstr(SAN_PRELOAD, "libtsan")) {
+    fprintf(stderr, "skipped under TSan: %s\n", why);
+    skip();
+  }
+}
 
 /* Built without the foreign libraries (BLOCKWATCH_FOREIGN_SAMPLES=OFF),
  * their programs are not there: those tests skip, saying so. */
@@ -167,12 +174,49 @@ static void test_libuv_parking_fails_no_clean_program(void **state) {
   shim_result_free(&r);
 }
 
+/* ---- GLib --------------------------------------------------------------- */
+
+static void test_glib_starved_probe_with_no_options(void **state) {
+  (void)state;
+  skip_unless_built(GLIB_STARVE_TARGET, "GLib");
+  skip_under_tsan("GLib's futex-based locks are invisible to TSan");
+  char *argv[] = {GLIB_STARVE_TARGET, "starve", NULL};
+  shim_result r;
+  json_t *j = run_report(argv, NULL, &r);
+  assert_non_null(j);
+  assert_int_equal(r.status, 0);
+  check_starved_pool(j, &r, "glib", 2, 6);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+static void test_gio_task_in_thread_runs_on_a_seen_pool(void **state) {
+  (void)state;
+  skip_unless_built(GLIB_STARVE_TARGET, "GLib");
+  skip_under_tsan("GLib's futex-based locks are invisible to TSan");
+  char *argv[] = {GLIB_STARVE_TARGET, "task", NULL};
+  shim_result r;
+  json_t *j = run_report(argv, NULL, &r);
+  assert_non_null(j);
+  assert_int_equal(r.status, 0);
+  assert_int_equal(shim_calls(j, "on_workers"), 3);
+  json_t *p = pool_of_kind(j, "glib");
+  assert_string_equal(json_string_value(json_object_get(p, "name")),
+                      "gio-task");
+  assert_int_equal(int_of(p, "items"), 3);
+  assert_true(int_of(p, "workers") >= 3);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_runtime_pool_and_option_pool_have_their_kind),
       cmocka_unit_test(test_libuv_starved_probe_with_no_options),
       cmocka_unit_test(test_libuv_pool_size_is_uv_threadpool_size),
       cmocka_unit_test(test_libuv_parking_fails_no_clean_program),
+      cmocka_unit_test(test_glib_starved_probe_with_no_options),
+      cmocka_unit_test(test_gio_task_in_thread_runs_on_a_seen_pool),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
