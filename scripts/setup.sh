@@ -3,6 +3,7 @@
 #
 #   scripts/setup.sh            build + run: compiler, CMake, libclang, jansson, libdw, cmocka
 #   scripts/setup.sh --test     also: chromium, libpng, clang (libFuzzer), clang-format, groff,
+#                               C-Thread-Pool's source (the shim's foreign-pool tests),
 #                               Node.js/npm, the SARIF Multitool and the DevTools
 #                               trace engine (both into .tools/)
 #   scripts/setup.sh --bench    also: the benchmark peers (libuv, GLib, C-Thread-Pool, oneTBB, OpenMP)
@@ -22,7 +23,8 @@ esac
 packages=(build-essential cmake pkg-config file libclang-14-dev libcmocka-dev libjansson-dev
           libdw-dev libuv1-dev libglib2.0-dev)
 if [ "$profile" = test ]; then
-  packages+=(clang-14 libclang-rt-14-dev clang-format-14 libpng-dev chromium groff-base)
+  packages+=(clang-14 libclang-rt-14-dev clang-format-14 libpng-dev chromium groff-base
+             cthreadpool-dev)
 fi
 if [ "$profile" = bench ]; then
   packages+=(g++ libgomp1 cthreadpool-dev libtbb-dev clang-14 dpkg-dev jq)

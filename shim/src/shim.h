@@ -171,6 +171,9 @@ typedef struct bwsh__thread {
    * (a runtime that has it is spared item_finished on every item). */
   int (*item_query)(void);
   int classified_by_option; /* worker by name/start routine */
+  /* A C-Thread-Pool worker: each call's site says whether it is the
+   * pool's own wait or an item's (foreign_thpool.c). */
+  int own_by_caller;
   int blocked_pool; /* pool marked blocked by the current call, -1 */
   int locks_held;   /* pool spinlocks this thread holds (pools.c) */
   int tid;
@@ -375,6 +378,13 @@ BWSH__HIDDEN void *bwsh__glib_pool_new_full(bwsh__glib_func func,
 BWSH__HIDDEN int bwsh__glib_pool_push(void *pool, void *data, void **error);
 BWSH__HIDDEN int bwsh__glib_pool_set_max_threads(void *pool, int max_threads,
                                                  void **error);
+
+/* C-Thread-Pool (foreign_thpool.c): the pool of a thread named `name`
+ * ("thread-pool-N"), made or grown to N + 1 threads, else -1; and whether
+ * a blocking call made from `caller` on one of its threads is the pool's
+ * own (1) or an item's (0). */
+BWSH__HIDDEN int bwsh__thpool_pool_of_name(const char *name);
+BWSH__HIDDEN int bwsh__thpool_own_call(void *caller);
 
 /* ---- the runtime bridge (bridge.c) --------------------------------------- */
 

@@ -111,6 +111,7 @@ static void thread_exit(void *arg) {
     bwsh__pool_worker_leave(bwsh__self.pool, bwsh__now_ns());
   bwsh__self.kind = BW_THREAD_OTHER;
   bwsh__self.pool = -1;
+  bwsh__self.own_by_caller = 0;
   if (s) {
     atomic_store_explicit(&s->named, 0, memory_order_relaxed);
     atomic_store_explicit(&s->used, 0, memory_order_release);
@@ -257,7 +258,22 @@ void bwsh__thread_classify(void) {
   }
   int is_option = 0;
   char name[17] = {0};
-  if (bwsh__opt.worker_name[0] && prctl(PR_GET_NAME, name, 0, 0, 0) == 0)
+  if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
+    name[0] = '\0';
+  int thpool = bwsh__thpool_pool_of_name(name);
+  if (thpool >= 0) { /* C-Thread-Pool's worker: beats a glob too */
+    if (was_option)
+      bwsh__pool_worker_leave(bwsh__self.pool, bwsh__now_ns());
+    bwsh__self.classified_by_option = 0;
+    bwsh__self.kind = BW_THREAD_WORKER;
+    bwsh__self.pool = thpool;
+    bwsh__self.in_item = 1;
+    bwsh__self.item_query = NULL;
+    bwsh__self.own_by_caller = 1;
+    bwsh__thread_name_slot();
+    return;
+  }
+  if (bwsh__opt.worker_name[0])
     is_option = glob_list_match(bwsh__opt.worker_name, name);
   if (is_option && !was_option) {
     join_option_pool();
@@ -416,6 +432,12 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
     errno = saved;
     return;
   }
+  if (__builtin_expect(bwsh__self.own_by_caller, 0) &&
+      bwsh__thpool_own_call(caller)) {
+    c->start_ns = 0; /* C-Thread-Pool's own wait */
+    errno = saved;
+    return;
+  }
   c->worker = 1;
   c->pool = bwsh__self.pool;
   if (bwsh__opt.fail == BW_FAIL_NOW)
@@ -498,6 +520,7 @@ void bwsh__state_after_fork(void) {
   bwsh__self.in_item = 0;
   bwsh__self.item_query = NULL;
   bwsh__self.classified_by_option = 0;
+  bwsh__self.own_by_caller = 0;
   bwsh__self.blocked_pool = -1;
   atomic_store(&fail_fired, 0);
   bwsh__reclassify_all();

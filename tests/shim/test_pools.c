@@ -1,8 +1,9 @@
-/* test_pools - the pools the shim recognises with no options: libuv's and
- * GLib's (and GIO's GTask pool), each in the report's pools[] with its kind,
- * its real size, exact blocking call counts and a probe's starvation delay that
- * matches the queue wait the program itself measured; and the kind of the pools
- * it knew before (the runtime's, the ones options name).
+/* test_pools - the pools the shim recognises with no options: libuv's,
+ * GLib's (and GIO's GTask pool) and C-Thread-Pool's, each in the report's
+ * pools[] with its kind, its real size, exact blocking call counts and a
+ * probe's starvation delay that matches the queue wait the program itself
+ * measured; and the kind of the pools it knew before (the runtime's, the
+ * ones options name).
  *
  * Invariants: every program runs with no options beyond the report's own
  * (report, report_path, fail); a foreign pool's own waits never count.
@@ -209,6 +210,34 @@ static void test_gio_task_in_thread_runs_on_a_seen_pool(void **state) {
   shim_result_free(&r);
 }
 
+/* ---- C-Thread-Pool ------------------------------------------------------ */
+
+/* Its workers are known by name and its own waits by where they are made;
+ * where an item starts is not seen, so neither is the probe's wait. */
+static void test_cthreadpool_counts_items_calls_not_its_parking(void **state) {
+  (void)state;
+  skip_unless_built(THPOOL_TARGET, "C-Thread-Pool");
+  skip_under_tsan("thpool.c's volatile flags are data races to TSan");
+  char *argv[] = {THPOOL_TARGET, NULL};
+  shim_result r;
+  json_t *j = run_report(argv, "fail=report", &r);
+  assert_non_null(j);
+  assert_int_equal(r.status, 66);
+  assert_int_equal(shim_out_value(r.out, "items"), 7);
+  assert_int_equal(shim_calls(j, "on_workers"), 6);
+  assert_int_equal(shim_site_count(j, "usleep"), 6);
+  assert_int_equal(shim_site_count(j, NULL), 6);
+  json_t *p = pool_of_kind(j, "cthreadpool");
+  assert_int_equal(int_of(p, "workers"), 2);
+  assert_int_equal(int_of(p, "peak_blocked_workers"), 2);
+  /* 3 rounds of 2 sleeps of 200 ms: every worker blocked for ~600 ms. */
+  double all = ms_of(p, "all_blocked_ms");
+  if (all < 540 || all > 700)
+    fail_msg("all workers blocked for %.3f ms, not ~600", all);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_runtime_pool_and_option_pool_have_their_kind),
@@ -217,6 +246,7 @@ int main(void) {
       cmocka_unit_test(test_libuv_parking_fails_no_clean_program),
       cmocka_unit_test(test_glib_starved_probe_with_no_options),
       cmocka_unit_test(test_gio_task_in_thread_runs_on_a_seen_pool),
+      cmocka_unit_test(test_cthreadpool_counts_items_calls_not_its_parking),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
