@@ -342,8 +342,8 @@ BWSH__HIDDEN void bwsh__pool_shard_release(void);
 
 /* The next definition of a foreign library's function, found at its first
  * call (foreign.c): *out (a function pointer of `size` bytes) is NULL, and
- * one "ERROR" line said so, when there is none. Inside the shim (depth >
- * 0) nothing is looked up. */
+ * one "ERROR" line said so, when there is none (or, from inside dlsym,
+ * not yet). */
 typedef struct bwsh__foreign_fn {
   _Atomic(void *) fn;
   atomic_int said;
