@@ -124,19 +124,21 @@ static void *made_or_released(void *pool, record *r) {
   return pool;
 }
 
+/* g_thread_pool_new is g_thread_pool_new_full without item_free (GLib
+ * 2.70 on, inside libglib where no wrapper sees it): it goes the same way.
+ * An older GLib's pools are left alone. */
 void *bwsh__glib_pool_new(bwsh__glib_func func, void *user_data,
                           int max_threads, int exclusive, void **error) {
+  static bwsh__foreign_fn real_full = {.said = 1}; /* missing: quietly */
+  void *full;
+  bwsh__foreign_next(&real_full, "g_thread_pool_new_full", &full, sizeof full);
+  if (full)
+    return bwsh__glib_pool_new_full(func, user_data, NULL, max_threads,
+                                    exclusive, error);
   static bwsh__foreign_fn real;
   void *(*fn)(bwsh__glib_func, void *, int, int, void **);
   bwsh__foreign_next(&real, "g_thread_pool_new", &fn, sizeof fn);
-  if (!fn)
-    return NULL;
-  int saved_errno = errno;
-  record *r = record_new(func, user_data, max_threads);
-  errno = saved_errno;
-  if (!r)
-    return fn(func, user_data, max_threads, exclusive, error);
-  return made_or_released(fn(trampoline, r, max_threads, exclusive, error), r);
+  return fn ? fn(func, user_data, max_threads, exclusive, error) : NULL;
 }
 
 void *bwsh__glib_pool_new_full(bwsh__glib_func func, void *user_data,
