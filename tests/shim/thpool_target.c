@@ -9,22 +9,16 @@
  * "items N" once thpool_wait returned. Between items the pool's threads
  * wait in pthread_cond_wait (bsem_wait) and take its locks.
  */
+#include "pool_target.h"
+
 #include <stdio.h>
 #include <thpool.h>
-#include <time.h>
 #include <unistd.h>
 
 #define SLEEPERS 6
 
 static int done;
 static unsigned long long probe_added_ns, probe_started_ns;
-
-static unsigned long long now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (unsigned long long)ts.tv_sec * 1000000000ull +
-         (unsigned long long)ts.tv_nsec;
-}
 
 static void sleepy(void *arg) {
   (void)arg;
@@ -34,7 +28,7 @@ static void sleepy(void *arg) {
 
 static void probe(void *arg) {
   (void)arg;
-  probe_started_ns = now_ns();
+  probe_started_ns = pool_target_now_ns();
   __atomic_add_fetch(&done, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -42,7 +36,7 @@ int main(void) {
   threadpool pool = thpool_init(2);
   for (int i = 0; i < SLEEPERS; i++)
     thpool_add_work(pool, sleepy, NULL);
-  probe_added_ns = now_ns();
+  probe_added_ns = pool_target_now_ns();
   thpool_add_work(pool, probe, NULL);
   thpool_wait(pool);
   thpool_destroy(pool);

@@ -8,9 +8,10 @@
  * the start of its work_cb); "clean" queues CLEAN items that compute and
  * never block. Both print "items N" when every after_work_cb ran.
  */
+#include "pool_target.h"
+
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -22,13 +23,6 @@ static int done;
 static unsigned long long probe_queued_ns, probe_started_ns;
 static volatile unsigned long sink;
 
-static unsigned long long now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (unsigned long long)ts.tv_sec * 1000000000ull +
-         (unsigned long long)ts.tv_nsec;
-}
-
 static void sleepy(uv_work_t *req) {
   (void)req;
   usleep(200 * 1000);
@@ -36,7 +30,7 @@ static void sleepy(uv_work_t *req) {
 
 static void probe(uv_work_t *req) {
   (void)req;
-  probe_started_ns = now_ns();
+  probe_started_ns = pool_target_now_ns();
 }
 
 static void compute(uv_work_t *req) {
@@ -66,7 +60,7 @@ int main(int argc, char **argv) {
   } else {
     for (; n < SLEEPERS; n++)
       uv_queue_work(loop, &reqs[n], sleepy, after);
-    probe_queued_ns = now_ns();
+    probe_queued_ns = pool_target_now_ns();
     uv_queue_work(loop, &reqs[n++], probe, after);
   }
   uv_run(loop, UV_RUN_DEFAULT);
