@@ -76,8 +76,10 @@ static atomic_int lookup_lock;
 
 static int verdict_of(void *caller) {
   bwsh__sym frames[8];
+  /* symbolize.c's session stays open for the report (as worker_start's
+   * lookups leave it): closing it here could pull it from under a report
+   * another thread is writing. */
   int n = bwsh__symbolize_inline(caller, frames, 8, 0);
-  bwsh__symbolize_end(); /* the report opens its own, on the maps then */
   if (n < 1 || !frames[0].function[0] || strchr(frames[0].function, '+'))
     return 1; /* no name: see the invariants */
   return is_own_function(frames[0].function) ? 1 : 2;
