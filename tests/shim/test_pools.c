@@ -180,7 +180,6 @@ static void test_libuv_parking_fails_no_clean_program(void **state) {
 static void test_glib_starved_probe_with_no_options(void **state) {
   (void)state;
   skip_unless_built(GLIB_STARVE_TARGET, "GLib");
-  skip_under_tsan("GLib's futex-based locks are invisible to TSan");
   char *argv[] = {GLIB_STARVE_TARGET, "starve", NULL};
   shim_result r;
   json_t *j = run_report(argv, NULL, &r);
@@ -194,7 +193,6 @@ static void test_glib_starved_probe_with_no_options(void **state) {
 static void test_gio_task_in_thread_runs_on_a_seen_pool(void **state) {
   (void)state;
   skip_unless_built(GLIB_STARVE_TARGET, "GLib");
-  skip_under_tsan("GLib's futex-based locks are invisible to TSan");
   char *argv[] = {GLIB_STARVE_TARGET, "task", NULL};
   shim_result r;
   json_t *j = run_report(argv, NULL, &r);
