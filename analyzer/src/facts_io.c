@@ -403,8 +403,11 @@ static uint64_t get_le(const unsigned char *at, int bytes) {
 /* Checks the header; returns the payload length or sets *why. */
 static int check_header(const unsigned char *buf, size_t len, uint64_t key,
                         const char **why) {
-  if (len < HEADER_SIZE || memcmp(buf, magic, sizeof(magic)) != 0)
-    *why = len < sizeof(magic) ? "truncated" : "not a facts file";
+  size_t head = len < sizeof(magic) ? len : sizeof(magic);
+  if (memcmp(buf, magic, head) != 0)
+    *why = "not a facts file";
+  else if (len < HEADER_SIZE)
+    *why = "truncated";
   else if (get_le(buf + 8, 4) != BWSC__FACTS_FORMAT)
     *why = "written by another version of blockscan";
   else if (get_le(buf + 12, 8) != len - HEADER_SIZE)
@@ -473,6 +476,20 @@ int bwsc__facts_decode(const unsigned char *buf, size_t len, uint64_t key,
 
 /* ---- files --------------------------------------------------------------- */
 
+/* Reads or writes all `len` bytes, short only at an error or end of file;
+ * returns how many moved. */
+static size_t transfer(int fd, unsigned char *data, size_t len, int writing) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = writing ? write(fd, data + done, len - done)
+                        : read(fd, data + done, len - done);
+    if (n <= 0)
+      break;
+    done += (size_t)n;
+  }
+  return done;
+}
+
 int bwsc__facts_write(const char *path, const bwsc__tu_facts *facts,
                       const bwsc__deps *deps, uint64_t key) {
   size_t len = 0;
@@ -481,13 +498,7 @@ int bwsc__facts_write(const char *path, const bwsc__tu_facts *facts,
   int fd = mkstemp(tmp);
   int rc = -1;
   if (fd >= 0) {
-    size_t done = 0;
-    while (done < len) {
-      ssize_t n = write(fd, data + done, len - done);
-      if (n <= 0)
-        break;
-      done += (size_t)n;
-    }
+    size_t done = transfer(fd, data, len, 1);
     /* mkstemp makes the file 0600; facts are as readable as sources. */
     int ok = done == len && fchmod(fd, 0644) == 0;
     ok = close(fd) == 0 && ok;
@@ -518,13 +529,7 @@ int bwsc__facts_read(const char *path, uint64_t key, bwsc__tu_facts *facts,
   }
   size_t size = (size_t)st.st_size;
   unsigned char *data = bwsc__xmalloc(size);
-  size_t got = 0;
-  while (got < size) {
-    ssize_t n = read(fd, data + got, size - got);
-    if (n <= 0)
-      break;
-    got += (size_t)n;
-  }
+  size_t got = transfer(fd, data, size, 0);
   close(fd);
   int rc = bwsc__facts_decode(data, got, key, facts, deps, why);
   free(data);

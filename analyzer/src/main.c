@@ -1,5 +1,5 @@
-/* main.c - blockscan's driver: options, rules, inputs, parallel parsing,
- * analysis, filters, output, exit status.
+/* main.c - blockscan's driver: options, rules, inputs, facts (parsed,
+ * cached or read from facts files), analysis, filters, output, exit status.
  *
  * Invariants: the exit status is 2 when anything went wrong (bad options,
  * rules, inputs, a TU that did not parse) even if findings were printed, else
@@ -11,6 +11,7 @@
 #include "inputs.h"
 #include "options.h"
 #include "parse.h"
+#include "tus.h"
 #include "program.h"
 #include "report.h"
 #include "util.h"
@@ -19,8 +20,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,51 +29,9 @@
 #define BLOCKSCAN_VERSION "0.0.0"
 #endif
 
-/* ---- parallel parsing ---------------------------------------------------- */
-
-typedef struct pool_job {
-  const bwsc__inputs *inputs;
-  bwsc__tu_facts *facts;
-  atomic_size_t next; /* next input to take */
-} pool_job;
-
-static void *parse_worker(void *arg) {
-  pool_job *job = arg;
-  bwsc__parser *parser = bwsc__parser_new();
-  for (;;) {
-    size_t i = atomic_fetch_add(&job->next, 1);
-    if (i >= job->inputs->count)
-      break;
-    bwsc__parser_parse(parser, &job->inputs->items[i], &job->facts[i]);
-  }
-  bwsc__parser_free(parser);
-  return NULL;
-}
-
 static unsigned cpu_count(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (unsigned)n : 1;
-}
-
-/* Parses every input on `jobs` threads (the calling thread is one). */
-static void parse_all(const bwsc__inputs *inputs, bwsc__tu_facts *facts,
-                      unsigned jobs) {
-  pool_job job = {inputs, facts, 0};
-  if (jobs > inputs->count)
-    jobs = (unsigned)inputs->count;
-  if (jobs < 1)
-    jobs = 1;
-  pthread_t *threads = bwsc__xcalloc(jobs, sizeof(pthread_t));
-  unsigned started = 0;
-  for (unsigned t = 1; t < jobs; t++) {
-    if (pthread_create(&threads[t], NULL, parse_worker, &job) != 0)
-      break; /* fewer threads is still correct */
-    started++;
-  }
-  parse_worker(&job);
-  for (unsigned t = 1; t <= started; t++)
-    pthread_join(threads[t], NULL);
-  free(threads);
 }
 
 /* ---- rules -------------------------------------------------------------- */
@@ -206,6 +163,16 @@ int main(int argc, char **argv) {
     bwsc__options_free(&opts);
     return 0;
   }
+  if (opts.emit_facts) {
+    int rc = opts.nextra
+                 ? bwsc__tus_emit(opts.emit_facts, opts.extra, opts.nextra)
+                 : (fputs("blockscan: error: --emit-facts needs a compile "
+                          "command after --\n",
+                          stderr),
+                    2);
+    bwsc__options_free(&opts);
+    return rc;
+  }
   if (opts.npaths == 0 && !opts.build_dir && !opts.list_rules) {
     fputs("blockscan: error: no input files (give files, directories or "
           "-p BUILD_DIR)\n",
@@ -237,24 +204,43 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  bwsc__inputs inputs;
-  bwsc__inputs_collect(&opts, &inputs, &errors);
-  bwsc__tu_facts *facts =
-      bwsc__xcalloc(inputs.count + 1, sizeof(bwsc__tu_facts));
-  bwsc__parse_init();
-  parse_all(&inputs, facts, opts.jobs ? opts.jobs : cpu_count());
-  facts_errors(facts, inputs.count, &errors);
+  bwsc__inputs inputs = {0};
+  bwsc__tu_stats stats = {0};
+  size_t ntus = 0;
+  bwsc__tu_facts *facts = NULL;
+  if (opts.facts) {
+    facts = bwsc__tus_load(opts.paths, opts.npaths, &ntus, &errors);
+    stats.loaded = ntus;
+  } else {
+    bwsc__inputs_collect(&opts, &inputs, &errors);
+    ntus = inputs.count;
+    facts = bwsc__xcalloc(ntus + 1, sizeof(bwsc__tu_facts));
+    char *cache_dir = bwsc__cache_dir(&opts);
+    bwsc__cache *cache = cache_dir ? bwsc__cache_open(cache_dir) : NULL;
+    free(cache_dir);
+    bwsc__parse_init();
+    bwsc__tus_gather(&inputs, facts, opts.jobs ? opts.jobs : cpu_count(), cache,
+                     &stats);
+    bwsc__cache_close(cache);
+  }
+  if (opts.stats)
+    fprintf(stderr,
+            "blockscan: %zu translation unit%s: %zu parsed, %zu from the "
+            "cache, %zu from facts files\n",
+            ntus, ntus == 1 ? "" : "s", stats.parsed, stats.cached,
+            stats.loaded);
+  facts_errors(facts, ntus, &errors);
 
   bwsc__program prog;
-  bwsc__program_build(&prog, facts, inputs.count);
+  bwsc__program_build(&prog, facts, ntus);
   bwsc__findings findings = {0};
   if (bwsc__analyze(&prog, rules, &findings) == 0)
     fprintf(stderr,
             "blockscan: no callback handed to a pool or loop was found in %zu "
             "translation unit%s; APIs without rules are not seen (see "
             "--list-rules)\n",
-            inputs.count, inputs.count == 1 ? "" : "s");
-  bwsc__suppress_apply(&findings, facts, inputs.count);
+            ntus, ntus == 1 ? "" : "s");
+  bwsc__suppress_apply(&findings, facts, ntus);
   bwsc__findings_sort(&findings);
   size_t hidden = opts.low_confidence ? 0 : bwsc__findings_drop_low(&findings);
   if (hidden)
@@ -312,7 +298,7 @@ int main(int argc, char **argv) {
 
   bwsc__findings_free(&findings);
   bwsc__program_free(&prog);
-  for (size_t i = 0; i < inputs.count; i++)
+  for (size_t i = 0; i < ntus; i++)
     bwsc__facts_free(&facts[i]);
   free(facts);
   bwsc__inputs_free(&inputs);

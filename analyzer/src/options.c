@@ -41,6 +41,16 @@ void bwsc__options_usage(FILE *out) {
         "blocking\n"
         "                         functions the loaded rules know, and exit\n"
         "  --color=WHEN           never, always or auto (default: on a tty)\n"
+        "  --cache DIR            keep parsed facts in DIR (default: "
+        ".blockscan-cache\n"
+        "                         beside the compilation database)\n"
+        "  --no-cache             parse every translation unit\n"
+        "  --stats                print how many TUs were parsed and reused\n"
+        "  --emit-facts OUT       write the facts of the one TU compiled by "
+        "the\n"
+        "                         command after -- to OUT, and exit\n"
+        "  --facts                the paths are facts files or directories "
+        "of them\n"
         "  -h, --help             this text\n"
         "  --version              print the version\n"
         "\n"
@@ -107,7 +117,9 @@ typedef enum value_option {
   OPT_BASELINE,
   OPT_WRITE_BASELINE,
   OPT_COLOR,
-  OPT_CONFIDENCE
+  OPT_CONFIDENCE,
+  OPT_CACHE,
+  OPT_EMIT_FACTS
 } value_option;
 
 static const struct {
@@ -120,6 +132,7 @@ static const struct {
     {"--output", OPT_OUTPUT},     {"-o", OPT_OUTPUT},
     {"--baseline", OPT_BASELINE}, {"--write-baseline", OPT_WRITE_BASELINE},
     {"--color", OPT_COLOR},       {"--confidence", OPT_CONFIDENCE},
+    {"--cache", OPT_CACHE},       {"--emit-facts", OPT_EMIT_FACTS},
     {NULL, OPT_BUILD_DIR}};
 
 /* A word an option accepts and the value it stands for; a table ends with
@@ -193,6 +206,12 @@ static int set_value(bwsc__options *opts, value_option option,
       return bad("--confidence must be high or low", value);
     opts->low_confidence = v;
     return 0;
+  case OPT_CACHE:
+    opts->cache_dir = value;
+    return 0;
+  case OPT_EMIT_FACTS:
+    opts->emit_facts = value;
+    return 0;
   }
   return 0;
 }
@@ -221,6 +240,12 @@ int bwsc__options_parse(bwsc__options *opts, int argc, char **argv) {
       opts->summary = 1;
     } else if (strcmp(arg, "--no-default-rules") == 0) {
       opts->no_default_rules = 1;
+    } else if (strcmp(arg, "--no-cache") == 0) {
+      opts->no_cache = 1;
+    } else if (strcmp(arg, "--stats") == 0) {
+      opts->stats = 1;
+    } else if (strcmp(arg, "--facts") == 0) {
+      opts->facts = 1;
     } else {
       const char *value = NULL;
       int m = 0;

@@ -42,6 +42,11 @@ typedef struct bwsc__options {
   const char **extra; /* compiler args after "--" */
   size_t nextra;
   int help, version, list_rules;
+  const char *cache_dir;  /* --cache */
+  int no_cache;           /* --no-cache */
+  int stats;              /* --stats: parsed and cached TU counts */
+  const char *emit_facts; /* --emit-facts: write one TU's facts */
+  int facts;              /* --facts: the paths are facts files */
 } bwsc__options;
 
 /* Parses argv. Returns 0, or -1 after printing "blockscan: error: ..." to

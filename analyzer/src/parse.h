@@ -9,6 +9,7 @@
 #define BLOCKSCAN_PARSE_H
 
 #include "facts.h"
+#include "facts_io.h"
 
 /* One translation unit to parse: the source file and the compiler arguments
  * (without the compiler itself, the source file, -c and -o). */
@@ -36,6 +37,11 @@ bwsc__parser *bwsc__parser_new(void);
  * sets out->failed and out->diags; it never aborts the run. */
 void bwsc__parser_parse(bwsc__parser *parser, const bwsc__tu_input *input,
                         bwsc__tu_facts *out);
+
+/* The same, and appends to *deps (hashes left 0) every file the TU read:
+ * its main file and every header, system headers included. */
+void bwsc__parser_parse_deps(bwsc__parser *parser, const bwsc__tu_input *input,
+                             bwsc__tu_facts *out, bwsc__deps *deps);
 
 void bwsc__parser_free(bwsc__parser *parser);
 
