@@ -137,6 +137,30 @@ static void test_cached_facts_report_what_parsing_reports(void **state) {
   }
 }
 
+/* A field of the facts that is not written to disk shows only where a
+ * fixture uses it: so every fixture tree must be in `trees`. */
+static void test_every_fixture_tree_is_checked(void **state) {
+  (void)state;
+  DIR *handle = opendir(FIXTURES);
+  assert_non_null(handle);
+  struct dirent *ent;
+  while ((ent = readdir(handle)) != NULL) {
+    if (ent->d_name[0] == '.')
+      continue;
+    int listed = 0;
+    for (size_t i = 0; i < sizeof(trees) / sizeof(trees[0]); i++)
+      listed |= strcmp(trees[i].dir, ent->d_name) == 0;
+    /* baddb's database is malformed on purpose: no report to compare. */
+    if (!listed && strcmp(ent->d_name, "baddb") != 0) {
+      print_error("fixtures/%s is not in test_blockscan_cache.c's trees: add "
+                  "it, with the options its tests scan it with\n",
+                  ent->d_name);
+      fail();
+    }
+  }
+  closedir(handle);
+}
+
 /* --emit-facts for each file of the tree, then --facts over them. */
 static void test_facts_files_report_what_parsing_reports(void **state) {
   (void)state;
@@ -366,6 +390,7 @@ static void test_unusable_facts_file_is_an_error_naming_it(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_every_fixture_tree_is_checked),
       cmocka_unit_test(test_cached_facts_report_what_parsing_reports),
       cmocka_unit_test(test_facts_files_report_what_parsing_reports),
       cmocka_unit_test(
