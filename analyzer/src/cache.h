@@ -31,7 +31,7 @@ char *bwsc__cache_dir(const bwsc__options *opts);
 int bwsc__cache_lookup(bwsc__cache *cache, const bwsc__tu_input *input,
                        bwsc__tu_facts *out);
 
-/* Stores the facts of a parse (deps as bwsc__parser_parse_deps gave them;
+/* Stores the facts of a parse (deps as bwsc__parser_parse gave them;
  * their hashes are filled in here). Failed TUs are not stored. */
 void bwsc__cache_store(bwsc__cache *cache, const bwsc__tu_input *input,
                        const bwsc__tu_facts *facts, bwsc__deps *deps);

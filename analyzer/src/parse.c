@@ -735,12 +735,7 @@ static void inclusion_visitor(CXFile file, CXSourceLocation *stack,
 }
 
 void bwsc__parser_parse(bwsc__parser *parser, const bwsc__tu_input *input,
-                        bwsc__tu_facts *out) {
-  bwsc__parser_parse_deps(parser, input, out, NULL);
-}
-
-void bwsc__parser_parse_deps(bwsc__parser *parser, const bwsc__tu_input *input,
-                             bwsc__tu_facts *out, bwsc__deps *deps) {
+                        bwsc__tu_facts *out, bwsc__deps *deps) {
   memset(out, 0, sizeof(*out));
   out->file = bwsc__xstrdup(input->file);
   if (access(input->file, R_OK) != 0) {

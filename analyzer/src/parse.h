@@ -34,14 +34,11 @@ void bwsc__parse_init(void);
 bwsc__parser *bwsc__parser_new(void);
 
 /* Parses `input` and fills *out (zeroed first). A TU that does not parse
- * sets out->failed and out->diags; it never aborts the run. */
+ * sets out->failed and out->diags; it never aborts the run. Unless deps is
+ * NULL, appends to it (hashes left 0) every file the TU read: its main
+ * file and every header, system headers included. */
 void bwsc__parser_parse(bwsc__parser *parser, const bwsc__tu_input *input,
-                        bwsc__tu_facts *out);
-
-/* The same, and appends to *deps (hashes left 0) every file the TU read:
- * its main file and every header, system headers included. */
-void bwsc__parser_parse_deps(bwsc__parser *parser, const bwsc__tu_input *input,
-                             bwsc__tu_facts *out, bwsc__deps *deps);
+                        bwsc__tu_facts *out, bwsc__deps *deps);
 
 void bwsc__parser_free(bwsc__parser *parser);
 

@@ -45,8 +45,8 @@ static void *parse_worker(void *arg) {
     if (!parser)
       parser = bwsc__parser_new();
     bwsc__deps deps = {0};
-    bwsc__parser_parse_deps(parser, input, &job->facts[i],
-                            job->cache ? &deps : NULL);
+    bwsc__parser_parse(parser, input, &job->facts[i],
+                       job->cache ? &deps : NULL);
     if (job->cache)
       bwsc__cache_store(job->cache, input, &job->facts[i], &deps);
     bwsc__deps_free(&deps);
@@ -279,7 +279,7 @@ int bwsc__tus_emit(const char *out, const char *const *command, size_t nwords) {
   bwsc__parser *parser = bwsc__parser_new();
   bwsc__tu_facts facts;
   bwsc__deps deps = {0};
-  bwsc__parser_parse_deps(parser, &inputs.items[0], &facts, &deps);
+  bwsc__parser_parse(parser, &inputs.items[0], &facts, &deps);
   bwsc__parser_free(parser);
   for (size_t i = 0; i < facts.ndiags; i++) {
     const bwsc__diag_fact *diag = &facts.diags[i];
