@@ -1,0 +1,274 @@
+/* test_blockscan_sarif.c - blockscan's SARIF as GitHub code scanning and
+ * Azure DevOps read it: rule metadata and help from each rule's own hints,
+ * links from a result's message to its submit sites, fingerprints that do
+ * not depend on the checkout, and (run with --multitool) Microsoft's SARIF
+ * Multitool with each of its rule kinds.
+ *
+ * Invariant: every SARIF file is written to a mkstemps name ending in
+ * .sarif (the Multitool skips other names) and removed by the test.
+ */
+#include "run.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SCAN_DIR FIXTURES "/scan"
+#define PRECISION_DIR FIXTURES "/precision"
+#define TIMEOUT 120
+/* ctest's SKIP_RETURN_CODE for the Multitool entry. */
+#define SKIPPED 77
+
+/* Runs blockscan in `dir` with "--format sarif --output FILE" and the
+ * arguments after expect_status (NULL-terminated); returns the report. */
+static json_t *sarif_of(const char *dir, int expect_status, ...) {
+  char path[] = "/tmp/blockscan-sarif-XXXXXX.sarif";
+  int fd = mkstemps(path, 6);
+  assert_true(fd >= 0);
+  close(fd);
+  const char *argv[32] = {BLOCKSCAN_EXE, "--format", "sarif", "--output", path};
+  size_t n = 5;
+  va_list ap;
+  va_start(ap, expect_status);
+  for (const char *arg; (arg = va_arg(ap, const char *)) && n < 31;)
+    argv[n++] = arg;
+  va_end(ap);
+  argv[n] = NULL;
+  run_result r = run_tool(dir, argv, TIMEOUT);
+  if (r.status != expect_status)
+    print_message("blockscan: %s\n", r.err);
+  assert_int_equal(r.status, expect_status);
+  run_free(&r);
+  json_error_t error;
+  json_t *root = json_load_file(path, 0, &error);
+  if (!root)
+    print_message("%s:%d: %s\n", path, error.line, error.text);
+  assert_non_null(root);
+  unlink(path);
+  return root;
+}
+
+static json_t *run_of(json_t *root) {
+  return json_array_get(json_object_get(root, "runs"), 0);
+}
+
+/* json_object_get along a path of keys ("tool", "driver", NULL). */
+static json_t *at(json_t *obj, ...) {
+  va_list ap;
+  va_start(ap, obj);
+  for (const char *key; obj && (key = va_arg(ap, const char *));)
+    obj = json_object_get(obj, key);
+  va_end(ap);
+  return obj;
+}
+
+static const char *string_at(json_t *obj, const char *key) {
+  const char *value = json_string_value(json_object_get(obj, key));
+  if (!value)
+    print_message("missing string '%s'\n", key);
+  assert_non_null(value);
+  return value;
+}
+
+static json_t *rule_named(json_t *run, const char *id) {
+  json_t *rules = at(run, "tool", "driver", "rules", NULL);
+  size_t i;
+  json_t *rule;
+  json_array_foreach(rules, i, rule) {
+    if (strcmp(string_at(rule, "id"), id) == 0)
+      return rule;
+  }
+  fail_msg("no rule %s", id);
+  return NULL;
+}
+
+static int has_string(json_t *array, const char *value) {
+  size_t i;
+  json_t *item;
+  json_array_foreach(array, i, item) {
+    if (json_is_string(item) && strcmp(json_string_value(item), value) == 0)
+      return 1;
+  }
+  return 0;
+}
+
+static void test_driver_says_what_the_tool_is(void **state) {
+  (void)state;
+  json_t *root =
+      sarif_of(SCAN_DIR, 1, "-p", ".", "--rules", "allow.rules", NULL);
+  json_t *driver = at(run_of(root), "tool", "driver", NULL);
+  assert_string_equal(string_at(driver, "name"), "blockscan");
+  assert_true(contains(string_at(driver, "fullName"), "blockscan "));
+  assert_string_equal(string_at(driver, "semanticVersion"),
+                      string_at(driver, "version"));
+  assert_true(contains(string_at(driver, "informationUri"), "https://"));
+  assert_string_equal(
+      string_at(at(run_of(root), "automationDetails", NULL), "id"),
+      "blockscan/");
+  json_decref(root);
+}
+
+/* Every rule carries what code scanning and Azure DevOps show for it. */
+static void test_each_rule_has_the_metadata_code_scanning_shows(void **state) {
+  (void)state;
+  json_t *root =
+      sarif_of(SCAN_DIR, 1, "-p", ".", "--rules", "allow.rules", NULL);
+  json_t *rules = at(run_of(root), "tool", "driver", "rules", NULL);
+  assert_int_equal(json_array_size(rules), 10);
+  size_t i;
+  json_t *rule;
+  json_array_foreach(rules, i, rule) {
+    const char *id = string_at(rule, "id");
+    assert_true(strncmp(id, "blocking-", 9) == 0);
+    const char *name = string_at(rule, "name");
+    assert_true(name[0] == 'B' && !strchr(name, '-'));
+    assert_non_null(string_at(at(rule, "shortDescription", NULL), "text"));
+    assert_non_null(string_at(at(rule, "fullDescription", NULL), "text"));
+    const char *uri = string_at(rule, "helpUri");
+    assert_true(contains(uri, "/docs/blockscan.md#"));
+    assert_string_equal(strrchr(uri, '#') + 1, id);
+    assert_true(contains(string_at(at(rule, "help", NULL), "text"),
+                         "What to do instead:"));
+    assert_true(contains(string_at(at(rule, "help", NULL), "markdown"),
+                         "What to do instead:"));
+    assert_string_equal(
+        string_at(at(rule, "defaultConfiguration", NULL), "level"), "warning");
+    json_t *props = at(rule, "properties", NULL);
+    assert_true(has_string(json_object_get(props, "tags"), id + 9));
+    assert_string_equal(string_at(props, "precision"), "high");
+    assert_string_equal(string_at(props, "problem.severity"), "warning");
+  }
+  assert_string_equal(string_at(rule_named(run_of(root), "blocking-sync-over-"
+                                                         "async"),
+                                "name"),
+                      "BlockingSyncOverAsync");
+  json_decref(root);
+}
+
+/* blocking-wait's help once was pause()'s signal hint, the first wait rule
+ * loaded; now it holds the hints of the wait rules the report found. */
+static void test_rule_help_comes_from_that_rules_own_hints(void **state) {
+  (void)state;
+  json_t *root =
+      sarif_of(SCAN_DIR, 1, "-p", ".", "--rules", "allow.rules", NULL);
+  json_t *wait = at(rule_named(run_of(root), "blocking-wait"), "help", NULL);
+  const char *text = string_at(wait, "text");
+  assert_false(contains(text, "handle the signal"));
+  assert_true(contains(text, "- poll(): register the descriptors with an "
+                             "event loop instead of polling from a worker"));
+  assert_true(contains(text, "- on a pool or loop of blockwatch: continue in "
+                             "bw_then() on a task instead of waiting"));
+  assert_true(contains(string_at(wait, "markdown"), "- `poll()`: register"));
+  json_t *sleep = at(rule_named(run_of(root), "blocking-sleep"), "help", NULL);
+  assert_true(contains(string_at(sleep, "text"),
+                       "- sleep(), usleep(): use bw_delay() and continue in "
+                       "bw_then()"));
+  assert_true(contains(string_at(sleep, "markdown"),
+                       "use bw\\_delay() and continue in bw\\_then()"));
+  json_decref(root);
+}
+
+/* Each "[text](n)" of a message names a relatedLocation with id n. */
+static void assert_links_resolve(json_t *result) {
+  const char *message = string_at(at(result, "message", NULL), "text");
+  json_t *related = json_object_get(result, "relatedLocations");
+  int links = 0;
+  for (const char *p = strstr(message, "]("); p; p = strstr(p + 1, "](")) {
+    long id = strtol(p + 2, NULL, 10);
+    int found = 0;
+    size_t i;
+    json_t *loc;
+    json_array_foreach(related, i, loc) {
+      found |= json_integer_value(json_object_get(loc, "id")) == id;
+    }
+    assert_true(found);
+    links++;
+  }
+  assert_true(links > 0);
+}
+
+static void test_message_links_each_submit_site(void **state) {
+  (void)state;
+  json_t *root = sarif_of(PRECISION_DIR, 1, "grouped.c", "--", NULL);
+  json_t *result = json_array_get(json_object_get(run_of(root), "results"), 0);
+  const char *message = string_at(at(result, "message", NULL), "text");
+  assert_true(contains(message, "submit sites: [cb_a](1), [cb_b](2), "
+                                "[cb_c](3), [cb_d](4), [cb_e](5)."));
+  assert_true(contains(message, ". Hint: use bw_delay()"));
+  assert_links_resolve(result);
+  json_decref(root);
+
+  root = sarif_of(SCAN_DIR, 1, "-p", ".", "--rules", "allow.rules", NULL);
+  size_t i;
+  json_array_foreach(json_object_get(run_of(root), "results"), i, result) {
+    assert_links_resolve(result);
+    json_t *related = json_object_get(result, "relatedLocations");
+    if (json_array_size(related) == 1)
+      assert_true(contains(string_at(at(result, "message", NULL), "text"),
+                           " [submit site](1). Hint: "));
+    assert_non_null(at(result, "partialFingerprints", NULL));
+  }
+  json_decref(root);
+}
+
+/* Fingerprints hash names, not places: a second checkout elsewhere, with
+ * blank lines above each blocking call, gives the same ones. */
+static void test_fingerprints_do_not_depend_on_the_checkout(void **state) {
+  (void)state;
+  char dir[] = "/tmp/blockscan-sarif-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char *copy = NULL;
+  assert_true(asprintf(&copy,
+                       "cd %s && mkdir precision scan && cp %s/api.h "
+                       "precision/ && cp %s/pool.h scan/ && { printf "
+                       "'\\n\\n\\n'; cat %s/grouped.c; } > precision/grouped.c",
+                       dir, PRECISION_DIR, SCAN_DIR, PRECISION_DIR) > 0);
+  const char *sh[] = {"/bin/sh", "-c", copy, NULL};
+  run_result r = run_tool(NULL, sh, TIMEOUT);
+  assert_int_equal(r.status, 0);
+  run_free(&r);
+  free(copy);
+  char there_dir[sizeof(dir) + 16];
+  snprintf(there_dir, sizeof(there_dir), "%s/precision", dir);
+  json_t *here = sarif_of(PRECISION_DIR, 1, "grouped.c", "--", NULL);
+  json_t *there = sarif_of(there_dir, 1, "grouped.c", "--", NULL);
+  json_t *a = json_array_get(json_object_get(run_of(here), "results"), 0);
+  json_t *b = json_array_get(json_object_get(run_of(there), "results"), 0);
+  assert_true(json_equal(json_object_get(a, "partialFingerprints"),
+                         json_object_get(b, "partialFingerprints")));
+  assert_int_not_equal(
+      json_integer_value(at(json_array_get(json_object_get(a, "locations"), 0),
+                            "physicalLocation", "region", "startLine", NULL)),
+      json_integer_value(at(json_array_get(json_object_get(b, "locations"), 0),
+                            "physicalLocation", "region", "startLine", NULL)));
+  json_decref(here);
+  json_decref(there);
+  char *clean = NULL;
+  assert_true(asprintf(&clean, "rm -rf %s", dir) > 0);
+  const char *rm[] = {"/bin/sh", "-c", clean, NULL};
+  r = run_tool(NULL, rm, TIMEOUT);
+  run_free(&r);
+  free(clean);
+}
+
+int main(int argc, char **argv) {
+  (void)argc;
+  (void)argv;
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_driver_says_what_the_tool_is),
+      cmocka_unit_test(test_each_rule_has_the_metadata_code_scanning_shows),
+      cmocka_unit_test(test_rule_help_comes_from_that_rules_own_hints),
+      cmocka_unit_test(test_message_links_each_submit_site),
+      cmocka_unit_test(test_fingerprints_do_not_depend_on_the_checkout),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
