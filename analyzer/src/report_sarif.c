@@ -18,6 +18,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #ifndef BLOCKSCAN_VERSION
 #define BLOCKSCAN_VERSION "0.0.0"
@@ -238,6 +239,78 @@ static json_t *result(const bwsc__report *report, const bwsc__finding *f) {
   return obj;
 }
 
+/* A variable of the environment, or the fallback's, or NULL when neither
+ * is set to something. */
+static const char *env_or(const char *name, const char *fallback) {
+  const char *value = getenv(name);
+  if ((!value || !*value) && fallback)
+    value = getenv(fallback);
+  return value && *value ? value : NULL;
+}
+
+/* The organization of an Azure DevOps collection URI:
+ * https://dev.azure.com/ORG/ or https://ORG.visualstudio.com/. */
+static char *ado_organization(const char *uri) {
+  if (strncmp(uri, "https://", 8) != 0)
+    return NULL;
+  const char *host = uri + 8;
+  size_t len = strcspn(host, "/");
+  static const char vs[] = ".visualstudio.com";
+  if (len == 13 && strncmp(host, "dev.azure.com", 13) == 0) {
+    const char *org = host + 14;
+    size_t n = host[len] ? strcspn(org, "/") : 0;
+    return n ? bwsc__xasprintf("%.*s", (int)n, org) : NULL;
+  }
+  if (len > sizeof(vs) - 1 &&
+      strncmp(host + len - (sizeof(vs) - 1), vs, sizeof(vs) - 1) == 0)
+    return bwsc__xasprintf("%.*s", (int)(len - (sizeof(vs) - 1)), host);
+  return NULL;
+}
+
+/* run.automationDetails. In an Azure DevOps pipeline (TF_BUILD=True and
+ * its predefined variables set) it is the pipeline's identity, which
+ * Advanced Security's ingestion requires; elsewhere "blockscan/", the
+ * category under which code scanning keeps blockscan's analysis. */
+static json_t *automation_details(void) {
+  json_t *details = json_object();
+  const char *tf_build = getenv("TF_BUILD");
+  const char *collection = env_or("SYSTEM_COLLECTIONURI", NULL);
+  const char *project = env_or("SYSTEM_TEAMPROJECTID", NULL);
+  const char *definition = env_or("BUILD_DEFINITIONID", "SYSTEM_DEFINITIONID");
+  const char *definition_name = env_or("BUILD_DEFINITIONNAME", NULL);
+  const char *build = env_or("BUILD_BUILDID", NULL);
+  const char *phase = env_or("SYSTEM_PHASEID", "SYSTEM_JOBID");
+  const char *phase_name = env_or("SYSTEM_PHASENAME", "SYSTEM_JOBNAME");
+  const char *branch = env_or("BUILD_SOURCEBRANCH", NULL);
+  char *org = collection ? ado_organization(collection) : NULL;
+  if (!tf_build ||
+      (strcasecmp(tf_build, "true") != 0 && strcmp(tf_build, "1") != 0) ||
+      !org || !project || !definition || !definition_name || !build || !phase ||
+      !phase_name || !branch) {
+    free(org);
+    json_object_set_new(details, "id", json_string("blockscan/"));
+    return details;
+  }
+  char *id = bwsc__xasprintf(
+      "azuredevops/pipeline/build/%s/%s/%s/%s/%s%s/%s", org, project,
+      definition, phase, strncmp(branch, "refs/", 5) == 0 ? "" : "refs/heads/",
+      branch, build);
+  free(org);
+  json_object_set_new(details, "id", json_string(id));
+  free(id);
+  json_t *props = json_object();
+  json_object_set_new(props, "azuredevops/pipeline/build/buildDefinitionId",
+                      json_string(definition));
+  json_object_set_new(props, "azuredevops/pipeline/build/buildDefinitionName",
+                      json_string(definition_name));
+  json_object_set_new(props, "azuredevops/pipeline/build/phaseId",
+                      json_string(phase));
+  json_object_set_new(props, "azuredevops/pipeline/build/phaseName",
+                      json_string(phase_name));
+  json_object_set_new(details, "properties", props);
+  return details;
+}
+
 int bwsc__write_sarif(const bwsc__report *report, FILE *out) {
   json_t *driver = json_object();
   json_object_set_new(driver, "name", json_string("blockscan"));
@@ -255,11 +328,7 @@ int bwsc__write_sarif(const bwsc__report *report, FILE *out) {
 
   json_t *run = json_object();
   json_object_set_new(run, "tool", tool);
-  /* Code scanning keeps one analysis per category (the id up to its last
-   * '/'): uploads of blockscan replace blockscan's earlier ones only. */
-  json_t *automation = json_object();
-  json_object_set_new(automation, "id", json_string("blockscan/"));
-  json_object_set_new(run, "automationDetails", automation);
+  json_object_set_new(run, "automationDetails", automation_details());
   if (report->srcroot) {
     char *encoded = uri_path(report->srcroot);
     char *root_uri = bwsc__xasprintf("file://%s/", encoded);

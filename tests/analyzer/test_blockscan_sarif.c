@@ -260,15 +260,150 @@ static void test_fingerprints_do_not_depend_on_the_checkout(void **state) {
   free(clean);
 }
 
+/* What an Azure DevOps agent sets for a pipeline run (values made up). */
+static const char *const ado_pipeline[][2] = {
+    {"TF_BUILD", "True"},
+    {"SYSTEM_COLLECTIONURI", "https://dev.azure.com/example/"},
+    {"SYSTEM_TEAMPROJECTID", "6f1c3d2e-4b5a-4c7d-8e9f-0a1b2c3d4e5f"},
+    {"BUILD_DEFINITIONID", "42"},
+    {"BUILD_DEFINITIONNAME", "blockwatch-ci"},
+    {"BUILD_BUILDID", "1234"},
+    {"SYSTEM_PHASEID", "0d9c8b7a-6e5f-4d3c-2b1a-0f9e8d7c6b5a"},
+    {"SYSTEM_PHASENAME", "Analyze"},
+    {"BUILD_SOURCEBRANCH", "refs/heads/main"},
+    {NULL, NULL}};
+
+static void set_pipeline(int on) {
+  for (size_t i = 0; ado_pipeline[i][0]; i++) {
+    if (on)
+      setenv(ado_pipeline[i][0], ado_pipeline[i][1], 1);
+    else
+      unsetenv(ado_pipeline[i][0]);
+  }
+}
+
+/* In an Azure DevOps pipeline, automationDetails is the pipeline's
+ * identity, as Advanced Security's ingestion requires. */
+static void test_pipeline_identity_in_azure_devops(void **state) {
+  (void)state;
+  set_pipeline(1);
+  json_t *root = sarif_of(PRECISION_DIR, 1, "grouped.c", "--", NULL);
+  set_pipeline(0);
+  json_t *details = at(run_of(root), "automationDetails", NULL);
+  assert_string_equal(
+      string_at(details, "id"),
+      "azuredevops/pipeline/build/example/6f1c3d2e-4b5a-4c7d-8e9f-"
+      "0a1b2c3d4e5f/42/0d9c8b7a-6e5f-4d3c-2b1a-0f9e8d7c6b5a/refs/heads/main/"
+      "1234");
+  json_t *props = json_object_get(details, "properties");
+  assert_string_equal(
+      string_at(props, "azuredevops/pipeline/build/buildDefinitionId"), "42");
+  assert_string_equal(string_at(props, "azuredevops/pipeline/build/phaseName"),
+                      "Analyze");
+  json_decref(root);
+}
+
+static const char *multitool(void) {
+  const char *tool = getenv("BLOCKWATCH_SARIF_MULTITOOL");
+  if (!tool || !*tool)
+    tool = SARIF_MULTITOOL;
+  return *tool && access(tool, X_OK) == 0 ? tool : NULL;
+}
+
+/* Writes the SARIF of blockscan's run in dir with the arguments given
+ * (NULL-terminated) to a .sarif file, validates it with the Multitool's
+ * rules of `kind` and expects neither an error nor a warning. The
+ * Multitool exits 0 whatever it finds, so its output is what is read; the
+ * file comes before --rule-kind, which would take it for a second kind. */
+static void validate(const char *kind, const char *dir,
+                     const char *const *args) {
+  char path[] = "/tmp/blockscan-sarif-XXXXXX.sarif";
+  int fd = mkstemps(path, 6);
+  assert_true(fd >= 0);
+  close(fd);
+  const char *argv[32] = {BLOCKSCAN_EXE, "--format", "sarif", "--output", path};
+  size_t n = 5;
+  for (; *args && n < 31; args++)
+    argv[n++] = *args;
+  argv[n] = NULL;
+  if (strcmp(kind, "Ado") == 0)
+    set_pipeline(1);
+  run_result r = run_tool(dir, argv, TIMEOUT);
+  set_pipeline(0);
+  assert_true(r.status == 1 || r.status == 2);
+  run_free(&r);
+  const char *check[] = {multitool(),   "validate", path,
+                         "--rule-kind", kind,       NULL};
+  r = run_tool(NULL, check, 300);
+  print_message("%s: %s%s", kind, r.out, r.err);
+  assert_int_equal(r.status, 0);
+  assert_false(contains(r.out, ": error "));
+  assert_false(contains(r.out, ": warning "));
+  assert_false(contains(r.err, ": error "));
+  assert_false(contains(r.err, ": warning "));
+  assert_false(contains(r.out, "ERROR(S)"));
+  assert_true(contains(r.out, "Analysis completed successfully"));
+  assert_false(contains(r.out, "skipped"));
+  run_free(&r);
+  unlink(path);
+}
+
+/* The fixtures' reports: findings of every kind with the rules of
+ * allow.rules, low-confidence notes, many callbacks at one site, and a
+ * run with a file that does not parse (a tool notification). */
+static void validate_fixtures(const char *kind) {
+  const char *scan[] = {"-p", ".", "--rules", "allow.rules", NULL};
+  validate(kind, SCAN_DIR, scan);
+  const char *low[] = {"--confidence", "low", "vtable.c", "grouped.c",
+                       "cold.c",       "--",  NULL};
+  validate(kind, PRECISION_DIR, low);
+  const char *broken[] = {"good.c", "broken.c", "--", NULL};
+  validate(kind, FIXTURES "/bad", broken);
+}
+
+static void test_multitool_sarif_rules_pass(void **state) {
+  (void)state;
+  validate_fixtures("Sarif");
+}
+
+static void test_multitool_github_rules_pass(void **state) {
+  (void)state;
+  validate_fixtures("Gh");
+}
+
+static void test_multitool_azure_devops_rules_pass(void **state) {
+  (void)state;
+  validate_fixtures("Ado");
+}
+
+/* With --multitool: the Multitool tests only, exiting SKIPPED when the
+ * Multitool is not there (ctest shows the entry as skipped). */
+static int run_multitool_tests(void) {
+  if (!multitool()) {
+    printf("SKIP: SARIF Multitool not found (SARIF_MULTITOOL='%s', "
+           "BLOCKWATCH_SARIF_MULTITOOL unset): run scripts/setup.sh --test, "
+           "which installs it into .tools/\n",
+           SARIF_MULTITOOL);
+    return SKIPPED;
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_multitool_sarif_rules_pass),
+      cmocka_unit_test(test_multitool_github_rules_pass),
+      cmocka_unit_test(test_multitool_azure_devops_rules_pass),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
+
 int main(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
+  if (argc > 1 && strcmp(argv[1], "--multitool") == 0)
+    return run_multitool_tests();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_driver_says_what_the_tool_is),
       cmocka_unit_test(test_each_rule_has_the_metadata_code_scanning_shows),
       cmocka_unit_test(test_rule_help_comes_from_that_rules_own_hints),
       cmocka_unit_test(test_message_links_each_submit_site),
       cmocka_unit_test(test_fingerprints_do_not_depend_on_the_checkout),
+      cmocka_unit_test(test_pipeline_identity_in_azure_devops),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
