@@ -27,6 +27,8 @@ void bwsc__options_usage(FILE *out) {
         "  --disable CATEGORY     do not report a category\n"
         "  --format FORMAT        text (default), json or sarif\n"
         "  -o, --output FILE      write the report to FILE\n"
+        "  --srcroot DIR          print paths relative to DIR (SARIF: "
+        "%SRCROOT%)\n"
         "  -j N                   parse N translation units at once (default: "
         "CPUs)\n"
         "  --baseline FILE        report only findings not in FILE\n"
@@ -107,7 +109,8 @@ typedef enum value_option {
   OPT_BASELINE,
   OPT_WRITE_BASELINE,
   OPT_COLOR,
-  OPT_CONFIDENCE
+  OPT_CONFIDENCE,
+  OPT_SRCROOT
 } value_option;
 
 static const struct {
@@ -120,7 +123,7 @@ static const struct {
     {"--output", OPT_OUTPUT},     {"-o", OPT_OUTPUT},
     {"--baseline", OPT_BASELINE}, {"--write-baseline", OPT_WRITE_BASELINE},
     {"--color", OPT_COLOR},       {"--confidence", OPT_CONFIDENCE},
-    {NULL, OPT_BUILD_DIR}};
+    {"--srcroot", OPT_SRCROOT},   {NULL, OPT_BUILD_DIR}};
 
 /* A word an option accepts and the value it stands for; a table ends with
  * a {NULL} sentinel. */
@@ -176,6 +179,9 @@ static int set_value(bwsc__options *opts, value_option option,
     return 0;
   case OPT_OUTPUT:
     opts->output = value;
+    return 0;
+  case OPT_SRCROOT:
+    opts->srcroot = value;
     return 0;
   case OPT_BASELINE:
     opts->baseline = value;

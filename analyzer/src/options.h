@@ -29,6 +29,7 @@ typedef struct bwsc__options {
   size_t nenable, ndisable;
   bwsc__format format;
   const char *output;         /* --output, NULL = stdout */
+  const char *srcroot;        /* --srcroot, NULL = the current directory */
   unsigned jobs;              /* -j, 0 = number of CPUs */
   const char *baseline;       /* --baseline */
   const char *write_baseline; /* --write-baseline */

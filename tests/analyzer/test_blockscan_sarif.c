@@ -9,6 +9,9 @@
  */
 #include "run.h"
 
+#include "options.h"
+#include "report.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -260,6 +263,69 @@ static void test_fingerprints_do_not_depend_on_the_checkout(void **state) {
   free(clean);
 }
 
+static void test_srcroot_option_names_the_root(void **state) {
+  (void)state;
+  char *argv[] = {"blockscan", "--srcroot", "/src/project",
+                  "-p",        "build",     "--srcroot=/src/other",
+                  NULL};
+  bwsc__options opts;
+  assert_int_equal(bwsc__options_parse(&opts, 5, argv), 0);
+  assert_string_equal(opts.srcroot, "/src/project");
+  bwsc__options_free(&opts);
+  assert_int_equal(bwsc__options_parse(&opts, 6, argv), 0);
+  assert_string_equal(opts.srcroot, "/src/other");
+  bwsc__options_free(&opts);
+  char *missing[] = {"blockscan", "--srcroot", NULL};
+  assert_int_equal(bwsc__options_parse(&opts, 2, missing), -1);
+  bwsc__options_free(&opts);
+}
+
+/* The writer on its own: a file under the report's source root is a URI
+ * relative to %SRCROOT%, which originalUriBaseIds maps to the root; one
+ * outside it stays an absolute file:// URI. */
+static void test_uris_are_relative_to_the_source_root(void **state) {
+  (void)state;
+  bw_rules *rules = bw_rules_create();
+  assert_int_equal(bw_rules_load_default(rules, NULL), 0);
+  bwsc__finding f = {0};
+  f.rule = bw_rules_find_blocking(rules, "sleep");
+  assert_non_null(f.rule);
+  f.hint = f.rule->hint;
+  f.callee = "sleep";
+  f.loc = (bwsc__loc){"/src/project/lib/a b.c", 7, 3};
+  f.function = f.callback = "cb";
+  f.entry = "bw_submit";
+  f.submit_loc = (bwsc__loc){"/elsewhere/main.c", 20, 5};
+  f.message = "'sleep' blocks a pool worker: reached from callback 'cb'";
+  bwsc__findings findings = {&f, 1, 1};
+  bwsc__errors errors = {0};
+  bwsc__report report = {&findings, &errors, rules, 0, "/src/project"};
+  char *text = NULL;
+  size_t len = 0;
+  FILE *out = open_memstream(&text, &len);
+  assert_int_equal(bwsc__write_sarif(&report, out), 0);
+  fclose(out);
+  json_t *root = json_loads(text, 0, NULL);
+  assert_non_null(root);
+  free(text);
+  json_t *run = run_of(root);
+  assert_string_equal(
+      string_at(at(run, "originalUriBaseIds", "%SRCROOT%", NULL), "uri"),
+      "file:///src/project/");
+  json_t *result = json_array_get(json_object_get(run, "results"), 0);
+  json_t *artifact = at(json_array_get(json_object_get(result, "locations"), 0),
+                        "physicalLocation", "artifactLocation", NULL);
+  assert_string_equal(string_at(artifact, "uri"), "lib/a%20b.c");
+  assert_string_equal(string_at(artifact, "uriBaseId"), "%SRCROOT%");
+  json_t *submit =
+      at(json_array_get(json_object_get(result, "relatedLocations"), 0),
+         "physicalLocation", "artifactLocation", NULL);
+  assert_string_equal(string_at(submit, "uri"), "file:///elsewhere/main.c");
+  assert_null(json_object_get(submit, "uriBaseId"));
+  json_decref(root);
+  bw_rules_free(rules);
+}
+
 /* What an Azure DevOps agent sets for a pipeline run (values made up). */
 static const char *const ado_pipeline[][2] = {
     {"TF_BUILD", "True"},
@@ -404,6 +470,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_message_links_each_submit_site),
       cmocka_unit_test(test_fingerprints_do_not_depend_on_the_checkout),
       cmocka_unit_test(test_pipeline_identity_in_azure_devops),
+      cmocka_unit_test(test_srcroot_option_names_the_root),
+      cmocka_unit_test(test_uris_are_relative_to_the_source_root),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
