@@ -31,32 +31,46 @@
 /* ctest's SKIP_RETURN_CODE for the Multitool entry. */
 #define SKIPPED 77
 
-/* Runs blockscan in `dir` with "--format sarif --output FILE" and the
- * arguments after expect_status (NULL-terminated); returns the report. */
-static json_t *sarif_of(const char *dir, int expect_status, ...) {
-  char path[] = "/tmp/blockscan-sarif-XXXXXX.sarif";
+/* Runs blockscan in `dir` with "--format sarif --output PATH" and args
+ * (NULL-terminated); `path`, a mkstemps template ending in ".sarif", names
+ * the file made. Returns blockscan's exit status. */
+static int write_sarif(const char *dir, const char *const *args, char *path) {
   int fd = mkstemps(path, 6);
   assert_true(fd >= 0);
   close(fd);
   const char *argv[32] = {BLOCKSCAN_EXE, "--format", "sarif", "--output", path};
   size_t n = 5;
-  va_list ap;
-  va_start(ap, expect_status);
-  for (const char *arg; (arg = va_arg(ap, const char *)) && n < 31;)
-    argv[n++] = arg;
-  va_end(ap);
+  for (; *args && n < 31; args++)
+    argv[n++] = *args;
   argv[n] = NULL;
   run_result r = run_tool(dir, argv, TIMEOUT);
-  if (r.status != expect_status)
-    print_message("blockscan: %s\n", r.err);
-  assert_int_equal(r.status, expect_status);
+  int status = r.status;
+  if (*r.err)
+    print_message("blockscan: %s", r.err);
   run_free(&r);
+  return status;
+}
+
+/* The report of blockscan in `dir` with the arguments after expect_status
+ * (NULL-terminated), which must exit with expect_status. */
+static json_t *sarif_of(const char *dir, int expect_status, ...) {
+  const char *args[24];
+  size_t n = 0;
+  va_list ap;
+  va_start(ap, expect_status);
+  while ((args[n] = va_arg(ap, const char *)) && n < 23)
+    n++;
+  va_end(ap);
+  args[n] = NULL;
+  char path[] = "/tmp/blockscan-sarif-XXXXXX.sarif";
+  int status = write_sarif(dir, args, path);
   json_error_t error;
   json_t *root = json_load_file(path, 0, &error);
+  unlink(path);
+  assert_int_equal(status, expect_status);
   if (!root)
     print_message("%s:%d: %s\n", path, error.line, error.text);
   assert_non_null(root);
-  unlink(path);
   return root;
 }
 
@@ -104,10 +118,20 @@ static int has_string(json_t *array, const char *value) {
   return 0;
 }
 
+/* Setup: the report of the scan fixtures (every kind of finding, with the
+ * project rules of allow.rules) in *state; teardown frees it. */
+static int load_scan_report(void **state) {
+  *state = sarif_of(SCAN_DIR, 1, "-p", ".", "--rules", "allow.rules", NULL);
+  return 0;
+}
+
+static int free_report(void **state) {
+  json_decref(*state);
+  return 0;
+}
+
 static void test_driver_says_what_the_tool_is(void **state) {
-  (void)state;
-  json_t *root =
-      sarif_of(SCAN_DIR, 1, "-p", ".", "--rules", "allow.rules", NULL);
+  json_t *root = *state;
   json_t *driver = at(run_of(root), "tool", "driver", NULL);
   assert_string_equal(string_at(driver, "name"), "blockscan");
   assert_true(contains(string_at(driver, "fullName"), "blockscan "));
@@ -117,14 +141,11 @@ static void test_driver_says_what_the_tool_is(void **state) {
   assert_string_equal(
       string_at(at(run_of(root), "automationDetails", NULL), "id"),
       "blockscan/");
-  json_decref(root);
 }
 
 /* Every rule carries what code scanning and Azure DevOps show for it. */
 static void test_each_rule_has_the_metadata_code_scanning_shows(void **state) {
-  (void)state;
-  json_t *root =
-      sarif_of(SCAN_DIR, 1, "-p", ".", "--rules", "allow.rules", NULL);
+  json_t *root = *state;
   json_t *rules = at(run_of(root), "tool", "driver", "rules", NULL);
   assert_int_equal(json_array_size(rules), 10);
   size_t i;
@@ -154,15 +175,12 @@ static void test_each_rule_has_the_metadata_code_scanning_shows(void **state) {
                                                          "async"),
                                 "name"),
                       "BlockingSyncOverAsync");
-  json_decref(root);
 }
 
 /* blocking-wait's help once was pause()'s signal hint, the first wait rule
  * loaded; now it holds the hints of the wait rules the report found. */
 static void test_rule_help_comes_from_that_rules_own_hints(void **state) {
-  (void)state;
-  json_t *root =
-      sarif_of(SCAN_DIR, 1, "-p", ".", "--rules", "allow.rules", NULL);
+  json_t *root = *state;
   json_t *wait = at(rule_named(run_of(root), "blocking-wait"), "help", NULL);
   const char *text = string_at(wait, "text");
   assert_false(contains(text, "handle the signal"));
@@ -177,7 +195,6 @@ static void test_rule_help_comes_from_that_rules_own_hints(void **state) {
                        "bw_then()"));
   assert_true(contains(string_at(sleep, "markdown"),
                        "use bw\\_delay() and continue in bw\\_then()"));
-  json_decref(root);
 }
 
 /* Each "[text](n)" of a message names a relatedLocation with id n. */
@@ -384,23 +401,14 @@ static const char *multitool(void) {
 static void validate(const char *kind, const char *dir,
                      const char *const *args) {
   char path[] = "/tmp/blockscan-sarif-XXXXXX.sarif";
-  int fd = mkstemps(path, 6);
-  assert_true(fd >= 0);
-  close(fd);
-  const char *argv[32] = {BLOCKSCAN_EXE, "--format", "sarif", "--output", path};
-  size_t n = 5;
-  for (; *args && n < 31; args++)
-    argv[n++] = *args;
-  argv[n] = NULL;
   if (strcmp(kind, "Ado") == 0)
     set_pipeline(1);
-  run_result r = run_tool(dir, argv, TIMEOUT);
+  int status = write_sarif(dir, args, path);
   set_pipeline(0);
-  assert_true(r.status == 1 || r.status == 2);
-  run_free(&r);
+  assert_true(status == 1 || status == 2);
   const char *check[] = {multitool(),   "validate", path,
                          "--rule-kind", kind,       NULL};
-  r = run_tool(NULL, check, 300);
+  run_result r = run_tool(NULL, check, 300);
   print_message("%s: %s%s", kind, r.out, r.err);
   assert_int_equal(r.status, 0);
   assert_false(contains(r.out, ": error "));
@@ -464,9 +472,14 @@ int main(int argc, char **argv) {
   if (argc > 1 && strcmp(argv[1], "--multitool") == 0)
     return run_multitool_tests();
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_driver_says_what_the_tool_is),
-      cmocka_unit_test(test_each_rule_has_the_metadata_code_scanning_shows),
-      cmocka_unit_test(test_rule_help_comes_from_that_rules_own_hints),
+      cmocka_unit_test_setup_teardown(test_driver_says_what_the_tool_is,
+                                      load_scan_report, free_report),
+      cmocka_unit_test_setup_teardown(
+          test_each_rule_has_the_metadata_code_scanning_shows, load_scan_report,
+          free_report),
+      cmocka_unit_test_setup_teardown(
+          test_rule_help_comes_from_that_rules_own_hints, load_scan_report,
+          free_report),
       cmocka_unit_test(test_message_links_each_submit_site),
       cmocka_unit_test(test_fingerprints_do_not_depend_on_the_checkout),
       cmocka_unit_test(test_pipeline_identity_in_azure_devops),
