@@ -10,6 +10,7 @@
 
 #include "util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,6 +79,18 @@ static const bw_blocking_rule **hit_rules(const bwsc__report *report,
   return hit;
 }
 
+/* 1 when entry e is the first loaded entry of its api (hint rules are per
+ * api: each is said once). */
+static int first_entry_of(const bw_rules *rules, size_t e) {
+  const char *api = bw_rules_entry_at(rules, e)->api;
+  for (size_t k = 0; k < e; k++) {
+    const char *other = bw_rules_entry_at(rules, k)->api;
+    if (other && strcmp(other, api) == 0)
+      return 0;
+  }
+  return 1;
+}
+
 /* The help of category `cat`, in text and in Markdown: what the category
  * means, the hint rules the packs give for it per API, then each hint of
  * the blocking functions this report found, with the functions it is for.
@@ -91,12 +104,10 @@ void bwsc__sarif_help(const bwsc__report *report, bw_rule_category cat,
   append(&md, "\n\nWhat to do instead:\n");
   int said = 0;
   size_t nentries = bw_rules_entry_count(report->rules);
-  const char *last_api = NULL;
   for (size_t e = 0; e < nentries; e++) {
     const char *api = bw_rules_entry_at(report->rules, e)->api;
-    if (!api || (last_api && strcmp(api, last_api) == 0))
-      continue; /* entries of one api are loaded together */
-    last_api = api;
+    if (!api || !first_entry_of(report->rules, e))
+      continue;
     const bw_hint_rule *hint = bw_rules_find_hint(report->rules, api, cat);
     if (!hint)
       continue;
@@ -168,13 +179,11 @@ char *bwsc__sarif_message(const bwsc__finding *f) {
   } else {
     append(&buf, "; submit sites:");
     for (size_t v = 0; v < f->nvias && v < MAX_LINKS; v++) {
-      char *link = bwsc__xasprintf("%s [", v ? "," : "");
-      append(&buf, link);
-      free(link);
+      char id[32];
+      snprintf(id, sizeof(id), "](%zu)", v + 1);
+      append(&buf, v ? ", [" : " [");
       append_plain(&buf, f->vias[v].callback);
-      link = bwsc__xasprintf("](%zu)", v + 1);
-      append(&buf, link);
-      free(link);
+      append(&buf, id);
     }
     if (f->nvias > MAX_LINKS)
       append(&buf, " and the others in the related locations");
