@@ -44,9 +44,13 @@ typedef struct bwsc__options {
   int help, version, list_rules;
 } bwsc__options;
 
-/* Parses argv. Returns 0, or -1 after printing "blockscan: error: ..." to
- * stderr for a bad argument. */
+/* Parses argv (getopt_long: unique prefixes of long options, --opt=value
+ * and --opt value). Returns 0, or -1 after printing one
+ * "blockscan: error: ..." line to stderr naming the bad argument. */
 int bwsc__options_parse(bwsc__options *opts, int argc, char **argv);
+
+/* Appends to one of the options' lists. */
+void bwsc__options_push(const char ***array, size_t *count, const char *value);
 
 void bwsc__options_free(bwsc__options *opts);
 

@@ -1,0 +1,186 @@
+/* test_blockscan_cmdline.c - blockscan's command line as a user meets it:
+ * getopt_long's forms, errors that name the option, and the options that
+ * shape a run, on the real binary and fixtures/cmdline.
+ *
+ * Invariant: each test runs blockscan in a directory it names, so no
+ * .blockscan file of the source tree is read by accident.
+ */
+#include "options.h"
+#include "run.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CMDLINE FIXTURES "/cmdline"
+#define TIMEOUT 120
+
+static run_result scan_in(const char *cwd, const char *const *args) {
+  const char *argv[40] = {BLOCKSCAN_EXE};
+  size_t n = 1;
+  for (; args[n - 1] && n < 39; n++)
+    argv[n] = args[n - 1];
+  argv[n] = NULL;
+  return run_tool(cwd, argv, TIMEOUT);
+}
+
+/* Number of lines in text. */
+static size_t lines(const char *text) {
+  size_t n = 0;
+  for (; *text; text++)
+    n += *text == '\n';
+  return n;
+}
+
+/* An error run: exit 2, and stderr's first line is one "blockscan: error:"
+ * line holding `needle`. */
+static void assert_usage_error(const char *const *args, const char *needle) {
+  run_result r = scan_in(CMDLINE, args);
+  assert_int_equal(r.status, 2);
+  assert_true(strncmp(r.err, "blockscan: error: ", 18) == 0);
+  const char *nl = strchr(r.err, '\n');
+  const char *at = strstr(r.err, needle);
+  if (!nl || !at || at > nl) {
+    print_error("stderr's first line does not name '%s':\n%s\n", needle, r.err);
+    fail();
+  }
+  assert_string_equal(r.out, "");
+  run_free(&r);
+}
+
+static void test_long_options_take_unique_prefixes(void **s) {
+  (void)s;
+  char *argv[] = {"blockscan", "--conf", "low",     "--form=json", "--sum",
+                  "--no-def",  "--rul",  "x.rules", NULL};
+  bwsc__options opts;
+  assert_int_equal(bwsc__options_parse(&opts, 8, argv), 0);
+  assert_true(opts.low_confidence);
+  assert_int_equal(opts.format, BWSC__FORMAT_JSON);
+  assert_true(opts.summary);
+  assert_true(opts.no_default_rules);
+  assert_int_equal(opts.nrules, 1);
+  assert_string_equal(opts.rules[0], "x.rules");
+  bwsc__options_free(&opts);
+}
+
+static void test_values_come_inline_or_next(void **s) {
+  (void)s;
+  char *argv[] = {"blockscan", "--output=a", "--baseline", "b",   "-j", "2",
+                  "-pbuild",   "src",        "--",         "-DX", NULL};
+  bwsc__options opts;
+  assert_int_equal(bwsc__options_parse(&opts, 10, argv), 0);
+  assert_string_equal(opts.output, "a");
+  assert_string_equal(opts.baseline, "b");
+  assert_int_equal(opts.jobs, 2);
+  assert_string_equal(opts.build_dir, "build");
+  assert_int_equal(opts.npaths, 1);
+  assert_string_equal(opts.paths[0], "src");
+  assert_int_equal(opts.nextra, 1);
+  assert_string_equal(opts.extra[0], "-DX");
+  bwsc__options_free(&opts);
+}
+
+static void test_operands_may_come_before_options(void **s) {
+  (void)s;
+  char *argv[] = {"blockscan", "a.c", "--summary", "b.c", "--", "c.c", NULL};
+  bwsc__options opts;
+  assert_int_equal(bwsc__options_parse(&opts, 6, argv), 0);
+  assert_int_equal(opts.npaths, 2);
+  assert_string_equal(opts.paths[0], "a.c");
+  assert_string_equal(opts.paths[1], "b.c");
+  assert_true(opts.summary);
+  assert_int_equal(opts.nextra, 1); /* after "--", even an option's look */
+  bwsc__options_free(&opts);
+}
+
+static void test_bare_color_means_always_and_keeps_the_next_word(void **s) {
+  (void)s;
+  char *argv[] = {"blockscan", "--color", "work.c", NULL};
+  bwsc__options opts;
+  assert_int_equal(bwsc__options_parse(&opts, 3, argv), 0);
+  assert_int_equal(opts.color, BWSC__COLOR_ALWAYS);
+  assert_int_equal(opts.npaths, 1);
+  assert_string_equal(opts.paths[0], "work.c");
+  bwsc__options_free(&opts);
+  char *never[] = {"blockscan", "--color=never", NULL};
+  assert_int_equal(bwsc__options_parse(&opts, 2, never), 0);
+  assert_int_equal(opts.color, BWSC__COLOR_NEVER);
+  bwsc__options_free(&opts);
+}
+
+static void test_a_second_parse_starts_over(void **s) {
+  (void)s;
+  char *first[] = {"blockscan", "--summary", "a.c", NULL};
+  char *second[] = {"blockscan", "b.c", NULL};
+  bwsc__options opts;
+  assert_int_equal(bwsc__options_parse(&opts, 3, first), 0);
+  bwsc__options_free(&opts);
+  assert_int_equal(bwsc__options_parse(&opts, 2, second), 0);
+  assert_int_equal(opts.npaths, 1);
+  assert_string_equal(opts.paths[0], "b.c");
+  assert_false(opts.summary);
+  bwsc__options_free(&opts);
+}
+
+static void test_misspelt_option_gets_a_suggestion(void **s) {
+  (void)s;
+  const char *args[] = {"--confidance", "low", "work.c", NULL};
+  assert_usage_error(args, "did you mean '--confidence'?");
+  const char *swapped[] = {"--sumamry", "work.c", NULL};
+  assert_usage_error(swapped, "did you mean '--summary'?");
+}
+
+static void test_ambiguous_prefix_names_the_candidates(void **s) {
+  (void)s;
+  const char *args[] = {"--co", "low", "work.c", NULL};
+  assert_usage_error(args, "'--co' is ambiguous: --confidence --color");
+}
+
+static void test_errors_name_the_option(void **s) {
+  (void)s;
+  const char *unknown[] = {"--frobnicate", "work.c", NULL};
+  assert_usage_error(unknown, "unknown option: '--frobnicate'");
+  const char *shortopt[] = {"-x", "work.c", NULL};
+  assert_usage_error(shortopt, "unknown option: '-x'");
+  const char *missing[] = {"work.c", "--output", NULL};
+  assert_usage_error(missing, "option needs a value: '--output'");
+  const char *flag[] = {"--summary=yes", "work.c", NULL};
+  assert_usage_error(flag, "option takes no value: '--summary=yes'");
+  const char *format[] = {"--form", "xml", "work.c", NULL};
+  assert_usage_error(format, "--format must be text, json or sarif: 'xml'");
+}
+
+static void test_abbreviated_run_matches_the_full_one(void **s) {
+  (void)s;
+  const char *full[] = {"--format=json", "--color=never", "work.c", "--", NULL};
+  const char *brief[] = {"--form", "json", "--col=never", "work.c", "--", NULL};
+  run_result a = scan_in(CMDLINE, full), b = scan_in(CMDLINE, brief);
+  assert_int_equal(a.status, 1);
+  assert_int_equal(b.status, 1);
+  assert_string_equal(a.out, b.out);
+  assert_true(lines(a.out) > 0);
+  run_free(&a);
+  run_free(&b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_long_options_take_unique_prefixes),
+      cmocka_unit_test(test_values_come_inline_or_next),
+      cmocka_unit_test(test_operands_may_come_before_options),
+      cmocka_unit_test(test_bare_color_means_always_and_keeps_the_next_word),
+      cmocka_unit_test(test_a_second_parse_starts_over),
+      cmocka_unit_test(test_misspelt_option_gets_a_suggestion),
+      cmocka_unit_test(test_ambiguous_prefix_names_the_candidates),
+      cmocka_unit_test(test_errors_name_the_option),
+      cmocka_unit_test(test_abbreviated_run_matches_the_full_one),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
