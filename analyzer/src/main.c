@@ -237,6 +237,17 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  /* Opened before the analysis, which may take minutes: a report that
+   * cannot be written should not cost them. */
+  FILE *out = stdout;
+  if (opts.output && !(out = fopen(opts.output, "w"))) {
+    fprintf(stderr, "blockscan: error: cannot write '%s': %s\n", opts.output,
+            strerror(errno));
+    bw_rules_free(rules);
+    bwsc__options_free(&opts);
+    return 2;
+  }
+
   bwsc__inputs inputs;
   bwsc__inputs_collect(&opts, &inputs, &errors);
   bwsc__tu_facts *facts =
@@ -282,13 +293,6 @@ int main(int argc, char **argv) {
    * have, so they are applied and written before grouping. */
   bwsc__findings_group(&findings);
 
-  FILE *out = stdout;
-  if (opts.output && !(out = fopen(opts.output, "w"))) {
-    fprintf(stderr, "blockscan: error: cannot write '%s': %s\n", opts.output,
-            strerror(errno));
-    out = stdout;
-    status = 2;
-  }
   bwsc__report report = {&findings, &errors, rules, use_color(&opts, out),
                          srcroot};
   if (write_report(&opts, &report, out) != 0)

@@ -170,6 +170,26 @@ static void test_abbreviated_run_matches_the_full_one(void **s) {
   run_free(&b);
 }
 
+/* The report's file is opened first: no analysis, no report on stdout. */
+static void test_unwritable_output_fails_before_the_analysis(void **s) {
+  (void)s;
+  const char *missing[] = {"-o", "no-such-dir/report.txt", "work.c", "--",
+                           NULL};
+  run_result r = scan_in(CMDLINE, missing);
+  assert_int_equal(r.status, 2);
+  assert_string_equal(r.out, "");
+  assert_true(contains(r.err, "blockscan: error: cannot write "
+                              "'no-such-dir/report.txt': No such file"));
+  assert_int_equal(lines(r.err), 1);
+  run_free(&r);
+  const char *directory[] = {"--output=.", "work.c", "--", NULL};
+  r = scan_in(CMDLINE, directory);
+  assert_int_equal(r.status, 2);
+  assert_string_equal(r.out, "");
+  assert_true(contains(r.err, "'.': Is a directory"));
+  run_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_long_options_take_unique_prefixes),
@@ -181,6 +201,7 @@ int main(void) {
       cmocka_unit_test(test_ambiguous_prefix_names_the_candidates),
       cmocka_unit_test(test_errors_name_the_option),
       cmocka_unit_test(test_abbreviated_run_matches_the_full_one),
+      cmocka_unit_test(test_unwritable_output_fails_before_the_analysis),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
