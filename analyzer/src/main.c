@@ -299,14 +299,13 @@ int main(int argc, char **argv) {
     status = 2;
   if (out != stdout && fclose(out) != 0)
     status = 2;
-  /* Errors also go to stderr when the report is a file or not text. */
+  /* Errors also go to stderr when the report is a file or not text, in
+   * the text report's own words: a reader (or an editor parsing
+   * file:line) sees one form whatever the format. */
   if (errors.count && (out != stdout || opts.format != BWSC__FORMAT_TEXT)) {
-    for (size_t i = 0; i < errors.count; i++) {
-      const bwsc__error *err = &errors.items[i];
-      fprintf(stderr, "%s:%u:%u: error: %s\n",
-              bwsc__report_path(&report, err->file), err->line, err->col,
-              err->message);
-    }
+    bwsc__findings none = {0};
+    bwsc__report only_errors = {&none, &errors, rules, 0, srcroot};
+    bwsc__write_text(&only_errors, stderr);
   }
 
   if (errors.count || status)

@@ -190,6 +190,41 @@ static void test_unwritable_output_fails_before_the_analysis(void **s) {
   run_free(&r);
 }
 
+/* The lines of `text` that contain ": error: ", in order (malloc'd). */
+static char *error_lines(const char *text) {
+  char *kept = calloc(1, strlen(text) + 1);
+  assert_non_null(kept);
+  for (const char *line = text; *line;) {
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) + 1 : strlen(line);
+    char *copy = strndup(line, len);
+    if (strstr(copy, ": error: "))
+      strcat(kept, copy);
+    free(copy);
+    line += len;
+  }
+  return kept;
+}
+
+/* A text report prints its errors on stdout; a JSON one on stderr, the same
+ * lines: "file: error:" without a line, "file:line:col:" with one. */
+static void test_json_errors_read_as_the_text_ones(void **s) {
+  (void)s;
+  const char *text[] = {"--color=never", ".", "nothere.c", "--", NULL};
+  const char *json[] = {"--format=json", ".", "nothere.c", "--", NULL};
+  run_result t = scan_in(FIXTURES "/bad", text);
+  run_result j = scan_in(FIXTURES "/bad", json);
+  assert_int_equal(t.status, 2);
+  assert_int_equal(j.status, 2);
+  char *from_text = error_lines(t.out);
+  assert_true(contains(from_text, "nothere.c: error: no such file"));
+  assert_true(contains(from_text, "broken.c:2:10: error: "));
+  assert_string_equal(j.err, from_text);
+  free(from_text);
+  run_free(&t);
+  run_free(&j);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_long_options_take_unique_prefixes),
@@ -202,6 +237,7 @@ int main(void) {
       cmocka_unit_test(test_errors_name_the_option),
       cmocka_unit_test(test_abbreviated_run_matches_the_full_one),
       cmocka_unit_test(test_unwritable_output_fails_before_the_analysis),
+      cmocka_unit_test(test_json_errors_read_as_the_text_ones),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
