@@ -225,6 +225,32 @@ static void test_json_errors_read_as_the_text_ones(void **s) {
   run_free(&j);
 }
 
+/* Each callback of nolint/nolint.c says whether its comment silences it. */
+static void test_nolint_forms_of_clang_tidy(void **s) {
+  (void)s;
+  const char *args[] = {"--color=never", "nolint/nolint.c", "--", NULL};
+  run_result r = scan_in(CMDLINE, args);
+  assert_int_equal(r.status, 1);
+  static const char *const quiet[] = {
+      "'bare_is_quiet'",           "'bare_next_line_is_quiet'",
+      "'star_is_quiet'",           "'ours_in_a_list_is_quiet'",
+      "'ours_as_a_glob_is_quiet'", "'rule_id_is_quiet'"};
+  static const char *const loud[] = {
+      "'other_check_still_warns'", "'other_rule_still_warns'",
+      "'nolint_begin_still_warns'", "'bare_nolint_covers_its_line_only'"};
+  for (size_t i = 0; i < sizeof(quiet) / sizeof(quiet[0]); i++)
+    if (contains(r.out, quiet[i])) {
+      print_error("%s should be silenced:\n%s\n", quiet[i], r.out);
+      fail();
+    }
+  for (size_t i = 0; i < sizeof(loud) / sizeof(loud[0]); i++)
+    if (!contains(r.out, loud[i])) {
+      print_error("%s should still warn:\n%s\n", loud[i], r.out);
+      fail();
+    }
+  run_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_long_options_take_unique_prefixes),
@@ -238,6 +264,7 @@ int main(void) {
       cmocka_unit_test(test_abbreviated_run_matches_the_full_one),
       cmocka_unit_test(test_unwritable_output_fails_before_the_analysis),
       cmocka_unit_test(test_json_errors_read_as_the_text_ones),
+      cmocka_unit_test(test_nolint_forms_of_clang_tidy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
