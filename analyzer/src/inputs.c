@@ -8,6 +8,7 @@
  */
 #include "inputs.h"
 
+#include "exclude.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -462,4 +463,13 @@ void bwsc__inputs_collect(const bwsc__options *opts, bwsc__inputs *out,
   }
   bwsc__inputs_free(&db);
   sort_unique(out);
+  /* --exclude: the TUs it names are not parsed at all. */
+  size_t kept = 0;
+  for (size_t i = 0; i < out->count; i++) {
+    if (bwsc__excluded(opts, out->items[i].file))
+      input_free(&out->items[i]);
+    else
+      out->items[kept++] = out->items[i];
+  }
+  out->count = kept;
 }

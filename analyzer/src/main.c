@@ -7,6 +7,7 @@
  * result does not depend on which thread parsed what.
  */
 #include "analyze.h"
+#include "exclude.h"
 #include "filter.h"
 #include "inputs.h"
 #include "options.h"
@@ -266,6 +267,13 @@ int main(int argc, char **argv) {
             "--list-rules)\n",
             inputs.count, inputs.count == 1 ? "" : "s");
   bwsc__suppress_apply(&findings, facts, inputs.count);
+  /* --exclude also covers findings in a header an analysed TU includes. */
+  for (size_t i = 0; i < findings.count;) {
+    if (bwsc__excluded(&opts, findings.items[i].loc.file))
+      bwsc__findings_remove(&findings, i);
+    else
+      i++;
+  }
   bwsc__findings_sort(&findings);
   size_t hidden = opts.low_confidence ? 0 : bwsc__findings_drop_low(&findings);
   if (hidden)

@@ -27,6 +27,7 @@ enum {
   OPT_WRITE_BASELINE,
   OPT_SUMMARY,
   OPT_CONFIDENCE,
+  OPT_EXCLUDE,
   OPT_LIST_RULES,
   OPT_COLOR,
   OPT_VERSION
@@ -69,6 +70,9 @@ static const option_row rows[] = {
     {"--confidence", OPT_CONFIDENCE, required_argument, "LEVEL",
      "high (default) or low: also the findings whose\n"
      "chain crosses a wide indirect call or a cold path"},
+    {"--exclude", OPT_EXCLUDE, required_argument, "GLOB",
+     "skip the files GLOB matches, as TUs and in\n"
+     "findings (repeatable)"},
     {"--list-rules", OPT_LIST_RULES, no_argument, NULL,
      "print the pool and loop APIs and the blocking\n"
      "functions the loaded rules know, and exit"},
@@ -122,6 +126,15 @@ void bwsc__options_push(const char ***array, size_t *count, const char *value) {
   size_t cap = *count; /* grow by one: these lists are short */
   *array = bwsc__xrealloc((void *)*array, (cap + 1) * sizeof(char *));
   (*array)[(*count)++] = value;
+}
+
+void bwsc__options_exclude(bwsc__options *opts, const char *pattern,
+                           const char *base) {
+  size_t n = opts->nexcludes;
+  opts->excludes =
+      bwsc__xrealloc(opts->excludes, (n + 1) * sizeof(*opts->excludes));
+  opts->excludes[n] = (bwsc__glob){pattern, base};
+  opts->nexcludes = n + 1;
 }
 
 static int bad(const char *what, const char *text) {
@@ -209,6 +222,9 @@ static int set_option(bwsc__options *opts, int key, const char *value) {
     if ((v = pick(levels, value)) < 0)
       return bad("--confidence must be high or low", value);
     opts->low_confidence = v;
+    return 0;
+  case OPT_EXCLUDE:
+    bwsc__options_exclude(opts, value, NULL);
     return 0;
   case OPT_LIST_RULES:
     opts->list_rules = 1;
@@ -350,6 +366,7 @@ void bwsc__options_free(bwsc__options *opts) {
   free((void *)opts->rules);
   free((void *)opts->enable);
   free((void *)opts->disable);
+  free(opts->excludes);
   free((void *)opts->paths);
   free((void *)opts->extra);
   memset(opts, 0, sizeof(*opts));

@@ -21,6 +21,13 @@ typedef enum bwsc__color {
   BWSC__COLOR_ALWAYS
 } bwsc__color;
 
+/* An --exclude glob and the directory a relative one is taken from (NULL:
+ * the current directory). */
+typedef struct bwsc__glob {
+  const char *pattern;
+  const char *base;
+} bwsc__glob;
+
 typedef struct bwsc__options {
   const char *build_dir; /* -p */
   const char **rules;    /* --rules, in order */
@@ -36,6 +43,8 @@ typedef struct bwsc__options {
   int no_default_rules;       /* --no-default-rules */
   int low_confidence;         /* --confidence low: show low findings too */
   bwsc__color color;
+  bwsc__glob *excludes; /* --exclude, in order */
+  size_t nexcludes;
   const char **paths; /* files or directories */
   size_t npaths;
   int have_extra;     /* "--" was given */
@@ -51,6 +60,10 @@ int bwsc__options_parse(bwsc__options *opts, int argc, char **argv);
 
 /* Appends to one of the options' lists. */
 void bwsc__options_push(const char ***array, size_t *count, const char *value);
+
+/* Appends an --exclude glob; `base` as in bwsc__glob. */
+void bwsc__options_exclude(bwsc__options *opts, const char *pattern,
+                           const char *base);
 
 void bwsc__options_free(bwsc__options *opts);
 

@@ -5,6 +5,7 @@
  * Invariant: each test runs blockscan in a directory it names, so no
  * .blockscan file of the source tree is read by accident.
  */
+#include "exclude.h"
 #include "options.h"
 #include "run.h"
 
@@ -251,6 +252,49 @@ static void test_nolint_forms_of_clang_tidy(void **s) {
   run_free(&r);
 }
 
+static void test_exclude_globs_match_paths_and_components(void **s) {
+  (void)s;
+  bwsc__options opts = {0};
+  bwsc__options_exclude(&opts, "vendor", NULL);
+  bwsc__options_exclude(&opts, "*_test.c", NULL);
+  bwsc__options_exclude(&opts, "gen/*.c", "/src");
+  bwsc__options_exclude(&opts, "/abs/only.c", NULL);
+  assert_true(bwsc__excluded(&opts, "/src/vendor/zlib/inflate.c"));
+  assert_true(bwsc__excluded(&opts, "/src/net/conn_test.c"));
+  assert_true(bwsc__excluded(&opts, "/src/gen/a.c"));
+  assert_true(bwsc__excluded(&opts, "/src/gen/deep/b.c")); /* '*' spans '/' */
+  assert_true(bwsc__excluded(&opts, "/abs/only.c"));
+  assert_false(bwsc__excluded(&opts, "/src/vendored.c"));
+  assert_false(bwsc__excluded(&opts, "/other/gen/a.c"));
+  assert_false(bwsc__excluded(&opts, "/src/net/conn.c"));
+  bwsc__options_free(&opts);
+}
+
+/* An excluded TU is not parsed (its callback is gone); an excluded header
+ * takes its findings along, though the TU that includes it stays. */
+static void test_exclude_skips_tus_and_findings(void **s) {
+  (void)s;
+  const char *tu[] = {"--color=never", "--exclude", "nolint", "--exclude",
+                      "vendor/*.c",    ".",         "--",     NULL};
+  run_result r = scan_in(CMDLINE, tu);
+  assert_int_equal(r.status, 1);
+  assert_true(contains(r.out, "reached from callback 'ours'"));
+  assert_false(contains(r.out, "vendored"));
+  assert_false(contains(r.out, "nolint.c"));
+  run_free(&r);
+  const char *header[] = {"--color=never",
+                          "--exclude=nolint",
+                          "--exclude=*/slow.h",
+                          ".",
+                          "--",
+                          NULL};
+  r = scan_in(CMDLINE, header);
+  assert_int_equal(r.status, 1);
+  assert_false(contains(r.out, "slow.h"));
+  assert_true(contains(r.out, "work.c:5:3: warning: "));
+  run_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_long_options_take_unique_prefixes),
@@ -265,6 +309,8 @@ int main(void) {
       cmocka_unit_test(test_unwritable_output_fails_before_the_analysis),
       cmocka_unit_test(test_json_errors_read_as_the_text_ones),
       cmocka_unit_test(test_nolint_forms_of_clang_tidy),
+      cmocka_unit_test(test_exclude_globs_match_paths_and_components),
+      cmocka_unit_test(test_exclude_skips_tus_and_findings),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
