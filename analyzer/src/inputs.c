@@ -421,6 +421,13 @@ void bwsc__inputs_collect(const bwsc__options *opts, bwsc__inputs *out,
     }
     db_path = find_database(dir);
     free(dir);
+    /* Without flags, macros and include paths the build sets are missing:
+     * findings may be missing with them, so say so. */
+    if (!db_path && !opts->quiet)
+      fputs("blockscan: note: no compile_commands.json next to the inputs "
+            "or in a parent: files are parsed without the build's flags "
+            "(give -p BUILD_DIR, or the flags after --)\n",
+            stderr);
   }
   if (db_path)
     have_db = bwsc__compdb_load(db_path, &db, errors) == 0;

@@ -33,11 +33,32 @@
 
 /* ---- parallel parsing ---------------------------------------------------- */
 
+/* Progress, when asked: on a terminal one line rewritten in place, else
+ * one "[n/N] file" line per TU (a CI log keeps them all). */
+typedef enum progress_mode {
+  PROGRESS_OFF,
+  PROGRESS_LINES,
+  PROGRESS_IN_PLACE
+} progress_mode;
+
 typedef struct pool_job {
   const bwsc__inputs *inputs;
   bwsc__tu_facts *facts;
   atomic_size_t next; /* next input to take */
+  atomic_size_t done; /* inputs parsed, for the progress line */
+  progress_mode progress;
+  const bwsc__report *where; /* srcroot, to print paths as reports do */
 } pool_job;
+
+static void show_progress(pool_job *job, size_t i) {
+  size_t done = atomic_fetch_add(&job->done, 1) + 1;
+  const char *file = bwsc__report_path(job->where, job->inputs->items[i].file);
+  /* One fprintf per line: stdio locks the stream, lines do not mix. */
+  if (job->progress == PROGRESS_IN_PLACE)
+    fprintf(stderr, "\r[%zu/%zu] %s\033[K", done, job->inputs->count, file);
+  else
+    fprintf(stderr, "[%zu/%zu] %s\n", done, job->inputs->count, file);
+}
 
 static void *parse_worker(void *arg) {
   pool_job *job = arg;
@@ -47,6 +68,8 @@ static void *parse_worker(void *arg) {
     if (i >= job->inputs->count)
       break;
     bwsc__parser_parse(parser, &job->inputs->items[i], &job->facts[i]);
+    if (job->progress != PROGRESS_OFF)
+      show_progress(job, i);
   }
   bwsc__parser_free(parser);
   return NULL;
@@ -59,8 +82,9 @@ static unsigned cpu_count(void) {
 
 /* Parses every input on `jobs` threads (the calling thread is one). */
 static void parse_all(const bwsc__inputs *inputs, bwsc__tu_facts *facts,
-                      unsigned jobs) {
-  pool_job job = {inputs, facts, 0};
+                      unsigned jobs, progress_mode progress,
+                      const bwsc__report *where) {
+  pool_job job = {inputs, facts, 0, 0, progress, where};
   if (jobs > inputs->count)
     jobs = (unsigned)inputs->count;
   if (jobs < 1)
@@ -76,6 +100,16 @@ static void parse_all(const bwsc__inputs *inputs, bwsc__tu_facts *facts,
   for (unsigned t = 1; t <= started; t++)
     pthread_join(threads[t], NULL);
   free(threads);
+  if (progress == PROGRESS_IN_PLACE && inputs->count)
+    fputs("\r\033[K", stderr); /* the report starts on a clean line */
+}
+
+static progress_mode progress_of(const bwsc__options *opts) {
+  if (opts->quiet)
+    return PROGRESS_OFF;
+  if (isatty(STDERR_FILENO))
+    return PROGRESS_IN_PLACE;
+  return opts->progress ? PROGRESS_LINES : PROGRESS_OFF;
 }
 
 /* ---- rules -------------------------------------------------------------- */
@@ -254,13 +288,15 @@ int main(int argc, char **argv) {
   bwsc__tu_facts *facts =
       bwsc__xcalloc(inputs.count + 1, sizeof(bwsc__tu_facts));
   bwsc__parse_init();
-  parse_all(&inputs, facts, opts.jobs ? opts.jobs : cpu_count());
+  bwsc__report where = {NULL, NULL, NULL, 0, srcroot};
+  parse_all(&inputs, facts, opts.jobs ? opts.jobs : cpu_count(),
+            progress_of(&opts), &where);
   facts_errors(facts, inputs.count, &errors);
 
   bwsc__program prog;
   bwsc__program_build(&prog, facts, inputs.count);
   bwsc__findings findings = {0};
-  if (bwsc__analyze(&prog, rules, &findings) == 0)
+  if (bwsc__analyze(&prog, rules, &findings) == 0 && !opts.quiet)
     fprintf(stderr,
             "blockscan: no callback handed to a pool or loop was found in %zu "
             "translation unit%s; APIs without rules are not seen (see "
@@ -276,7 +312,7 @@ int main(int argc, char **argv) {
   }
   bwsc__findings_sort(&findings);
   size_t hidden = opts.low_confidence ? 0 : bwsc__findings_drop_low(&findings);
-  if (hidden)
+  if (hidden && !opts.quiet)
     fprintf(stderr,
             "blockscan: %zu blocking call%s reached with low confidence only "
             "%s not shown (--confidence low shows %s)\n",

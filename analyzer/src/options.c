@@ -28,6 +28,8 @@ enum {
   OPT_SUMMARY,
   OPT_CONFIDENCE,
   OPT_EXCLUDE,
+  OPT_PROGRESS,
+  OPT_QUIET,
   OPT_LIST_RULES,
   OPT_COLOR,
   OPT_VERSION
@@ -73,6 +75,11 @@ static const option_row rows[] = {
     {"--exclude", OPT_EXCLUDE, required_argument, "GLOB",
      "skip the files GLOB matches, as TUs and in\n"
      "findings (repeatable)"},
+    {"--progress", OPT_PROGRESS, no_argument, NULL,
+     "print [n/N] FILE on stderr as TUs are parsed,\n"
+     "also when stderr is not a terminal"},
+    {"--quiet", OPT_QUIET, no_argument, NULL,
+     "no progress and no notes on stderr, errors only"},
     {"--list-rules", OPT_LIST_RULES, no_argument, NULL,
      "print the pool and loop APIs and the blocking\n"
      "functions the loaded rules know, and exit"},
@@ -225,6 +232,12 @@ static int set_option(bwsc__options *opts, int key, const char *value) {
     return 0;
   case OPT_EXCLUDE:
     bwsc__options_exclude(opts, value, NULL);
+    return 0;
+  case OPT_PROGRESS:
+    opts->progress = 1;
+    return 0;
+  case OPT_QUIET:
+    opts->quiet = 1;
     return 0;
   case OPT_LIST_RULES:
     opts->list_rules = 1;

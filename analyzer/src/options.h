@@ -45,6 +45,8 @@ typedef struct bwsc__options {
   bwsc__color color;
   bwsc__glob *excludes; /* --exclude, in order */
   size_t nexcludes;
+  int progress;       /* --progress: [n/N] lines even when stderr is no tty */
+  int quiet;          /* --quiet: no progress and no notes */
   const char **paths; /* files or directories */
   size_t npaths;
   int have_extra;     /* "--" was given */

@@ -295,6 +295,53 @@ static void test_exclude_skips_tus_and_findings(void **s) {
   run_free(&r);
 }
 
+static void test_progress_lines_count_the_tus(void **s) {
+  (void)s;
+  const char *args[] = {"--progress", "-j", "2",  "--exclude",
+                        "nolint",     ".",  "--", NULL};
+  run_result r = scan_in(CMDLINE, args);
+  assert_int_equal(r.status, 1);
+  assert_true(contains(r.err, "] work.c\n"));
+  assert_true(contains(r.err, "] vendor/vendored.c\n"));
+  assert_true(contains(r.err, "[3/3] "));
+  assert_false(contains(r.err, "[4/"));
+  assert_int_equal(lines(r.err), 3);
+  run_free(&r);
+}
+
+/* Without a database or "--", a note says the files get no flags; --quiet
+ * silences it, the progress and the other notes, never an error. */
+static void test_quiet_keeps_errors_only(void **s) {
+  (void)s;
+  const char *plain[] = {"work.c", NULL};
+  run_result r = scan_in(CMDLINE, plain);
+  assert_int_equal(r.status, 1);
+  assert_true(contains(r.err, "blockscan: note: no compile_commands.json"));
+  assert_true(contains(r.err, "parsed without the build's flags"));
+  run_free(&r);
+  const char *flags[] = {"work.c", "--", NULL};
+  r = scan_in(CMDLINE, flags);
+  assert_string_equal(r.err, "");
+  run_free(&r);
+  const char *quiet[] = {"--quiet", "--progress", "work.c", NULL};
+  r = scan_in(CMDLINE, quiet);
+  assert_int_equal(r.status, 1);
+  assert_string_equal(r.err, "");
+  run_free(&r);
+  const char *no_callback[] = {"--quiet", FIXTURES "/precision/nocb.c", "--",
+                               NULL};
+  r = scan_in(CMDLINE, no_callback);
+  assert_int_equal(r.status, 0);
+  assert_string_equal(r.err, "");
+  run_free(&r);
+  const char *nothing[] = {"--quiet", "nothere.c", NULL};
+  r = scan_in(CMDLINE, nothing);
+  assert_int_equal(r.status, 2);
+  assert_true(contains(r.out, "nothere.c: error: "));
+  assert_string_equal(r.err, "");
+  run_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_long_options_take_unique_prefixes),
@@ -311,6 +358,8 @@ int main(void) {
       cmocka_unit_test(test_nolint_forms_of_clang_tidy),
       cmocka_unit_test(test_exclude_globs_match_paths_and_components),
       cmocka_unit_test(test_exclude_skips_tus_and_findings),
+      cmocka_unit_test(test_progress_lines_count_the_tus),
+      cmocka_unit_test(test_quiet_keeps_errors_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
