@@ -290,6 +290,12 @@ static void add_fixed(bwsc__inputs *out, const char *file,
                       const bwsc__options *opts) {
   bwsc__tu_input *input = BWSC__PUSH(out->items, out->count, out->cap);
   input->file = bwsc__xstrdup(file);
+  /* "-- cc -c file.c -o file.o", as CMake hands clang-tidy: a whole
+   * compile command, trimmed as a database's is. */
+  if (opts->nextra && opts->extra[0][0] != '-') {
+    keep_args(input, (char **)opts->extra, opts->nextra, file);
+    return;
+  }
   input->args = bwsc__xcalloc(opts->nextra + 1, sizeof(char *));
   for (size_t i = 0; i < opts->nextra; i++)
     input->args[input->nargs++] = bwsc__xstrdup(opts->extra[i]);

@@ -209,6 +209,27 @@ static int use_color(const bwsc__options *opts, FILE *out) {
 
 /* ---- main ---------------------------------------------------------------- */
 
+/* --extra-arg-before / --extra-arg around each TU's own arguments. */
+static void add_extra_args(const bwsc__options *opts, bwsc__inputs *inputs) {
+  if (!opts->nextra_before && !opts->nextra_after)
+    return;
+  for (size_t i = 0; i < inputs->count; i++) {
+    bwsc__tu_input *input = &inputs->items[i];
+    size_t n = opts->nextra_before + input->nargs + opts->nextra_after;
+    char **args = bwsc__xcalloc(n + 1, sizeof(char *));
+    size_t k = 0;
+    for (size_t a = 0; a < opts->nextra_before; a++)
+      args[k++] = bwsc__xstrdup(opts->extra_before[a]);
+    for (size_t a = 0; a < input->nargs; a++)
+      args[k++] = input->args[a];
+    for (size_t a = 0; a < opts->nextra_after; a++)
+      args[k++] = bwsc__xstrdup(opts->extra_after[a]);
+    free(input->args);
+    input->args = args;
+    input->nargs = k;
+  }
+}
+
 /* Each failed TU's diagnostics, then one line naming the TU itself: a
  * header's error does not say which TU included it. */
 static void facts_errors(const bwsc__tu_facts *facts, size_t n,
@@ -285,6 +306,7 @@ int main(int argc, char **argv) {
 
   bwsc__inputs inputs;
   bwsc__inputs_collect(&opts, &inputs, &errors);
+  add_extra_args(&opts, &inputs);
   bwsc__tu_facts *facts =
       bwsc__xcalloc(inputs.count + 1, sizeof(bwsc__tu_facts));
   bwsc__parse_init();

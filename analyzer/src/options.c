@@ -32,6 +32,8 @@ enum {
   OPT_QUIET,
   OPT_LIST_RULES,
   OPT_COLOR,
+  OPT_EXTRA_ARG,
+  OPT_EXTRA_ARG_BEFORE,
   OPT_VERSION
 };
 
@@ -86,6 +88,11 @@ static const option_row rows[] = {
     {"--color", OPT_COLOR, optional_argument, "WHEN",
      "never, always or auto (default: on a tty);\n"
      "--color alone means always"},
+    {"--extra-arg", OPT_EXTRA_ARG, required_argument, "ARG",
+     "add ARG after each TU's compiler arguments"},
+    {"--extra-arg-before", OPT_EXTRA_ARG_BEFORE, required_argument, "ARG",
+     "add ARG before each TU's compiler arguments\n"
+     "(both as clang-tidy's, repeatable)"},
     {"--help", 'h', no_argument, NULL, "this text"},
     {"--version", OPT_VERSION, no_argument, NULL, "print the version"},
     {NULL, 0, 0, NULL, NULL}};
@@ -111,14 +118,21 @@ void bwsc__options_usage(FILE *out) {
         "callbacks.\n"
         "\n",
         out);
+  /* The help texts line up two spaces past the longest first column. */
+  int width = 0;
+  char left[64];
   for (const option_row *row = rows; row->name; row++) {
-    char left[64];
     left_column(row, left, sizeof(left));
-    fprintf(out, "  %-22s ", left);
+    if ((int)strlen(left) > width)
+      width = (int)strlen(left);
+  }
+  for (const option_row *row = rows; row->name; row++) {
+    left_column(row, left, sizeof(left));
+    fprintf(out, "  %-*s  ", width, left);
     for (const char *p = row->help; *p; p++) {
       fputc(*p, out);
       if (*p == '\n')
-        fprintf(out, "%25s", "");
+        fprintf(out, "%*s", width + 4, "");
     }
     fputc('\n', out);
   }
@@ -248,6 +262,12 @@ static int set_option(bwsc__options *opts, int key, const char *value) {
     if ((v = pick(colors, value)) < 0)
       return bad("--color must be never, always or auto", value);
     opts->color = (bwsc__color)v;
+    return 0;
+  case OPT_EXTRA_ARG:
+    bwsc__options_push(&opts->extra_after, &opts->nextra_after, value);
+    return 0;
+  case OPT_EXTRA_ARG_BEFORE:
+    bwsc__options_push(&opts->extra_before, &opts->nextra_before, value);
     return 0;
   case 'h':
     opts->help = 1;
@@ -380,6 +400,8 @@ void bwsc__options_free(bwsc__options *opts) {
   free((void *)opts->enable);
   free((void *)opts->disable);
   free(opts->excludes);
+  free((void *)opts->extra_before);
+  free((void *)opts->extra_after);
   free((void *)opts->paths);
   free((void *)opts->extra);
   memset(opts, 0, sizeof(*opts));

@@ -45,8 +45,12 @@ typedef struct bwsc__options {
   bwsc__color color;
   bwsc__glob *excludes; /* --exclude, in order */
   size_t nexcludes;
-  int progress;       /* --progress: [n/N] lines even when stderr is no tty */
-  int quiet;          /* --quiet: no progress and no notes */
+  int progress; /* --progress: [n/N] lines even when stderr is no tty */
+  int quiet;    /* --quiet: no progress and no notes */
+  /* clang-tidy's --extra-arg-before / --extra-arg: compiler arguments put
+   * before / after every translation unit's own. */
+  const char **extra_before, **extra_after;
+  size_t nextra_before, nextra_after;
   const char **paths; /* files or directories */
   size_t npaths;
   int have_extra;     /* "--" was given */

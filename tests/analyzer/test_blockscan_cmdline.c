@@ -274,8 +274,13 @@ static void test_exclude_globs_match_paths_and_components(void **s) {
  * takes its findings along, though the TU that includes it stays. */
 static void test_exclude_skips_tus_and_findings(void **s) {
   (void)s;
-  const char *tu[] = {"--color=never", "--exclude", "nolint", "--exclude",
-                      "vendor/*.c",    ".",         "--",     NULL};
+  const char *tu[] = {"--color=never",
+                      "--exclude=nolint",
+                      "--exclude",
+                      "vendor/*.c",
+                      ".",
+                      "--",
+                      NULL};
   run_result r = scan_in(CMDLINE, tu);
   assert_int_equal(r.status, 1);
   assert_true(contains(r.out, "reached from callback 'ours'"));
@@ -297,8 +302,8 @@ static void test_exclude_skips_tus_and_findings(void **s) {
 
 static void test_progress_lines_count_the_tus(void **s) {
   (void)s;
-  const char *args[] = {"--progress", "-j", "2",  "--exclude",
-                        "nolint",     ".",  "--", NULL};
+  const char *args[] = {"--progress",     "-j", "2",  "--exclude=nolint",
+                        "--exclude=tidy", ".",  "--", NULL};
   run_result r = scan_in(CMDLINE, args);
   assert_int_equal(r.status, 1);
   assert_true(contains(r.err, "] work.c\n"));
@@ -342,6 +347,43 @@ static void test_quiet_keeps_errors_only(void **s) {
   run_free(&r);
 }
 
+/* clang-tidy's --extra-arg-before and --extra-arg: around the file's own
+ * arguments, so the later one wins. */
+static void test_extra_args_go_before_and_after(void **s) {
+  (void)s;
+  const char *after_wins[] = {"--extra-arg-before=-DSLEEPY",
+                              "--extra-arg=-USLEEPY", "tidy/maybe.c", "--",
+                              NULL};
+  run_result r = scan_in(CMDLINE, after_wins);
+  assert_int_equal(r.status, 0);
+  run_free(&r);
+  const char *own_wins[] = {
+      "--extra-arg-before", "-USLEEPY", "tidy/maybe.c", "--", "-DSLEEPY", NULL};
+  r = scan_in(CMDLINE, own_wins);
+  assert_int_equal(r.status, 1);
+  assert_true(contains(r.out, "tidy/maybe.c:7:3: warning: "));
+  run_free(&r);
+}
+
+/* What CMake passes its C_CLANG_TIDY: a whole compile command after "--",
+ * compiler, dependency files, -o and the file itself included. */
+static void test_a_compile_command_after_dashdash_is_trimmed(void **s) {
+  (void)s;
+  const char *args[] = {"--color=never", "--extra-arg-before=--driver-mode=gcc",
+                        "tidy/maybe.c",  "--",
+                        "/usr/bin/cc",   "-DSLEEPY",
+                        "-MD",           "-MT",
+                        "maybe.c.o",     "-MF",
+                        "maybe.c.o.d",   "-o",
+                        "maybe.c.o",     "-c",
+                        "tidy/maybe.c",  NULL};
+  run_result r = scan_in(CMDLINE, args);
+  assert_int_equal(r.status, 1);
+  assert_false(contains(r.out, "error"));
+  assert_true(contains(r.out, "tidy/maybe.c:7:3: warning: "));
+  run_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_long_options_take_unique_prefixes),
@@ -360,6 +402,8 @@ int main(void) {
       cmocka_unit_test(test_exclude_skips_tus_and_findings),
       cmocka_unit_test(test_progress_lines_count_the_tus),
       cmocka_unit_test(test_quiet_keeps_errors_only),
+      cmocka_unit_test(test_extra_args_go_before_and_after),
+      cmocka_unit_test(test_a_compile_command_after_dashdash_is_trimmed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
