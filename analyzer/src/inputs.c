@@ -8,6 +8,7 @@
  */
 #include "inputs.h"
 
+#include "config.h"
 #include "exclude.h"
 #include "util.h"
 
@@ -269,21 +270,9 @@ int bwsc__compdb_load(const char *path, bwsc__inputs *out,
  * parents. Returns a malloc'd path or NULL. */
 static char *find_database(const char *start) {
   char *dir = absolute(NULL, start);
-  for (;;) {
-    char *candidate = bwsc__xasprintf("%s/compile_commands.json",
-                                      strcmp(dir, "/") == 0 ? "" : dir);
-    if (access(candidate, F_OK) == 0) {
-      free(dir);
-      return candidate;
-    }
-    free(candidate);
-    char *slash = strrchr(dir, '/');
-    if (!slash || slash == dir) {
-      free(dir);
-      return NULL;
-    }
-    *slash = '\0';
-  }
+  char *found = bwsc__find_in_parents(dir, "compile_commands.json");
+  free(dir);
+  return found;
 }
 
 static void add_fixed(bwsc__inputs *out, const char *file,

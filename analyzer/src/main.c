@@ -7,6 +7,7 @@
  * result does not depend on which thread parsed what.
  */
 #include "analyze.h"
+#include "config.h"
 #include "exclude.h"
 #include "filter.h"
 #include "inputs.h"
@@ -262,18 +263,27 @@ int main(int argc, char **argv) {
     bwsc__options_free(&opts);
     return 0;
   }
+  /* Taken first: paths are printed relative to where the user ran
+   * blockscan, and .blockscan is looked for from there. */
+  char cwd[PATH_MAX];
+  const char *srcroot = getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
+  /* Read after the command line, which it must not override. */
+  bwsc__config config = {0};
+  if (!opts.no_config && srcroot &&
+      bwsc__config_apply(&config, &opts, srcroot) != 0) {
+    bwsc__config_free(&config);
+    bwsc__options_free(&opts);
+    return 2;
+  }
   if (opts.npaths == 0 && !opts.build_dir && !opts.list_rules) {
     fputs("blockscan: error: no input files (give files, directories or "
           "-p BUILD_DIR)\n",
           stderr);
     bwsc__options_free(&opts);
+    bwsc__config_free(&config);
     return 2;
   }
 
-  /* Taken before parsing: paths are printed relative to where the user
-   * ran blockscan. */
-  char cwd[PATH_MAX];
-  const char *srcroot = getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
   int status = 0;
   bwsc__errors errors = {0};
   bw_rules *rules = load_rules(&opts, &errors);
@@ -283,6 +293,7 @@ int main(int argc, char **argv) {
               errors.items[i].message);
     bwsc__errors_free(&errors);
     bwsc__options_free(&opts);
+    bwsc__config_free(&config);
     return 2;
   }
 
@@ -290,6 +301,7 @@ int main(int argc, char **argv) {
     list_rules(rules);
     bw_rules_free(rules);
     bwsc__options_free(&opts);
+    bwsc__config_free(&config);
     return 0;
   }
 
@@ -301,6 +313,7 @@ int main(int argc, char **argv) {
             strerror(errno));
     bw_rules_free(rules);
     bwsc__options_free(&opts);
+    bwsc__config_free(&config);
     return 2;
   }
 
@@ -388,5 +401,6 @@ int main(int argc, char **argv) {
   bwsc__errors_free(&errors);
   bw_rules_free(rules);
   bwsc__options_free(&opts);
+  bwsc__config_free(&config);
   return status;
 }

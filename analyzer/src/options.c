@@ -28,6 +28,7 @@ enum {
   OPT_SUMMARY,
   OPT_CONFIDENCE,
   OPT_EXCLUDE,
+  OPT_NO_CONFIG,
   OPT_PROGRESS,
   OPT_QUIET,
   OPT_LIST_RULES,
@@ -77,6 +78,8 @@ static const option_row rows[] = {
     {"--exclude", OPT_EXCLUDE, required_argument, "GLOB",
      "skip the files GLOB matches, as TUs and in\n"
      "findings (repeatable)"},
+    {"--no-config", OPT_NO_CONFIG, no_argument, NULL,
+     "read no .blockscan file"},
     {"--progress", OPT_PROGRESS, no_argument, NULL,
      "print [n/N] FILE on stderr as TUs are parsed,\n"
      "also when stderr is not a terminal"},
@@ -138,6 +141,9 @@ void bwsc__options_usage(FILE *out) {
   }
   fputs("\n"
         "Long options may be shortened to a unique prefix (--conf low).\n"
+        "A .blockscan file in the current directory or a parent adds rule\n"
+        "files, categories, excludes and a confidence; the command line\n"
+        "wins over it.\n"
         "\n"
         "Exit status: 0 no findings, 1 findings, 2 error.\n",
         out);
@@ -199,6 +205,10 @@ static int pick(const choice *choices, const char *word) {
   return -1;
 }
 
+int bwsc__confidence_parse(const char *word) {
+  return pick(levels, word);
+}
+
 /* Stores one option; 0, or -1 after printing the error. */
 static int set_option(bwsc__options *opts, int key, const char *value) {
   int v;
@@ -243,9 +253,13 @@ static int set_option(bwsc__options *opts, int key, const char *value) {
     if ((v = pick(levels, value)) < 0)
       return bad("--confidence must be high or low", value);
     opts->low_confidence = v;
+    opts->confidence_given = 1;
     return 0;
   case OPT_EXCLUDE:
     bwsc__options_exclude(opts, value, NULL);
+    return 0;
+  case OPT_NO_CONFIG:
+    opts->no_config = 1;
     return 0;
   case OPT_PROGRESS:
     opts->progress = 1;

@@ -1,7 +1,8 @@
 /* options.h - blockscan's command line.
  *
- * Invariant: the strings in bwsc__options point into argv (never freed); the
- * arrays are malloc'd and released by bwsc__options_free.
+ * Invariant: the strings in bwsc__options point into argv or into a
+ * bwsc__config that outlives the options (never freed here); the arrays
+ * are malloc'd and released by bwsc__options_free.
  */
 #ifndef BLOCKSCAN_OPTIONS_H
 #define BLOCKSCAN_OPTIONS_H
@@ -42,11 +43,13 @@ typedef struct bwsc__options {
   int summary;                /* --summary */
   int no_default_rules;       /* --no-default-rules */
   int low_confidence;         /* --confidence low: show low findings too */
+  int confidence_given;       /* --confidence was on the command line */
   bwsc__color color;
   bwsc__glob *excludes; /* --exclude, in order */
   size_t nexcludes;
-  int progress; /* --progress: [n/N] lines even when stderr is no tty */
-  int quiet;    /* --quiet: no progress and no notes */
+  int progress;  /* --progress: [n/N] lines even when stderr is no tty */
+  int quiet;     /* --quiet: no progress and no notes */
+  int no_config; /* --no-config: no .blockscan is read */
   /* clang-tidy's --extra-arg-before / --extra-arg: compiler arguments put
    * before / after every translation unit's own. */
   const char **extra_before, **extra_after;
@@ -70,6 +73,9 @@ void bwsc__options_push(const char ***array, size_t *count, const char *value);
 /* Appends an --exclude glob; `base` as in bwsc__glob. */
 void bwsc__options_exclude(bwsc__options *opts, const char *pattern,
                            const char *base);
+
+/* The value of a --confidence word ("high" 0, "low" 1), or -1. */
+int bwsc__confidence_parse(const char *word);
 
 void bwsc__options_free(bwsc__options *opts);
 

@@ -5,6 +5,7 @@
  * Invariant: each test runs blockscan in a directory it names, so no
  * .blockscan file of the source tree is read by accident.
  */
+#include "config.h"
 #include "exclude.h"
 #include "options.h"
 #include "run.h"
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CMDLINE FIXTURES "/cmdline"
 #define TIMEOUT 120
@@ -302,8 +304,15 @@ static void test_exclude_skips_tus_and_findings(void **s) {
 
 static void test_progress_lines_count_the_tus(void **s) {
   (void)s;
-  const char *args[] = {"--progress",     "-j", "2",  "--exclude=nolint",
-                        "--exclude=tidy", ".",  "--", NULL};
+  const char *args[] = {"--progress",
+                        "-j",
+                        "2",
+                        "--exclude=nolint",
+                        "--exclude=tidy",
+                        "--exclude=configured",
+                        ".",
+                        "--",
+                        NULL};
   run_result r = scan_in(CMDLINE, args);
   assert_int_equal(r.status, 1);
   assert_true(contains(r.err, "] work.c\n"));
@@ -384,6 +393,114 @@ static void test_a_compile_command_after_dashdash_is_trimmed(void **s) {
   run_free(&r);
 }
 
+/* configured/.blockscan, found from two directories down: its rule file
+ * (a path from the file's directory), its exclude and its disabled
+ * category hold; the command line's --enable wins; --no-config drops it. */
+static void test_blockscan_file_is_found_in_a_parent(void **s) {
+  (void)s;
+  const char *dir = CMDLINE "/configured/src/deeper";
+  const char *plain[] = {"--color=never", "../..", "--", NULL};
+  run_result r = scan_in(dir, plain);
+  assert_int_equal(r.status, 1);
+  assert_true(contains(r.out, "mine.c:8:3: warning: 'project_wait' blocks"));
+  assert_false(contains(r.out, "theirs"));  /* exclude = vendor/ */
+  assert_false(contains(r.out, "'sleep'")); /* disable = sleep */
+  run_free(&r);
+  const char *enable[] = {"--color=never", "--enable=sleep", "../..", "--",
+                          NULL};
+  r = scan_in(dir, enable);
+  assert_true(contains(r.out, "mine.c:9:3: warning: 'sleep' blocks"));
+  run_free(&r);
+  const char *none[] = {"--color=never", "--no-config", "../..", "--", NULL};
+  r = scan_in(dir, none);
+  assert_int_equal(r.status, 1);
+  assert_false(contains(r.out, "project_wait"));
+  assert_true(contains(r.out, "mine.c:9:3: warning: 'sleep' blocks"));
+  run_free(&r);
+}
+
+/* Writes `text` as .blockscan in a new temporary directory; returns it. */
+static char *config_dir(const char *text) {
+  char *dir = strdup("/tmp/blockscan-config-XXXXXX");
+  assert_non_null(mkdtemp(dir));
+  char path[256];
+  snprintf(path, sizeof(path), "%s/.blockscan", dir);
+  FILE *out = fopen(path, "w");
+  assert_non_null(out);
+  fputs(text, out);
+  fclose(out);
+  return dir;
+}
+
+static void remove_config_dir(char *dir) {
+  char path[256];
+  snprintf(path, sizeof(path), "%s/.blockscan", dir);
+  unlink(path);
+  rmdir(dir);
+  free(dir);
+}
+
+static void test_command_line_wins_over_the_file(void **s) {
+  (void)s;
+  char *dir = config_dir("confidence = low\n"
+                         "enable = lock\n"
+                         "disable = sleep\n"
+                         "disable = io\n"
+                         "exclude = gen/\n");
+  char *argv[] = {"blockscan", "--confidence=high", "--disable=lock",
+                  "--enable=sleep", NULL};
+  bwsc__options opts;
+  assert_int_equal(bwsc__options_parse(&opts, 4, argv), 0);
+  bwsc__config cfg;
+  assert_int_equal(bwsc__config_apply(&cfg, &opts, dir), 0);
+  assert_false(opts.low_confidence);
+  assert_int_equal(opts.nenable, 1); /* the file's lock lost to --disable */
+  assert_string_equal(opts.enable[0], "sleep");
+  assert_int_equal(opts.ndisable, 2); /* lock, io: not sleep */
+  assert_string_equal(opts.disable[1], "io");
+  assert_int_equal(opts.nexcludes, 1);
+  assert_string_equal(opts.excludes[0].base, dir);
+  bwsc__options_free(&opts);
+  bwsc__config_free(&cfg);
+  remove_config_dir(dir);
+}
+
+/* Every bad line is named, with its number, and nothing runs. */
+static void test_bad_blockscan_lines_are_named(void **s) {
+  (void)s;
+  char *dir = config_dir("# a comment\n"
+                         "\n"
+                         "bogus\n"
+                         "enable = nope\n"
+                         "confidence = maybe\n"
+                         "colour = red\n"
+                         "exclude =\n"
+                         "rules = fine.rules\n");
+  const char *args[] = {CMDLINE "/work.c", "--", NULL};
+  run_result r = scan_in(dir, args);
+  assert_int_equal(r.status, 2);
+  assert_string_equal(r.out, "");
+  char expect[512];
+  snprintf(expect, sizeof(expect),
+           "blockscan: %s/.blockscan:3: error: expected KEY = VALUE, got "
+           "'bogus'\n"
+           "blockscan: %s/.blockscan:4: error: unknown category 'nope'\n",
+           dir, dir);
+  assert_true(contains(r.err, expect));
+  assert_true(contains(r.err, ".blockscan:5: error: confidence must be high "
+                              "or low, not 'maybe'\n"));
+  assert_true(contains(r.err, ".blockscan:6: error: unknown key"));
+  assert_true(contains(r.err, ".blockscan:7: error: no value for 'exclude'"));
+  assert_int_equal(lines(r.err), 5);
+  run_free(&r);
+  const char *skip[] = {"--no-config", "--color=never", CMDLINE "/work.c", "--",
+                        NULL};
+  r = scan_in(dir, skip);
+  assert_int_equal(r.status, 1);
+  run_free(&r);
+  remove_config_dir(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_long_options_take_unique_prefixes),
@@ -404,6 +521,9 @@ int main(void) {
       cmocka_unit_test(test_quiet_keeps_errors_only),
       cmocka_unit_test(test_extra_args_go_before_and_after),
       cmocka_unit_test(test_a_compile_command_after_dashdash_is_trimmed),
+      cmocka_unit_test(test_blockscan_file_is_found_in_a_parent),
+      cmocka_unit_test(test_command_line_wins_over_the_file),
+      cmocka_unit_test(test_bad_blockscan_lines_are_named),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
