@@ -323,6 +323,22 @@ static void test_progress_lines_count_the_tus(void **s) {
   run_free(&r);
 }
 
+/* On a terminal the progress shows unasked, as one line rewritten in place
+ * and cleared before the report. util-linux's script(1) gives the
+ * terminal; without it the test skips. */
+static void test_progress_shows_on_a_terminal(void **s) {
+  (void)s;
+  if (access("/usr/bin/script", X_OK) != 0)
+    skip();
+  char command[1024];
+  snprintf(command, sizeof(command), "%s work.c -- >/dev/null", BLOCKSCAN_EXE);
+  const char *argv[] = {"/usr/bin/script", "-qec", command, "/dev/null", NULL};
+  run_result r = run_tool(CMDLINE, argv, TIMEOUT);
+  assert_int_equal(r.status, 1);
+  assert_true(contains(r.out, "\r[1/1] work.c\033[K\r\033[K"));
+  run_free(&r);
+}
+
 /* Without a database or "--", a note says the files get no flags; --quiet
  * silences it, the progress and the other notes, never an error. */
 static void test_quiet_keeps_errors_only(void **s) {
@@ -518,6 +534,7 @@ int main(void) {
       cmocka_unit_test(test_exclude_globs_match_paths_and_components),
       cmocka_unit_test(test_exclude_skips_tus_and_findings),
       cmocka_unit_test(test_progress_lines_count_the_tus),
+      cmocka_unit_test(test_progress_shows_on_a_terminal),
       cmocka_unit_test(test_quiet_keeps_errors_only),
       cmocka_unit_test(test_extra_args_go_before_and_after),
       cmocka_unit_test(test_a_compile_command_after_dashdash_is_trimmed),
