@@ -359,7 +359,8 @@ static int unknown_long(const char *arg) {
 
 int bwsc__options_parse(bwsc__options *opts, int argc, char **argv) {
   memset(opts, 0, sizeof(*opts));
-  /* Everything after the first "--" is the compiler's, left to us. */
+  /* Everything after the first "--" is the compiler's: getopt never
+   * sees it, so an "-o" there stays the compiler's. */
   int dashdash = 1;
   while (dashdash < argc && strcmp(argv[dashdash], "--") != 0)
     dashdash++;
