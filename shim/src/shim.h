@@ -168,8 +168,11 @@ typedef struct bwsh__thread {
    * (a runtime that has it is spared item_finished on every item). */
   int (*item_query)(void);
   int classified_by_option; /* worker by name/start routine */
-  int blocked_pool;         /* pool marked blocked by the current call, -1 */
-  int locks_held;           /* pool spinlocks this thread holds (pools.c) */
+  /* The function of the item a foreign pool's trampoline is running (NULL:
+   * none known): what tells two items sharing a helper apart (sites.c). */
+  void *item_fn;
+  int blocked_pool; /* pool marked blocked by the current call, -1 */
+  int locks_held;   /* pool spinlocks this thread holds (pools.c) */
   int tid;
   unsigned shard; /* 1 + its per-pool item shard (pools.c); 0: none yet */
   bwsh__slot *slot;
@@ -340,11 +343,21 @@ typedef struct bwsh__site_view {
   uint64_t count, blocked_ns;
   int nframes;
   void *frames[BW_SITE_FRAMES];
+  void *via; /* the library function the program called, or NULL */
 } bwsh__site_view;
 /* Copies site i (0..BW_MAX_SITES-1); returns 0 if the slot is empty. */
 BWSH__HIDDEN int bwsh__site_get(int i, bwsh__site_view *out);
 /* Calls that found the table full. */
 BWSH__HIDDEN uint64_t bwsh__sites_dropped(void);
+
+/* ---- the program's own code (modules.c) ---------------------------------- */
+
+/* Records the code ranges of the system libraries loaded now (libc, the
+ * pool and loop libraries, sanitizer runtimes, the shim): at start and
+ * when a new call site may come from a library loaded since. */
+BWSH__HIDDEN void bwsh__modules_scan(void);
+/* 1 when pc lies in a system library's code. Lock-free, a few compares. */
+BWSH__HIDDEN int bwsh__pc_is_system(const void *pc);
 
 /* ---- symbols (symbolize.c) ----------------------------------------------- */
 
