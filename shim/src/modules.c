@@ -28,6 +28,7 @@
 
 typedef struct range {
   uintptr_t lo, hi;
+  int kind; /* BW_CODE_LIBRARY or BW_CODE_INTERPOSER */
 } range;
 
 static range ranges[MAX_RANGES];
@@ -36,25 +37,61 @@ static atomic_int scanning;
 
 /* Libraries whose frames are the means of a blocking call, not its
  * cause: a call site is the first frame below them. Prefixes of the file
- * name, so every soname version matches. */
-static const char *const system_libs[] = {
-    "libc.so",       "libc-",          "libpthread",     "libm.so",
-    "librt.so",      "libdl.so",       "ld-linux",       "ld-musl",
-    "libstdc++",     "libgcc_s",       "libuv.so",       "libglib-2.0",
-    "libgio-2.0",    "libgobject-2.0", "libgthread-2.0", "libevent",
-    "libasan",       "libtsan",        "libubsan",       "liblsan",
-    "libblockwatch", "libclang_rt.",   "libgomp",        "libtbb",
-};
+ * name, so every soname version matches; the first match wins, so the
+ * runtime comes before the shim. The interposers (sanitizer runtimes, the
+ * shim) stand between the program and the function it called, so they are
+ * never the `via` of a site either. */
+typedef struct lib_name {
+  const char *prefix;
+  int kind;
+} lib_name;
 
-static int is_system_name(const char *path) {
+#define LIB(p)                                                                 \
+  { p, BW_CODE_LIBRARY }
+#define INTERPOSER(p)                                                          \
+  { p, BW_CODE_INTERPOSER }
+static const lib_name system_libs[] = {
+    LIB("libc.so"),
+    LIB("libc-"),
+    LIB("libpthread"),
+    LIB("libm.so"),
+    LIB("librt.so"),
+    LIB("libdl.so"),
+    LIB("ld-linux"),
+    LIB("libstdc++"),
+    LIB("libgcc_s"),
+    LIB("libuv.so"),
+    LIB("libglib-2.0"),
+    LIB("libgio-2.0"),
+    LIB("libgobject-2.0"),
+    LIB("libgthread-2.0"),
+    LIB("libevent"),
+    LIB("libgomp"),
+    LIB("libtbb"),
+    LIB("libblockwatch-runtime"),
+    INTERPOSER("libblockwatch"),
+    INTERPOSER("libasan"),
+    INTERPOSER("libtsan"),
+    INTERPOSER("libubsan"),
+    INTERPOSER("liblsan"),
+    INTERPOSER("libclang_rt."),
+};
+#undef LIB
+#undef INTERPOSER
+
+/* The kind of code of the module at path (BW_CODE_PROGRAM: none of the
+ * above). */
+static int kind_of_name(const char *path) {
   if (path == NULL || path[0] == '\0')
-    return 0;
+    return BW_CODE_PROGRAM;
   const char *base = strrchr(path, '/');
   base = base ? base + 1 : path;
-  for (size_t i = 0; i < sizeof system_libs / sizeof system_libs[0]; i++)
-    if (strncmp(base, system_libs[i], strlen(system_libs[i])) == 0)
-      return 1;
-  return 0;
+  for (size_t i = 0; i < sizeof system_libs / sizeof system_libs[0]; i++) {
+    const char *p = system_libs[i].prefix;
+    if (strncmp(base, p, strlen(p)) == 0)
+      return system_libs[i].kind;
+  }
+  return BW_CODE_PROGRAM;
 }
 
 static int known(uintptr_t lo, int n) {
@@ -67,7 +104,8 @@ static int known(uintptr_t lo, int n) {
 static int add_module(struct dl_phdr_info *info, size_t size, void *data) {
   (void)size;
   (void)data;
-  if (!is_system_name(info->dlpi_name))
+  int kind = kind_of_name(info->dlpi_name);
+  if (kind == 0)
     return 0;
   int n = atomic_load_explicit(&count, memory_order_relaxed);
   for (int i = 0; i < info->dlpi_phnum && n < MAX_RANGES; i++) {
@@ -79,6 +117,7 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data) {
       continue;
     ranges[n].lo = lo;
     ranges[n].hi = lo + ph->p_memsz;
+    ranges[n].kind = kind;
     n++;
     atomic_store_explicit(&count, n, memory_order_release);
   }
@@ -92,11 +131,11 @@ void bwsh__modules_scan(void) {
   atomic_store_explicit(&scanning, 0, memory_order_release);
 }
 
-int bwsh__pc_is_system(const void *pc) {
+int bwsh__code_kind(const void *pc) {
   uintptr_t a = (uintptr_t)pc;
   int n = atomic_load_explicit(&count, memory_order_acquire);
   for (int i = 0; i < n; i++)
     if (a >= ranges[i].lo && a < ranges[i].hi)
-      return 1;
-  return 0;
+      return ranges[i].kind;
+  return BW_CODE_PROGRAM;
 }

@@ -356,8 +356,11 @@ BWSH__HIDDEN uint64_t bwsh__sites_dropped(void);
  * pool and loop libraries, sanitizer runtimes, the shim): at start and
  * when a new call site may come from a library loaded since. */
 BWSH__HIDDEN void bwsh__modules_scan(void);
-/* 1 when pc lies in a system library's code. Lock-free, a few compares. */
-BWSH__HIDDEN int bwsh__pc_is_system(const void *pc);
+/* Whose code pc lies in: the program's (any module not named as a system
+ * library), a system library's, or an interposer's (a sanitizer runtime,
+ * the shim). Lock-free, a few compares. */
+enum { BW_CODE_PROGRAM = 0, BW_CODE_LIBRARY, BW_CODE_INTERPOSER };
+BWSH__HIDDEN int bwsh__code_kind(const void *pc);
 
 /* ---- symbols (symbolize.c) ----------------------------------------------- */
 

@@ -92,17 +92,25 @@ int bwsh__capture_frames(void **frames, int n) {
 
 /* The chain from the first frame outside the system libraries (the
  * shim's own frames are never in it): at most n frames into frames, the
- * library frame just above the first one into *via (NULL: none). When
- * every frame is a library's, the chain is kept as it is. */
+ * library frame nearest above the first one into *via (NULL: none; an
+ * interposer's frame is never one). When every frame is a library's, the
+ * chain is kept as it is. */
 static int capture_user_frames(void **frames, int n, void **via) {
   void *raw[BW_SITE_FRAMES + 16];
   int got = bwsh__capture_frames(raw, (int)(sizeof raw / sizeof raw[0]));
   int first = 0;
-  while (first < got && bwsh__pc_is_system(raw[first]))
-    first++;
-  if (first == got)
+  *via = NULL;
+  for (; first < got; first++) {
+    int kind = bwsh__code_kind(raw[first]);
+    if (kind == BW_CODE_PROGRAM)
+      break;
+    if (kind == BW_CODE_LIBRARY)
+      *via = raw[first];
+  }
+  if (first == got) {
     first = 0;
-  *via = first > 0 ? raw[first - 1] : NULL;
+    *via = NULL;
+  }
   int k = 0;
   for (int i = first; i < got && k < n; i++)
     frames[k++] = raw[i];
@@ -130,7 +138,7 @@ static void key_of(int fn, void *caller, int unwind, site_key *k) {
   int by_chain = user == NULL && bwsh__self.classified_by_option;
   k->nchain = -1;
   k->via = NULL;
-  if (unwind || by_chain || bwsh__pc_is_system(caller)) {
+  if (unwind || by_chain || bwsh__code_kind(caller) != BW_CODE_PROGRAM) {
     k->nchain = capture_user_frames(k->chain, BW_SITE_FRAMES, &k->via);
     if (k->nchain > 0)
       caller = k->chain[0];
@@ -168,7 +176,7 @@ int bwsh__site_add(int fn, void *caller, uint64_t count, uint64_t blocked_ns) {
        * loaded since the last scan may hold it. */
       rescanned = 1;
       bwsh__modules_scan();
-      if (bwsh__pc_is_system(caller)) {
+      if (bwsh__code_kind(caller) != BW_CODE_PROGRAM) {
         key_of(fn, caller, 1, &k);
         probe = (unsigned)-1; /* start over with the new key */
         continue;
