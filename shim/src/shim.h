@@ -331,6 +331,9 @@ BWSH__HIDDEN int bwsh__pool_notify(int p, int blocked);
  * only count, so a site's chain is the first one seen there. */
 BWSH__HIDDEN int bwsh__site_add(int fn, void *caller, uint64_t count,
                                 uint64_t blocked_ns);
+/* The first frame of site i (the program's own line that made the call),
+ * or fallback when i is no ready site. */
+BWSH__HIDDEN void *bwsh__site_frame0(int i, void *fallback);
 /* Adds blocked time to a site returned by bwsh__site_add. */
 BWSH__HIDDEN void bwsh__site_add_ns(int site, uint64_t blocked_ns);
 /* Captures the caller chain outside the shim into frames (max n). */

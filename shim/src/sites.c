@@ -151,13 +151,14 @@ static void key_of(int fn, void *caller, int unwind, site_key *k) {
 static void fill_site(site *s, int fn, void *caller, const site_key *k) {
   s->fn = fn;
   int want = (int)bwsh__opt.frames;
-  if (k->nchain >= 0) {
-    s->nframes = k->nchain < want ? k->nchain : want;
-    memcpy(s->frames, k->chain, (size_t)s->nframes * sizeof(void *));
-    s->via = k->via;
-  } else {
-    s->nframes = bwsh__capture_frames(s->frames, want);
+  site_key own;
+  if (k->nchain < 0) { /* a cheap key: the chain is taken now, once */
+    own.nchain = capture_user_frames(own.chain, BW_SITE_FRAMES, &own.via);
+    k = &own;
   }
+  s->nframes = k->nchain < want ? k->nchain : want;
+  memcpy(s->frames, k->chain, (size_t)s->nframes * sizeof(void *));
+  s->via = k->via;
   if (s->nframes == 0 && caller) {
     s->frames[0] = caller; /* no unwinder: at least the caller */
     s->nframes = 1;
@@ -207,6 +208,15 @@ void bwsh__site_add_ns(int i, uint64_t blocked_ns) {
   if (i >= 0 && i < BW_MAX_SITES)
     atomic_fetch_add_explicit(&sites[i].blocked_ns, blocked_ns,
                               memory_order_relaxed);
+}
+
+void *bwsh__site_frame0(int i, void *fallback) {
+  if (i < 0 || i >= BW_MAX_SITES)
+    return fallback;
+  site *s = &sites[i];
+  if (!atomic_load_explicit(&s->ready, memory_order_acquire) || s->nframes == 0)
+    return fallback;
+  return s->frames[0];
 }
 
 int bwsh__site_get(int i, bwsh__site_view *out) {

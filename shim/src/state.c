@@ -401,19 +401,20 @@ void bwsh__call_end(bwsh__call *c) {
   bwsh__pool_unblock(c->pool, end);
   if (c->compensated)
     bwsh__pool_notify(c->pool, 0);
-  int record = c->counted_early;
+  int record = c->counted_early, site = c->site;
   if (record) {
     slot_add(s, &s->blocked_ns_worker, dur);
-    bwsh__site_add_ns(c->site, dur);
+    bwsh__site_add_ns(site, dur);
   } else if (bwsh__policy_long_enough(dur) &&
              !atomic_load_explicit(&fail_fired, memory_order_relaxed)) {
     record = 1;
     slot_add(s, &s->calls_worker, 1);
     slot_add(s, &s->blocked_ns_worker, dur);
-    bwsh__site_add(c->fn, c->caller, 1, dur);
+    site = bwsh__site_add(c->fn, c->caller, 1, dur);
   }
   if (record && bwsh__opt.trace_path[0])
-    bwsh__trace_slice(c->fn, bwsh__self.tid, c->caller, c->start_ns, dur);
+    bwsh__trace_slice(c->fn, bwsh__self.tid, bwsh__site_frame0(site, c->caller),
+                      c->start_ns, dur);
   bwsh__self.depth--;
   errno = saved;
 }
