@@ -7,6 +7,7 @@
  * result does not depend on which thread parsed what.
  */
 #include "analyze.h"
+#include "diff.h"
 #include "filter.h"
 #include "inputs.h"
 #include "options.h"
@@ -191,6 +192,28 @@ static void facts_errors(const bwsc__tu_facts *facts, size_t n,
   }
 }
 
+/* A --diff that cannot be read ends the run before any parsing: exit 2. */
+static int diff_failed(bwsc__errors *errors, bwsc__changes *changes,
+                       bwsc__inputs *inputs, bw_rules *rules,
+                       bwsc__options *opts) {
+  for (size_t i = 0; i < errors->count; i++) {
+    const bwsc__error *err = &errors->items[i];
+    if (err->file && err->line)
+      fprintf(stderr, "blockscan: error: %s:%u: %s\n", err->file, err->line,
+              err->message);
+    else if (err->file)
+      fprintf(stderr, "blockscan: error: %s: %s\n", err->file, err->message);
+    else
+      fprintf(stderr, "blockscan: error: %s\n", err->message);
+  }
+  bwsc__changes_free(changes);
+  bwsc__inputs_free(inputs);
+  bwsc__errors_free(errors);
+  bw_rules_free(rules);
+  bwsc__options_free(opts);
+  return 2;
+}
+
 int main(int argc, char **argv) {
   bwsc__options opts;
   if (bwsc__options_parse(&opts, argc, argv) != 0) {
@@ -239,6 +262,10 @@ int main(int argc, char **argv) {
 
   bwsc__inputs inputs;
   bwsc__inputs_collect(&opts, &inputs, &errors);
+  bwsc__changes changes = {0};
+  int diffing = opts.diff_rev || opts.diff_file;
+  if (diffing && bwsc__changes_load(&changes, &opts, &inputs, &errors) != 0)
+    return diff_failed(&errors, &changes, &inputs, rules, &opts);
   bwsc__tu_facts *facts =
       bwsc__xcalloc(inputs.count + 1, sizeof(bwsc__tu_facts));
   bwsc__parse_init();
@@ -256,6 +283,8 @@ int main(int argc, char **argv) {
             inputs.count, inputs.count == 1 ? "" : "s");
   bwsc__suppress_apply(&findings, facts, inputs.count);
   bwsc__findings_sort(&findings);
+  if (diffing)
+    bwsc__changes_filter(&changes, &findings);
   size_t hidden = opts.low_confidence ? 0 : bwsc__findings_drop_low(&findings);
   if (hidden)
     fprintf(stderr,
@@ -315,6 +344,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < inputs.count; i++)
     bwsc__facts_free(&facts[i]);
   free(facts);
+  bwsc__changes_free(&changes);
   bwsc__inputs_free(&inputs);
   bwsc__errors_free(&errors);
   bw_rules_free(rules);

@@ -31,6 +31,9 @@ void bwsc__options_usage(FILE *out) {
         "CPUs)\n"
         "  --baseline FILE        report only findings not in FILE\n"
         "  --write-baseline FILE  write the findings' fingerprints to FILE\n"
+        "  --diff REV             report only findings a change since REV "
+        "touches\n"
+        "  --diff-file PATCH      the same for a unified diff (- = stdin)\n"
         "  --summary              print counts per rule, directory and "
         "callback\n"
         "  --confidence LEVEL     high (default) or low: also the findings "
@@ -107,7 +110,9 @@ typedef enum value_option {
   OPT_BASELINE,
   OPT_WRITE_BASELINE,
   OPT_COLOR,
-  OPT_CONFIDENCE
+  OPT_CONFIDENCE,
+  OPT_DIFF,
+  OPT_DIFF_FILE
 } value_option;
 
 static const struct {
@@ -120,6 +125,7 @@ static const struct {
     {"--output", OPT_OUTPUT},     {"-o", OPT_OUTPUT},
     {"--baseline", OPT_BASELINE}, {"--write-baseline", OPT_WRITE_BASELINE},
     {"--color", OPT_COLOR},       {"--confidence", OPT_CONFIDENCE},
+    {"--diff", OPT_DIFF},         {"--diff-file", OPT_DIFF_FILE},
     {NULL, OPT_BUILD_DIR}};
 
 /* A word an option accepts and the value it stands for; a table ends with
@@ -182,6 +188,12 @@ static int set_value(bwsc__options *opts, value_option option,
     return 0;
   case OPT_WRITE_BASELINE:
     opts->write_baseline = value;
+    return 0;
+  case OPT_DIFF:
+    opts->diff_rev = value;
+    return 0;
+  case OPT_DIFF_FILE:
+    opts->diff_file = value;
     return 0;
   case OPT_COLOR:
     if ((v = pick(colors, value)) < 0)
