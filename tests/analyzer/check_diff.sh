@@ -151,9 +151,12 @@ check_errors() {
   (cd "$work/norepo" && GIT_CEILING_DIRECTORIES=$work "$blockscan" -p build --diff HEAD) \
     >"$work/out" 2>"$work/err" || status=$?
   expect_error not_a_repository "^blockscan: error: --diff needs a git repository \(in .*/norepo/src\): fatal: not a git repository"
-  printf '@@ -1,0 +2 @@\n+  sleep(1);\n' >"$work/headerless.patch"
+  printf '@@ -1,0 +2 @@\n' >"$work/headerless.patch"
   scan -p build --diff-file "$work/headerless.patch"
-  expect_error hunk_without_file "headerless.patch:1: malformed patch: a hunk before any '--- OLD' / '\+\+\+ NEW' file header"
+  expect_error hunk_header_only "headerless.patch:1: malformed patch: a hunk before any '--- OLD' / '\+\+\+ NEW' file header"
+  printf -- '--- a/src/app.c\n+++ b/src/app.c\n@@ -4,0 +5 @@\n' >"$work/bodiless.patch"
+  scan -p build --diff-file "$work/bodiless.patch"
+  expect_error hunk_without_body "bodiless.patch:4: malformed patch: the patch ends inside the hunk of line 3 \(0 old and 1 new lines missing\)"
   printf -- '--- a/src/app.c\n+++ b/src/app.c\n@@ -4,0 +5,2 @@\n+  sleep(1);\n' >"$work/short.patch"
   scan -p build --diff-file - <"$work/short.patch"
   expect_error patch_ends_in_hunk "^blockscan: error: <stdin>:5: malformed patch: the patch ends inside the hunk of line 3"
