@@ -82,10 +82,11 @@ static void run_git(const char *dir, const char *const *args, git_run *run) {
   }
   run->out = slurp(fds[0], &run->len);
   close(fds[0]);
-  int status;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+  int status = 0;
+  pid_t waited;
+  while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
     ;
-  run->ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  run->ok = waited == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   size_t errlen;
   lseek(fileno(err), 0, SEEK_SET);
   run->err = slurp(fileno(err), &errlen);
