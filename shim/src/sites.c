@@ -48,6 +48,7 @@ typedef struct site {
 
 static site sites[BW_MAX_SITES];
 static atomic_uint_least64_t dropped;
+static atomic_int claimed; /* sites claimed since start or the last fork */
 static uintptr_t self_lo, self_hi;
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
@@ -186,6 +187,7 @@ int bwsh__site_add(int fn, void *caller, uint64_t count, uint64_t blocked_ns) {
     if (cur == 0) {
       uint64_t expected = 0;
       if (atomic_compare_exchange_strong(&s->key, &expected, k.key)) {
+        atomic_fetch_add_explicit(&claimed, 1, memory_order_relaxed);
         fill_site(s, fn, caller, &k);
         atomic_store_explicit(&s->ready, 1, memory_order_release);
         cur = k.key;
@@ -237,6 +239,12 @@ uint64_t bwsh__sites_dropped(void) {
 }
 
 void bwsh__sites_after_fork(void) {
-  memset(sites, 0, sizeof sites);
+  /* Claimed sites only, and no look at the table when there are none:
+   * touching its pages costs every child that execs at once a fault each. */
+  if (atomic_exchange(&claimed, 0) == 0)
+    return;
+  for (int i = 0; i < BW_MAX_SITES; i++)
+    if (atomic_load_explicit(&sites[i].key, memory_order_relaxed) != 0)
+      memset(&sites[i], 0, sizeof sites[i]);
   atomic_store(&dropped, 0);
 }

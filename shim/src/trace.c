@@ -143,8 +143,11 @@ void bwsh__trace_thread_name(int tid, const char name[16]) {
 }
 
 void bwsh__trace_after_fork(void) {
-  if (events)
-    memset(events, 0, CAPACITY * sizeof(event));
+  /* Only the events written so far: the rest of the mapping was never
+   * touched, and clearing it would fault in every page of it. */
+  uint64_t used = atomic_load(&next);
+  if (events && used > 0)
+    memset(events, 0, (used < CAPACITY ? used : CAPACITY) * sizeof(event));
   atomic_store(&next, 0);
   atomic_store(&lost, 0);
   atomic_store(&waits, 0);
