@@ -8,6 +8,7 @@
  */
 #include "analyze.h"
 #include "config.h"
+#include "diff.h"
 #include "exclude.h"
 #include "filter.h"
 #include "inputs.h"
@@ -248,6 +249,28 @@ static void facts_errors(const bwsc__tu_facts *facts, size_t n,
   }
 }
 
+/* A --diff that cannot be read ends the run before any parsing: exit 2. */
+static int diff_failed(bwsc__errors *errors, bwsc__changes *changes,
+                       bwsc__inputs *inputs, bw_rules *rules,
+                       bwsc__options *opts) {
+  for (size_t i = 0; i < errors->count; i++) {
+    const bwsc__error *err = &errors->items[i];
+    if (err->file && err->line)
+      fprintf(stderr, "blockscan: error: %s:%u: %s\n", err->file, err->line,
+              err->message);
+    else if (err->file)
+      fprintf(stderr, "blockscan: error: %s: %s\n", err->file, err->message);
+    else
+      fprintf(stderr, "blockscan: error: %s\n", err->message);
+  }
+  bwsc__changes_free(changes);
+  bwsc__inputs_free(inputs);
+  bwsc__errors_free(errors);
+  bw_rules_free(rules);
+  bwsc__options_free(opts);
+  return 2;
+}
+
 int main(int argc, char **argv) {
   bwsc__options opts;
   if (bwsc__options_parse(&opts, argc, argv) != 0) {
@@ -305,21 +328,30 @@ int main(int argc, char **argv) {
     return 0;
   }
 
+  bwsc__inputs inputs;
+  bwsc__inputs_collect(&opts, &inputs, &errors);
+  add_extra_args(&opts, &inputs);
+  bwsc__changes changes = {0};
+  int diffing = opts.diff_rev || opts.diff_file;
+  if (diffing && bwsc__changes_load(&changes, &opts, &inputs, &errors) != 0) {
+    bwsc__config_free(&config);
+    return diff_failed(&errors, &changes, &inputs, rules, &opts);
+  }
+
   /* Opened before the analysis, which may take minutes: a report that
    * cannot be written should not cost them. */
   FILE *out = stdout;
   if (opts.output && !(out = fopen(opts.output, "w"))) {
     fprintf(stderr, "blockscan: error: cannot write '%s': %s\n", opts.output,
             strerror(errno));
+    bwsc__changes_free(&changes);
+    bwsc__inputs_free(&inputs);
+    bwsc__errors_free(&errors);
     bw_rules_free(rules);
     bwsc__options_free(&opts);
     bwsc__config_free(&config);
     return 2;
   }
-
-  bwsc__inputs inputs;
-  bwsc__inputs_collect(&opts, &inputs, &errors);
-  add_extra_args(&opts, &inputs);
   bwsc__tu_facts *facts =
       bwsc__xcalloc(inputs.count + 1, sizeof(bwsc__tu_facts));
   bwsc__parse_init();
@@ -346,6 +378,8 @@ int main(int argc, char **argv) {
       i++;
   }
   bwsc__findings_sort(&findings);
+  if (diffing)
+    bwsc__changes_filter(&changes, &findings);
   size_t hidden = opts.low_confidence ? 0 : bwsc__findings_drop_low(&findings);
   if (hidden && !opts.quiet)
     fprintf(stderr,
@@ -397,6 +431,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < inputs.count; i++)
     bwsc__facts_free(&facts[i]);
   free(facts);
+  bwsc__changes_free(&changes);
   bwsc__inputs_free(&inputs);
   bwsc__errors_free(&errors);
   bw_rules_free(rules);

@@ -25,6 +25,8 @@ enum {
   OPT_FORMAT,
   OPT_BASELINE,
   OPT_WRITE_BASELINE,
+  OPT_DIFF,
+  OPT_DIFF_FILE,
   OPT_SUMMARY,
   OPT_CONFIDENCE,
   OPT_EXCLUDE,
@@ -70,6 +72,10 @@ static const option_row rows[] = {
      "report only findings not in FILE"},
     {"--write-baseline", OPT_WRITE_BASELINE, required_argument, "FILE",
      "write the findings' fingerprints to FILE"},
+    {"--diff", OPT_DIFF, required_argument, "REV",
+     "report only findings a change since REV touches"},
+    {"--diff-file", OPT_DIFF_FILE, required_argument, "PATCH",
+     "the same for a unified diff (- = stdin)"},
     {"--summary", OPT_SUMMARY, no_argument, NULL,
      "print counts per rule, directory and callback"},
     {"--confidence", OPT_CONFIDENCE, required_argument, "LEVEL",
@@ -245,6 +251,12 @@ static int set_option(bwsc__options *opts, int key, const char *value) {
     return 0;
   case OPT_WRITE_BASELINE:
     opts->write_baseline = value;
+    return 0;
+  case OPT_DIFF:
+    opts->diff_rev = value;
+    return 0;
+  case OPT_DIFF_FILE:
+    opts->diff_file = value;
     return 0;
   case OPT_SUMMARY:
     opts->summary = 1;

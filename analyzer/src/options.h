@@ -40,6 +40,8 @@ typedef struct bwsc__options {
   unsigned jobs;              /* -j, 0 = number of CPUs */
   const char *baseline;       /* --baseline */
   const char *write_baseline; /* --write-baseline */
+  const char *diff_rev;       /* --diff: only what changed since REV */
+  const char *diff_file;      /* --diff-file: ... in this patch, "-" stdin */
   int summary;                /* --summary */
   int no_default_rules;       /* --no-default-rules */
   int low_confidence;         /* --confidence low: show low findings too */
