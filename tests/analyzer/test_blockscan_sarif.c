@@ -452,6 +452,29 @@ static void test_multitool_azure_devops_rules_pass(void **state) {
 
 /* With --multitool: the Multitool tests only, exiting SKIPPED when the
  * Multitool is not there (ctest shows the entry as skipped). */
+/* --srcroot: a file outside the current directory but under DIR is a URI
+ * relative to %SRCROOT%, which originalUriBaseIds maps to DIR. */
+static void test_srcroot_makes_outside_files_relative(void **state) {
+  (void)state;
+  json_t *root = sarif_of(SCAN_DIR, 1, "--srcroot", "..", "-p", ".", "--rules",
+                          "allow.rules", NULL);
+  json_t *run = run_of(root);
+  const char *base =
+      string_at(at(run, "originalUriBaseIds", "%SRCROOT%", NULL), "uri");
+  assert_true(contains(base, "/tests/analyzer/fixtures/"));
+  json_t *result = json_array_get(json_object_get(run, "results"), 0);
+  json_t *artifact = at(json_array_get(json_object_get(result, "locations"), 0),
+                        "physicalLocation", "artifactLocation", NULL);
+  assert_string_equal(string_at(artifact, "uri"), "scan/allow.c");
+  assert_string_equal(string_at(artifact, "uriBaseId"), "%SRCROOT%");
+  json_decref(root);
+  char *argv[] = {BLOCKSCAN_EXE, "--srcroot", "/no/such/dir", "-p", ".", NULL};
+  run_result r = run_tool(SCAN_DIR, (const char *const *)argv, TIMEOUT);
+  assert_int_equal(r.status, 2);
+  assert_true(contains(r.err, "--srcroot '/no/such/dir'"));
+  run_free(&r);
+}
+
 static int run_multitool_tests(void) {
   if (!multitool()) {
     printf("SKIP: SARIF Multitool not found (SARIF_MULTITOOL='%s', "
@@ -485,6 +508,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_pipeline_identity_in_azure_devops),
       cmocka_unit_test(test_srcroot_option_names_the_root),
       cmocka_unit_test(test_uris_are_relative_to_the_source_root),
+      cmocka_unit_test(test_srcroot_makes_outside_files_relative),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
