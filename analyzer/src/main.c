@@ -6,7 +6,12 @@
  * 1 with findings, else 0; TU facts are stored by input index, so the
  * result does not depend on which thread parsed what.
  */
+/* realpath() (for --srcroot) is XSI. */
+#define _XOPEN_SOURCE 700
 #include "analyze.h"
+#include "config.h"
+#include "diff.h"
+#include "exclude.h"
 #include "filter.h"
 #include "inputs.h"
 #include "options.h"
@@ -32,6 +37,16 @@
 static unsigned cpu_count(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (unsigned)n : 1;
+}
+
+/* Progress, when asked: on a terminal one line rewritten in place, else
+ * one "[n/N] file" line per TU (a CI log keeps them all). */
+static bwsc__progress progress_of(const bwsc__options *opts) {
+  if (opts->quiet)
+    return BWSC__PROGRESS_OFF;
+  if (isatty(STDERR_FILENO))
+    return BWSC__PROGRESS_IN_PLACE;
+  return opts->progress ? BWSC__PROGRESS_LINES : BWSC__PROGRESS_OFF;
 }
 
 /* ---- rules -------------------------------------------------------------- */
@@ -131,6 +146,27 @@ static int use_color(const bwsc__options *opts, FILE *out) {
 
 /* ---- main ---------------------------------------------------------------- */
 
+/* --extra-arg-before / --extra-arg around each TU's own arguments. */
+static void add_extra_args(const bwsc__options *opts, bwsc__inputs *inputs) {
+  if (!opts->nextra_before && !opts->nextra_after)
+    return;
+  for (size_t i = 0; i < inputs->count; i++) {
+    bwsc__tu_input *input = &inputs->items[i];
+    size_t n = opts->nextra_before + input->nargs + opts->nextra_after;
+    char **args = bwsc__xcalloc(n + 1, sizeof(char *));
+    size_t k = 0;
+    for (size_t a = 0; a < opts->nextra_before; a++)
+      args[k++] = bwsc__xstrdup(opts->extra_before[a]);
+    for (size_t a = 0; a < input->nargs; a++)
+      args[k++] = input->args[a];
+    for (size_t a = 0; a < opts->nextra_after; a++)
+      args[k++] = bwsc__xstrdup(opts->extra_after[a]);
+    free(input->args);
+    input->args = args;
+    input->nargs = k;
+  }
+}
+
 /* Each failed TU's diagnostics, then one line naming the TU itself: a
  * header's error does not say which TU included it. */
 static void facts_errors(const bwsc__tu_facts *facts, size_t n,
@@ -146,6 +182,28 @@ static void facts_errors(const bwsc__tu_facts *facts, size_t n,
                        "this translation unit did not parse and is left out of "
                        "the analysis");
   }
+}
+
+/* A --diff that cannot be read ends the run before any parsing: exit 2. */
+static int diff_failed(bwsc__errors *errors, bwsc__changes *changes,
+                       bwsc__inputs *inputs, bw_rules *rules,
+                       bwsc__options *opts) {
+  for (size_t i = 0; i < errors->count; i++) {
+    const bwsc__error *err = &errors->items[i];
+    if (err->file && err->line)
+      fprintf(stderr, "blockscan: error: %s:%u: %s\n", err->file, err->line,
+              err->message);
+    else if (err->file)
+      fprintf(stderr, "blockscan: error: %s: %s\n", err->file, err->message);
+    else
+      fprintf(stderr, "blockscan: error: %s\n", err->message);
+  }
+  bwsc__changes_free(changes);
+  bwsc__inputs_free(inputs);
+  bwsc__errors_free(errors);
+  bw_rules_free(rules);
+  bwsc__options_free(opts);
+  return 2;
 }
 
 int main(int argc, char **argv) {
@@ -173,18 +231,40 @@ int main(int argc, char **argv) {
     bwsc__options_free(&opts);
     return rc;
   }
+  /* Taken first: paths are printed relative to where the user ran
+   * blockscan, and .blockscan is looked for from there. */
+  char cwd[PATH_MAX];
+  const char *srcroot = getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
+  /* Read after the command line, which it must not override. */
+  bwsc__config config = {0};
+  if (!opts.no_config && srcroot &&
+      bwsc__config_apply(&config, &opts, srcroot) != 0) {
+    bwsc__config_free(&config);
+    bwsc__options_free(&opts);
+    return 2;
+  }
+  /* --srcroot: paths are printed relative to it instead (and are SARIF's
+   * %SRCROOT%). Made absolute, as the current directory is. */
+  char root[PATH_MAX];
+  if (opts.srcroot) {
+    if (!realpath(opts.srcroot, root)) {
+      fprintf(stderr, "blockscan: error: --srcroot '%s': %s\n", opts.srcroot,
+              strerror(errno));
+      bwsc__config_free(&config);
+      bwsc__options_free(&opts);
+      return 2;
+    }
+    srcroot = root;
+  }
   if (opts.npaths == 0 && !opts.build_dir && !opts.list_rules) {
     fputs("blockscan: error: no input files (give files, directories or "
           "-p BUILD_DIR)\n",
           stderr);
     bwsc__options_free(&opts);
+    bwsc__config_free(&config);
     return 2;
   }
 
-  /* Taken before parsing: paths are printed relative to where the user
-   * ran blockscan. */
-  char cwd[PATH_MAX];
-  const char *srcroot = getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
   int status = 0;
   bwsc__errors errors = {0};
   bw_rules *rules = load_rules(&opts, &errors);
@@ -194,6 +274,7 @@ int main(int argc, char **argv) {
               errors.items[i].message);
     bwsc__errors_free(&errors);
     bwsc__options_free(&opts);
+    bwsc__config_free(&config);
     return 2;
   }
 
@@ -201,10 +282,36 @@ int main(int argc, char **argv) {
     list_rules(rules);
     bw_rules_free(rules);
     bwsc__options_free(&opts);
+    bwsc__config_free(&config);
     return 0;
   }
 
   bwsc__inputs inputs = {0};
+  if (!opts.facts) {
+    bwsc__inputs_collect(&opts, &inputs, &errors);
+    add_extra_args(&opts, &inputs);
+  }
+  bwsc__changes changes = {0};
+  int diffing = opts.diff_rev || opts.diff_file;
+  if (diffing && bwsc__changes_load(&changes, &opts, &inputs, &errors) != 0) {
+    bwsc__config_free(&config);
+    return diff_failed(&errors, &changes, &inputs, rules, &opts);
+  }
+
+  /* Opened before the analysis, which may take minutes: a report that
+   * cannot be written should not cost them. */
+  FILE *out = stdout;
+  if (opts.output && !(out = fopen(opts.output, "w"))) {
+    fprintf(stderr, "blockscan: error: cannot write '%s': %s\n", opts.output,
+            strerror(errno));
+    bwsc__changes_free(&changes);
+    bwsc__inputs_free(&inputs);
+    bwsc__errors_free(&errors);
+    bw_rules_free(rules);
+    bwsc__options_free(&opts);
+    bwsc__config_free(&config);
+    return 2;
+  }
   bwsc__tu_stats stats = {0};
   size_t ntus = 0;
   bwsc__tu_facts *facts = NULL;
@@ -212,15 +319,15 @@ int main(int argc, char **argv) {
     facts = bwsc__tus_load(opts.paths, opts.npaths, &ntus, &errors);
     stats.loaded = ntus;
   } else {
-    bwsc__inputs_collect(&opts, &inputs, &errors);
     ntus = inputs.count;
     facts = bwsc__xcalloc(ntus + 1, sizeof(bwsc__tu_facts));
     char *cache_dir = bwsc__cache_dir(&opts);
     bwsc__cache *cache = cache_dir ? bwsc__cache_open(cache_dir) : NULL;
     free(cache_dir);
     bwsc__parse_init();
+    bwsc__report where = {NULL, NULL, NULL, 0, srcroot};
     bwsc__tus_gather(&inputs, facts, opts.jobs ? opts.jobs : cpu_count(), cache,
-                     &stats);
+                     &stats, progress_of(&opts), &where);
     bwsc__cache_close(cache);
   }
   if (opts.stats)
@@ -234,16 +341,25 @@ int main(int argc, char **argv) {
   bwsc__program prog;
   bwsc__program_build(&prog, facts, ntus);
   bwsc__findings findings = {0};
-  if (bwsc__analyze(&prog, rules, &findings) == 0)
+  if (bwsc__analyze(&prog, rules, &findings) == 0 && !opts.quiet)
     fprintf(stderr,
             "blockscan: no callback handed to a pool or loop was found in %zu "
             "translation unit%s; APIs without rules are not seen (see "
             "--list-rules)\n",
             ntus, ntus == 1 ? "" : "s");
   bwsc__suppress_apply(&findings, facts, ntus);
+  /* --exclude also covers findings in a header an analysed TU includes. */
+  for (size_t i = 0; i < findings.count;) {
+    if (bwsc__excluded(&opts, findings.items[i].loc.file))
+      bwsc__findings_remove(&findings, i);
+    else
+      i++;
+  }
   bwsc__findings_sort(&findings);
+  if (diffing)
+    bwsc__changes_filter(&changes, &findings);
   size_t hidden = opts.low_confidence ? 0 : bwsc__findings_drop_low(&findings);
-  if (hidden)
+  if (hidden && !opts.quiet)
     fprintf(stderr,
             "blockscan: %zu blocking call%s reached with low confidence only "
             "%s not shown (--confidence low shows %s)\n",
@@ -268,27 +384,19 @@ int main(int argc, char **argv) {
    * have, so they are applied and written before grouping. */
   bwsc__findings_group(&findings);
 
-  FILE *out = stdout;
-  if (opts.output && !(out = fopen(opts.output, "w"))) {
-    fprintf(stderr, "blockscan: error: cannot write '%s': %s\n", opts.output,
-            strerror(errno));
-    out = stdout;
-    status = 2;
-  }
   bwsc__report report = {&findings, &errors, rules, use_color(&opts, out),
                          srcroot};
   if (write_report(&opts, &report, out) != 0)
     status = 2;
   if (out != stdout && fclose(out) != 0)
     status = 2;
-  /* Errors also go to stderr when the report is a file or not text. */
+  /* Errors also go to stderr when the report is a file or not text, in
+   * the text report's own words: a reader (or an editor parsing
+   * file:line) sees one form whatever the format. */
   if (errors.count && (out != stdout || opts.format != BWSC__FORMAT_TEXT)) {
-    for (size_t i = 0; i < errors.count; i++) {
-      const bwsc__error *err = &errors.items[i];
-      fprintf(stderr, "%s:%u:%u: error: %s\n",
-              bwsc__report_path(&report, err->file), err->line, err->col,
-              err->message);
-    }
+    bwsc__findings none = {0};
+    bwsc__report only_errors = {&none, &errors, rules, 0, srcroot};
+    bwsc__write_text(&only_errors, stderr);
   }
 
   if (errors.count || status)
@@ -301,9 +409,11 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < ntus; i++)
     bwsc__facts_free(&facts[i]);
   free(facts);
+  bwsc__changes_free(&changes);
   bwsc__inputs_free(&inputs);
   bwsc__errors_free(&errors);
   bw_rules_free(rules);
   bwsc__options_free(&opts);
+  bwsc__config_free(&config);
   return status;
 }

@@ -28,7 +28,38 @@ typedef struct pool_job {
   bwsc__cache *cache;
   atomic_size_t next; /* next input to take */
   atomic_size_t parsed, cached;
+  atomic_size_t done; /* inputs gathered, for the progress line */
+  bwsc__progress progress;
+  const bwsc__report *where; /* srcroot, to print paths as reports do */
 } pool_job;
+
+static void show_progress(pool_job *job, size_t i) {
+  size_t done = atomic_fetch_add(&job->done, 1) + 1;
+  const char *file = bwsc__report_path(job->where, job->inputs->items[i].file);
+  /* One fprintf per line: stdio locks the stream, lines do not mix. */
+  if (job->progress == BWSC__PROGRESS_IN_PLACE)
+    fprintf(stderr, "\r[%zu/%zu] %s\033[K", done, job->inputs->count, file);
+  else
+    fprintf(stderr, "[%zu/%zu] %s\n", done, job->inputs->count, file);
+}
+
+/* Gets input i's facts: from the cache, else by parsing with *parser
+ * (made on the first miss). */
+static void gather_one(pool_job *job, size_t i, bwsc__parser **parser) {
+  const bwsc__tu_input *input = &job->inputs->items[i];
+  if (job->cache && bwsc__cache_lookup(job->cache, input, &job->facts[i])) {
+    atomic_fetch_add(&job->cached, 1);
+    return;
+  }
+  if (!*parser)
+    *parser = bwsc__parser_new();
+  bwsc__deps deps = {0};
+  bwsc__parser_parse(*parser, input, &job->facts[i], job->cache ? &deps : NULL);
+  if (job->cache)
+    bwsc__cache_store(job->cache, input, &job->facts[i], &deps);
+  bwsc__deps_free(&deps);
+  atomic_fetch_add(&job->parsed, 1);
+}
 
 static void *parse_worker(void *arg) {
   pool_job *job = arg;
@@ -37,29 +68,18 @@ static void *parse_worker(void *arg) {
     size_t i = atomic_fetch_add(&job->next, 1);
     if (i >= job->inputs->count)
       break;
-    const bwsc__tu_input *input = &job->inputs->items[i];
-    if (job->cache && bwsc__cache_lookup(job->cache, input, &job->facts[i])) {
-      atomic_fetch_add(&job->cached, 1);
-      continue;
-    }
-    if (!parser)
-      parser = bwsc__parser_new();
-    bwsc__deps deps = {0};
-    bwsc__parser_parse(parser, input, &job->facts[i],
-                       job->cache ? &deps : NULL);
-    if (job->cache)
-      bwsc__cache_store(job->cache, input, &job->facts[i], &deps);
-    bwsc__deps_free(&deps);
-    atomic_fetch_add(&job->parsed, 1);
+    gather_one(job, i, &parser);
+    if (job->progress != BWSC__PROGRESS_OFF)
+      show_progress(job, i);
   }
   bwsc__parser_free(parser);
   return NULL;
 }
 
 void bwsc__tus_gather(const bwsc__inputs *inputs, bwsc__tu_facts *facts,
-                      unsigned jobs, bwsc__cache *cache,
-                      bwsc__tu_stats *stats) {
-  pool_job job = {inputs, facts, cache, 0, 0, 0};
+                      unsigned jobs, bwsc__cache *cache, bwsc__tu_stats *stats,
+                      bwsc__progress progress, const bwsc__report *where) {
+  pool_job job = {inputs, facts, cache, 0, 0, 0, 0, progress, where};
   if (jobs > inputs->count)
     jobs = (unsigned)inputs->count;
   if (jobs < 1)
@@ -75,6 +95,8 @@ void bwsc__tus_gather(const bwsc__inputs *inputs, bwsc__tu_facts *facts,
   for (unsigned t = 1; t <= started; t++)
     pthread_join(threads[t], NULL);
   free(threads);
+  if (progress == BWSC__PROGRESS_IN_PLACE && inputs->count)
+    fputs("\r\033[K", stderr); /* the report starts on a clean line */
   stats->parsed += atomic_load(&job.parsed);
   stats->cached += atomic_load(&job.cached);
 }

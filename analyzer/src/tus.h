@@ -11,16 +11,28 @@
 #include "cache.h"
 #include "finding.h"
 #include "inputs.h"
+#include "report.h"
 
 /* How the facts were obtained, for --stats. */
 typedef struct bwsc__tu_stats {
   size_t parsed, cached, loaded;
 } bwsc__tu_stats;
 
+/* Progress on stderr while TUs are gathered: none, one "[n/N] file" line
+ * per TU (a CI log keeps them all), or one line rewritten in place (a
+ * terminal). */
+typedef enum bwsc__progress {
+  BWSC__PROGRESS_OFF,
+  BWSC__PROGRESS_LINES,
+  BWSC__PROGRESS_IN_PLACE
+} bwsc__progress;
+
 /* Facts of every input into facts[i], on `jobs` threads; from `cache`
- * (may be NULL) when it has them, else parsed (and stored there). */
+ * (may be NULL) when it has them, else parsed (and stored there). Paths
+ * in the progress lines are printed as `where` prints them. */
 void bwsc__tus_gather(const bwsc__inputs *inputs, bwsc__tu_facts *facts,
-                      unsigned jobs, bwsc__cache *cache, bwsc__tu_stats *stats);
+                      unsigned jobs, bwsc__cache *cache, bwsc__tu_stats *stats,
+                      bwsc__progress progress, const bwsc__report *where);
 
 /* --facts: reads every facts file named by paths (directories are searched
  * for *.bwfacts). Returns a malloc'd array (*count set); unreadable files

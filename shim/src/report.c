@@ -282,6 +282,19 @@ static void write_frame(bwsh__out *o, const bwsh__sym *sym, int first) {
   bwsh__out_str(o, "}");
 }
 
+/* The library function the program called to make the blocking call
+ * (libuv's uv_sleep for a nanosleep), as the symbolizer names it, in buf;
+ * NULL when the program made the call itself. */
+static const char *via_name(const bwsh__site_view *site, char *buf,
+                            size_t size) {
+  if (site->via == NULL)
+    return NULL;
+  bwsh__sym sym;
+  bwsh__symbolize(site->via, &sym, in_signal);
+  snprintf(buf, size, "%s", sym.function);
+  return buf;
+}
+
 static void write_site(bwsh__out *o, const bwsh__site_view *s) {
   bwsh__out_str(o, "{");
   key(o, "function");
@@ -289,6 +302,10 @@ static void write_site(bwsh__out *o, const bwsh__site_view *s) {
   const member counts[] = {{"count", 0, s->count},
                            {"blocked_ms", 1, s->blocked_ns}};
   write_members(o, counts, COUNT_OF(counts), 1);
+  bwsh__out_str(o, ",");
+  key(o, "via");
+  char via[128];
+  bwsh__out_jstr(o, via_name(s, via, sizeof via));
   bwsh__out_str(o, ",");
   key(o, "hint");
   bwsh__out_jstr(o, bwsh__fn_hint(s->fn));
@@ -432,7 +449,10 @@ static void log_frame(int index, void *pc, const bwsh__sym *sym) {
 /* A site: its counts, its frames (inlined ones expanded) and the fix hint
  * of the rule that made its function count. */
 static void log_site(const bwsh__site_view *s) {
-  bwsh__log("%s() x%llu, %s ms blocked:", bwsh__fn_name(s->fn),
+  char buf[128];
+  const char *via = via_name(s, buf, sizeof buf);
+  bwsh__log("%s()%s%s%s x%llu, %s ms blocked:", bwsh__fn_name(s->fn),
+            via ? " via " : "", via ? via : "", via ? "()" : "",
             (unsigned long long)s->count, ms(s->blocked_ns).s);
   int index = 0;
   for (int f = 0; f < s->nframes; f++) {

@@ -168,8 +168,11 @@ typedef struct bwsh__thread {
    * (a runtime that has it is spared item_finished on every item). */
   int (*item_query)(void);
   int classified_by_option; /* worker by name/start routine */
-  int blocked_pool;         /* pool marked blocked by the current call, -1 */
-  int locks_held;           /* pool spinlocks this thread holds (pools.c) */
+  /* The function of the item a foreign pool's trampoline is running (NULL:
+   * none known): what tells two items sharing a helper apart (sites.c). */
+  void *item_fn;
+  int blocked_pool; /* pool marked blocked by the current call, -1 */
+  int locks_held;   /* pool spinlocks this thread holds (pools.c) */
   int tid;
   unsigned shard; /* 1 + its per-pool item shard (pools.c); 0: none yet */
   bwsh__slot *slot;
@@ -328,6 +331,9 @@ BWSH__HIDDEN int bwsh__pool_notify(int p, int blocked);
  * only count, so a site's chain is the first one seen there. */
 BWSH__HIDDEN int bwsh__site_add(int fn, void *caller, uint64_t count,
                                 uint64_t blocked_ns);
+/* The first frame of site i (the program's own line that made the call),
+ * or fallback when i is no ready site. */
+BWSH__HIDDEN void *bwsh__site_frame0(int i, void *fallback);
 /* Adds blocked time to a site returned by bwsh__site_add. */
 BWSH__HIDDEN void bwsh__site_add_ns(int site, uint64_t blocked_ns);
 /* Captures the caller chain outside the shim into frames (max n). */
@@ -340,11 +346,24 @@ typedef struct bwsh__site_view {
   uint64_t count, blocked_ns;
   int nframes;
   void *frames[BW_SITE_FRAMES];
+  void *via; /* the library function the program called, or NULL */
 } bwsh__site_view;
 /* Copies site i (0..BW_MAX_SITES-1); returns 0 if the slot is empty. */
 BWSH__HIDDEN int bwsh__site_get(int i, bwsh__site_view *out);
 /* Calls that found the table full. */
 BWSH__HIDDEN uint64_t bwsh__sites_dropped(void);
+
+/* ---- the program's own code (modules.c) ---------------------------------- */
+
+/* Records the code ranges of the system libraries loaded now (libc, the
+ * pool and loop libraries, sanitizer runtimes, the shim): at start and
+ * when a new call site may come from a library loaded since. */
+BWSH__HIDDEN void bwsh__modules_scan(void);
+/* Whose code pc lies in: the program's (any module not named as a system
+ * library), a system library's, or an interposer's (a sanitizer runtime,
+ * the shim). Lock-free, a few compares. */
+enum { BW_CODE_PROGRAM = 0, BW_CODE_LIBRARY, BW_CODE_INTERPOSER };
+BWSH__HIDDEN int bwsh__code_kind(const void *pc);
 
 /* ---- symbols (symbolize.c) ----------------------------------------------- */
 

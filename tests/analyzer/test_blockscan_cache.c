@@ -45,6 +45,8 @@ static const tree trees[] = {
      {"-std=c11", "-D_DEFAULT_SOURCE"}},
     {"custom", {"--rules", "custom.rules"}, {".", "--"}, 0, {NULL}},
     {"bad", {NULL}, {".", "--"}, 0, {NULL}},
+    /* The top level only: the facts-file test emits the top-level files. */
+    {"cmdline", {NULL}, {"uses_slow.c", "work.c", "--"}, 0, {NULL}},
 };
 
 typedef struct argv_list {
