@@ -10,6 +10,13 @@
  *  - Without report_path the file is blockwatch.<pid>.json; "%p" in
  *    report_path is replaced by the pid; otherwise a fork child given
  *    report_path writes "<report_path>.<pid>" (its own report).
+ *  - A report_path without "%p" is shared by the processes that exec one
+ *    another or run side by side (timeout, sh -c): the final report is
+ *    merged into the file found there when that file is of the same run
+ *    ("run": the oldest ancestor started with the same options) or was
+ *    written since this process started, under an flock on its
+ *    directory; a file of an earlier run is replaced. An earlier report of the
+ * same pid (interim) is replaced in the merge too.
  *  - Both outputs render one snapshot of the counters, taken once per
  *    report: the text and the JSON of a run give the same numbers.
  *  - Call sites come by blocked time (descending; ties by count, then
@@ -22,6 +29,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "merge.h"
 #include "policy.h"
 #include "real.h"
 
@@ -353,6 +361,71 @@ static void write_summary(bwsh__out *o, const snapshot *s) {
   bwsh__out_str(o, "}");
 }
 
+static void render_json(bwsh__out *o, const snapshot *s, int why) {
+  const bwsh__totals *t = &s->totals;
+  bwsh__out_str(o, "{");
+  key(o, "pid");
+  bwsh__out_i64(o, getpid());
+  bwsh__out_str(o, ",");
+  key(o, "program");
+  bwsh__out_jstr(o, program_invocation_name);
+  bwsh__out_str(o, ",");
+  key(o, "interim");
+  bwsh__out_str(o, why == BW_WHY_INTERIM ? "true" : "false");
+  char run[64];
+  if (bwsh__report_shared(why) && bwsh__run_id(run, sizeof run)) {
+    /* Only a process a run began before: the one that began it compares
+     * its own id with the file's when it writes. */
+    bwsh__out_str(o, ",");
+    key(o, "run");
+    bwsh__out_jstr(o, run);
+  }
+  bwsh__out_str(o, ",\n");
+  key(o, "pools");
+  bwsh__out_str(o, "[");
+  for (int i = 0; i < s->npools; i++) {
+    bwsh__out_str(o, i ? ",\n  " : "\n  ");
+    write_pool(o, &s->pools[i]);
+  }
+  bwsh__out_str(o, "],\n");
+  const member calls[] = {{"on_workers", 0, t->calls_worker},
+                          {"on_other_threads", 0, t->calls_other},
+                          {"on_blocking_threads", 0, t->calls_blocking},
+                          {"blocked_ms", 1, t->blocked_ns_worker},
+                          {"in_progress", 0, t->in_progress},
+                          {"in_progress_ms", 1, t->in_progress_ns}};
+  key(o, "blocking_calls");
+  bwsh__out_str(o, "{");
+  write_members(o, calls, COUNT_OF(calls), 0);
+  bwsh__out_str(o, ",");
+  key(o, "on_other_threads_by_function");
+  bwsh__out_str(o, "[");
+  for (int i = 0; i < s->nother; i++) {
+    int fn = s->other_fns[i];
+    bwsh__out_str(o, i ? ",{" : "{");
+    key(o, "function");
+    bwsh__out_jstr(o, bwsh__fn_name(fn));
+    const member count[] = {{"count", 0, t->other_by_fn[fn]}};
+    write_members(o, count, 1, 1);
+    bwsh__out_str(o, "}");
+  }
+  bwsh__out_str(o, "]},\n");
+  key(o, "call_sites");
+  bwsh__out_str(o, "[");
+  for (int i = 0; i < s->nsites; i++) {
+    bwsh__out_str(o, i ? ",\n  " : "\n  ");
+    write_site(o, &s->sites[i]);
+  }
+  bwsh__out_str(o, "],\n");
+  key(o, "call_sites_dropped");
+  bwsh__out_u64(o, s->sites_dropped);
+  bwsh__out_str(o, ",\n");
+
+  write_summary(o, s);
+  bwsh__out_str(o, "}\n");
+  bwsh__out_flush(o);
+}
+
 static void write_json(const snapshot *s, int why) {
   char path[600], tmp[700];
   json_path(path, sizeof path);
@@ -360,61 +433,18 @@ static void write_json(const snapshot *s, int why) {
   if (fd < 0)
     return;
   bwsh__out o = {.fd = fd};
-  const bwsh__totals *t = &s->totals;
-  bwsh__out_str(&o, "{");
-  key(&o, "pid");
-  bwsh__out_i64(&o, getpid());
-  bwsh__out_str(&o, ",");
-  key(&o, "program");
-  bwsh__out_jstr(&o, program_invocation_name);
-  bwsh__out_str(&o, ",");
-  key(&o, "interim");
-  bwsh__out_str(&o, why == BW_WHY_INTERIM ? "true" : "false");
-  bwsh__out_str(&o, ",\n");
-  key(&o, "pools");
-  bwsh__out_str(&o, "[");
-  for (int i = 0; i < s->npools; i++) {
-    bwsh__out_str(&o, i ? ",\n  " : "\n  ");
-    write_pool(&o, &s->pools[i]);
+  render_json(&o, s, why);
+  if (!bwsh__report_shared(why) || o.failed) {
+    bwsh__file_commit(fd, tmp, path, !o.failed);
+    return;
   }
-  bwsh__out_str(&o, "],\n");
-  const member calls[] = {{"on_workers", 0, t->calls_worker},
-                          {"on_other_threads", 0, t->calls_other},
-                          {"on_blocking_threads", 0, t->calls_blocking},
-                          {"blocked_ms", 1, t->blocked_ns_worker},
-                          {"in_progress", 0, t->in_progress},
-                          {"in_progress_ms", 1, t->in_progress_ns}};
-  key(&o, "blocking_calls");
-  bwsh__out_str(&o, "{");
-  write_members(&o, calls, COUNT_OF(calls), 0);
-  bwsh__out_str(&o, ",");
-  key(&o, "on_other_threads_by_function");
-  bwsh__out_str(&o, "[");
-  for (int i = 0; i < s->nother; i++) {
-    int fn = s->other_fns[i];
-    bwsh__out_str(&o, i ? ",{" : "{");
-    key(&o, "function");
-    bwsh__out_jstr(&o, bwsh__fn_name(fn));
-    const member count[] = {{"count", 0, t->other_by_fn[fn]}};
-    write_members(&o, count, 1, 1);
-    bwsh__out_str(&o, "}");
+  bwsh__fd_forget(fd);
+  if (bwsh__real_close(fd) == 0) {
+    bwsh__commit_shared(tmp, path);
+  } else {
+    bwsh__log("warning: could not write '%s'", path);
+    unlink(tmp);
   }
-  bwsh__out_str(&o, "]},\n");
-  key(&o, "call_sites");
-  bwsh__out_str(&o, "[");
-  for (int i = 0; i < s->nsites; i++) {
-    bwsh__out_str(&o, i ? ",\n  " : "\n  ");
-    write_site(&o, &s->sites[i]);
-  }
-  bwsh__out_str(&o, "],\n");
-  key(&o, "call_sites_dropped");
-  bwsh__out_u64(&o, s->sites_dropped);
-  bwsh__out_str(&o, ",\n");
-
-  write_summary(&o, s);
-  bwsh__out_str(&o, "}\n");
-  bwsh__out_flush(&o);
-  bwsh__file_commit(fd, tmp, path, !o.failed);
 }
 
 /* ---- text ---------------------------------------------------------------- */
