@@ -106,10 +106,102 @@ static void test_siblings_of_one_shell_merge(void **state) {
   json_decref(j);
 }
 
+/* ---- blockwatch -- CMD: the whole tree, one summary ---------------------- */
+
+static int occurrences(const char *s, const char *what) {
+  int n = 0;
+  for (const char *at = s; (at = strstr(at, what)); at += strlen(what))
+    n++;
+  return n;
+}
+
+/* Runs the wrapper; under a sanitizer build its /bin/sh, timeout and the
+ * rest get the runtime first (SAN_PRELOAD), as in the other wrapper tests. */
+static void run_wrapper(char *const argv[], shim_result *r) {
+  char *env[] = {shim_fmt("LD_PRELOAD=%s", SAN_PRELOAD), NULL};
+  assert_int_equal(shim_run(argv, SAN_PRELOAD[0] ? env : NULL, 0, 60, r), 0);
+  assert_false(r->timedout);
+}
+
+static void skip_under_tsan(void) {
+  if (strstr(SAN_PRELOAD, "libtsan")) {
+    fprintf(stderr, "skipped under TSan: libtsan in the wrapper's /bin/sh\n");
+    skip();
+  }
+}
+
+/* sh -c -> timeout -> a blocking program, then a forking one: every
+ * process's report in one JSON file and one summary at the end. */
+static void test_wrapper_merges_the_process_tree(void **state) {
+  (void)state;
+  skip_under_tsan();
+  const char *p = path_of("tree.json");
+  unlink(p);
+  char *cmd =
+      shim_fmt("timeout 20 %s block 3; %s fork", PROCS_TARGET, PROCS_TARGET);
+  char *argv[] = {BLOCKWATCH_CMD,
+                  "-o",
+                  (char *)p,
+                  "--worker-name",
+                  "procs-*",
+                  "--",
+                  "/bin/sh",
+                  "-c",
+                  cmd,
+                  NULL};
+  shim_result r;
+  run_wrapper(argv, &r);
+  if (r.status != 0)
+    fail_msg("status %d, stderr:\n%s", r.status, r.err);
+  assert_int_equal(occurrences(r.err, "SUMMARY: blockwatch: 8 blocking calls"),
+                   1);
+  assert_int_equal(occurrences(r.err, "blockwatch: ==== 5 processes"), 1);
+  /* the summary is the last thing printed */
+  const char *summary = strstr(r.err, "SUMMARY: blockwatch:");
+  assert_null(strchr(strchr(summary, '\n') + 1, '\n'));
+  json_t *j = shim_load_json(p);
+  assert_non_null(j);
+  assert_int_equal(shim_calls(j, "on_workers"), 8);
+  assert_int_equal(json_array_size(json_object_get(j, "processes")), 5);
+  assert_int_equal(processes_with(j, "procs_target", 3), 2);
+  assert_int_equal(processes_with(j, "procs_target", 2), 1);
+  assert_int_equal(processes_with(j, "timeout", 0), 1);
+  assert_int_equal(processes_with(j, "sh", 0), 1);
+  assert_int_equal(shim_site_count(j, "usleep"), 8);
+  assert_int_equal(json_array_size(json_object_get(j, "pools")), 3);
+  assert_true(
+      json_is_object(json_object_get(json_object_get(j, "summary"), "worst")));
+  json_decref(j);
+  shim_result_free(&r);
+}
+
+/* A child with its stdout and stderr on a file finds there exactly what
+ * it wrote (libuv's spawn_stdout_and_stderr_to_file); the wrapper prints
+ * nothing before the program's own output ends. */
+static void test_wrapper_writes_nothing_into_the_program(void **state) {
+  (void)state;
+  skip_under_tsan();
+  const char *f = path_of("to_file.out");
+  char *argv[] = {BLOCKWATCH_CMD, "--worker-name", "procs-*", "--",
+                  PROCS_TARGET,   "to_file",       (char *)f, NULL};
+  shim_result r;
+  run_wrapper(argv, &r);
+  if (r.status != 0)
+    fail_msg("status %d, stdout:\n%s\nstderr:\n%s", r.status, r.out, r.err);
+  assert_string_equal(r.out, "");
+  /* stderr: the wrapper's summary only, starting at its first byte */
+  assert_int_equal(strncmp(r.err, "blockwatch: ==== report for pid ", 32), 0);
+  assert_int_equal(occurrences(r.err, "SUMMARY: blockwatch: 1 blocking call "),
+                   1);
+  shim_result_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_timeout_keeps_the_programs_report),
       cmocka_unit_test(test_siblings_of_one_shell_merge),
+      cmocka_unit_test(test_wrapper_merges_the_process_tree),
+      cmocka_unit_test(test_wrapper_writes_nothing_into_the_program),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
