@@ -123,7 +123,11 @@ static void run_wrapper(char *const argv[], shim_result *r) {
   assert_false(r->timedout);
 }
 
-static void skip_under_tsan(void) {
+static void skip_unless_merging(void) {
+#ifndef HAVE_BW_MERGE
+  fprintf(stderr, "skipped: bw-merge (tools/) is not built\n");
+  skip();
+#endif
   if (strstr(SAN_PRELOAD, "libtsan")) {
     fprintf(stderr, "skipped under TSan: libtsan in the wrapper's /bin/sh\n");
     skip();
@@ -134,7 +138,7 @@ static void skip_under_tsan(void) {
  * process's report in one JSON file and one summary at the end. */
 static void test_wrapper_merges_the_process_tree(void **state) {
   (void)state;
-  skip_under_tsan();
+  skip_unless_merging();
   const char *p = path_of("tree.json");
   unlink(p);
   char *cmd =
@@ -180,7 +184,7 @@ static void test_wrapper_merges_the_process_tree(void **state) {
  * nothing before the program's own output ends. */
 static void test_wrapper_writes_nothing_into_the_program(void **state) {
   (void)state;
-  skip_under_tsan();
+  skip_unless_merging();
   const char *f = path_of("to_file.out");
   char *argv[] = {BLOCKWATCH_CMD, "--worker-name", "procs-*", "--",
                   PROCS_TARGET,   "to_file",       (char *)f, NULL};
