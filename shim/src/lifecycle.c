@@ -300,10 +300,11 @@ static int forked; /* a fork child: its report has a file of its own */
 
 /* A report_path without "%p" ("%%p" is a '%' and a 'p'), outside a fork
  * child (which has a file of its own): a file for every process that
- * reads the same options. Interim reports stay out of it. */
-int bwsh__report_shared(int why) {
+ * reads the same options. Interim reports too: a later report of the same
+ * process replaces its entry. */
+int bwsh__report_shared(void) {
   const char *p = bwsh__opt.report_path;
-  if (!p[0] || forked || why == BW_WHY_INTERIM)
+  if (!p[0] || forked)
     return 0;
   for (; *p; p++) {
     if (p[0] == '%' && p[1] == 'p')

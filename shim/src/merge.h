@@ -26,15 +26,16 @@ typedef struct bwsh__span {
 /* Writes to o the merged file of the processes in prev (one report or a
  * merged file) and mine (one report), leaving out prev's entries whose
  * pid is mine's (an earlier report of the same process). 0, or -1 (with
- * nothing written) when prev or mine is not a report, or when run is
+ * nothing written) when prev or mine is not a report, when mine would be
+ * the only process left, or when run is
  * not NULL and prev's "run" is not run (a file of an earlier run). */
 BWSH__HIDDEN int bwsh__merge_write(bwsh__out *o, bwsh__span prev,
                                    bwsh__span mine, const char *run);
 
 /* The shared file of a run (lifecycle.c): */
-/* 1 when this report goes to a file other processes of the run write too:
- * report_path without "%p", outside a fork child, a final report. */
-BWSH__HIDDEN int bwsh__report_shared(int why);
+/* 1 when the report goes to a file other processes of the run write too:
+ * report_path without "%p", outside a fork child. */
+BWSH__HIDDEN int bwsh__report_shared(void);
 /* The run this process is part of, "<pid>.<start ticks>" of the oldest
  * ancestor started with the same BLOCKWATCH_OPTIONS (else itself); 1 when
  * that is an ancestor. */

@@ -1,6 +1,6 @@
 /* out.c - everything the shim writes: "blockwatch:" lines on stderr, a
- * small buffered writer used by the JSON report and the trace, and the
- * names of the files they go to.
+ * small buffered writer used by the JSON report and the trace, the names
+ * of the files they go to, and the merge of reports sharing a file.
  *
  * Invariants:
  *  - No stdio and no allocation: vsnprintf into a stack buffer, then the
@@ -14,6 +14,9 @@
  *  - A path is checked without creating anything and without changing
  *    errno; a problem is named by the path it is about (the file or its
  *    directory) and strerror's reason.
+ *  - The merge of reports (merge.h) reads nothing past the spans it is
+ *    given and keeps nothing from one merge to the next; its tables are
+ *    static, used by one report writer at a time.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -482,6 +485,11 @@ static void each_process(const procs *ps, visit_fn fn, void *ctx) {
   fn(ctx, ps->mine);
 }
 
+static void count_process(void *ctx, span report) {
+  (void)report;
+  (*(int *)ctx)++;
+}
+
 /* A value of every process: its member key, or key2 of that member. */
 typedef struct gather {
   span key, key2;
@@ -707,6 +715,10 @@ int bwsh__merge_write(bwsh__out *o, bwsh__span prev, bwsh__span mine,
       return -1;
     ps.prev = prev;
   }
+  int n = 0;
+  each_process(&ps, count_process, &n);
+  if (n == 1)
+    return -1; /* only mine (prev was an earlier report of this process) */
   tops.n = 0;
   tops.dropped = 0;
   each_process(&ps, keep_top_sites, &tops);

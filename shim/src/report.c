@@ -11,12 +11,12 @@
  *    report_path is replaced by the pid; otherwise a fork child given
  *    report_path writes "<report_path>.<pid>" (its own report).
  *  - A report_path without "%p" is shared by the processes that exec one
- *    another or run side by side (timeout, sh -c): the final report is
- *    merged into the file found there when that file is of the same run
- *    ("run": the oldest ancestor started with the same options) or was
- *    written since this process started, under an flock on its
- *    directory; a file of an earlier run is replaced. An earlier report of the
- * same pid (interim) is replaced in the merge too.
+ *    another or run side by side (timeout, sh -c): a report is merged into
+ *    the file found there when that file is of the same run ("run": the
+ *    oldest ancestor started with the same options) or was written since
+ *    this process started, under an flock on its directory; a file of an
+ *    earlier run is replaced, and so is an earlier report (interim) of
+ *    the same process in the merge.
  *  - Both outputs render one snapshot of the counters, taken once per
  *    report: the text and the JSON of a run give the same numbers.
  *  - Call sites come by blocked time (descending; ties by count, then
@@ -373,7 +373,7 @@ static void render_json(bwsh__out *o, const snapshot *s, int why) {
   key(o, "interim");
   bwsh__out_str(o, why == BW_WHY_INTERIM ? "true" : "false");
   char run[64];
-  if (bwsh__report_shared(why) && bwsh__run_id(run, sizeof run)) {
+  if (bwsh__report_shared() && bwsh__run_id(run, sizeof run)) {
     /* Only a process a run began before: the one that began it compares
      * its own id with the file's when it writes. */
     bwsh__out_str(o, ",");
@@ -434,7 +434,7 @@ static void write_json(const snapshot *s, int why) {
     return;
   bwsh__out o = {.fd = fd};
   render_json(&o, s, why);
-  if (!bwsh__report_shared(why) || o.failed) {
+  if (!bwsh__report_shared() || o.failed) {
     bwsh__file_commit(fd, tmp, path, !o.failed);
     return;
   }

@@ -5,14 +5,16 @@
  *
  * Invariants: "block N" makes exactly N usleep calls on the worker and none
  * on main but the join; "fork" is "block 3" in the parent and "block 2" in
- * its fork child; "to_file FILE" checks that a child's output redirected
- * to FILE is exactly what the child wrote (as libuv's
- * spawn_stdout_and_stderr_to_file does); nothing is printed but what each
- * mode says.
+ * its fork child; "interim" is "block 1", a SIGUSR2 (the shim's interim
+ * report, with interim_signal=SIGUSR2), then "block 2"; "to_file FILE" checks
+ * that a child's output redirected to FILE is exactly what the child wrote (as
+ * libuv's spawn_stdout_and_stderr_to_file does); nothing is printed but what
+ * each mode says.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,10 +95,13 @@ int main(int argc, char **argv) {
     return block(atoi(argv[2]));
   if (strcmp(mode, "fork") == 0)
     return fork_and_block();
+  if (strcmp(mode, "interim") == 0)
+    return block(1) || raise(SIGUSR2) || block(2);
   if (strcmp(mode, "to_file") == 0 && argc > 2)
     return to_file(argv[0], argv[2]);
   if (strcmp(mode, "hello") == 0)
     return hello();
-  fprintf(stderr, "usage: procs_target block N | fork | to_file FILE\n");
+  fprintf(stderr,
+          "usage: procs_target block N | fork | interim | to_file FILE\n");
   return 2;
 }

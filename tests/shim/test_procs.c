@@ -48,10 +48,10 @@ static int processes_with(json_t *j, const char *program, long long calls) {
 /* Runs argv under LD_PRELOAD with a JSON report to p (no "%p": shared by
  * the processes of the run) and worker_name=procs-*; the report, loaded,
  * after checking the run exited 0. */
-static json_t *run_shared(char *const argv[], const char *p) {
+static json_t *run_shared(char *const argv[], const char *p, const char *more) {
   char *env[] = {shim_fmt("BLOCKWATCH_OPTIONS=report=json:report_path=%s:"
-                          "worker_name=procs-*",
-                          p),
+                          "worker_name=procs-*%s",
+                          p, more),
                  NULL};
   shim_result r;
   assert_int_equal(shim_run(argv, env, 1, 60, &r), 0);
@@ -70,7 +70,7 @@ static void test_timeout_keeps_the_programs_report(void **state) {
   const char *p = path_of("timeout.json");
   unlink(p);
   char *argv[] = {"/usr/bin/timeout", "20", PROCS_TARGET, "block", "3", NULL};
-  json_t *j = run_shared(argv, p);
+  json_t *j = run_shared(argv, p, "");
   assert_int_equal(shim_calls(j, "on_workers"), 3);
   assert_int_equal(json_array_size(json_object_get(j, "processes")), 2);
   assert_int_equal(processes_with(j, "procs_target", 3), 1);
@@ -79,9 +79,30 @@ static void test_timeout_keeps_the_programs_report(void **state) {
   json_decref(j);
 
   /* The next run of the same command replaces the file, as before. */
-  j = run_shared(argv, p);
+  j = run_shared(argv, p, "");
   assert_int_equal(shim_calls(j, "on_workers"), 3);
   assert_int_equal(json_array_size(json_object_get(j, "processes")), 2);
+  json_decref(j);
+}
+
+/* An interim report merges like a final one (the other processes' stay),
+ * and the same process's final report replaces it: each process is there
+ * once, with its final numbers. */
+static void test_interim_report_merges_and_is_replaced(void **state) {
+  (void)state;
+  const char *p = path_of("interim.json");
+  unlink(p);
+  char *cmd = shim_fmt("%s block 1; %s interim", PROCS_TARGET, PROCS_TARGET);
+  char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+  json_t *j = run_shared(argv, p, ":interim_signal=SIGUSR2");
+  assert_int_equal(shim_calls(j, "on_workers"), 4);
+  json_t *procs = json_object_get(j, "processes");
+  assert_int_equal(json_array_size(procs), 3);
+  assert_int_equal(processes_with(j, "procs_target", 1), 1);
+  assert_int_equal(processes_with(j, "procs_target", 3), 1);
+  for (size_t i = 0; i < json_array_size(procs); i++)
+    assert_false(
+        json_is_true(json_object_get(json_array_get(procs, i), "interim")));
   json_decref(j);
 }
 
@@ -93,7 +114,7 @@ static void test_siblings_of_one_shell_merge(void **state) {
   unlink(p);
   char *cmd = shim_fmt("%s block 1; %s block 4", PROCS_TARGET, PROCS_TARGET);
   char *argv[] = {"/bin/sh", "-c", cmd, NULL};
-  json_t *j = run_shared(argv, p);
+  json_t *j = run_shared(argv, p, "");
   assert_int_equal(shim_calls(j, "on_workers"), 5);
   assert_int_equal(processes_with(j, "procs_target", 1), 1);
   assert_int_equal(processes_with(j, "procs_target", 4), 1);
@@ -203,6 +224,7 @@ static void test_wrapper_writes_nothing_into_the_program(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_timeout_keeps_the_programs_report),
+      cmocka_unit_test(test_interim_report_merges_and_is_replaced),
       cmocka_unit_test(test_siblings_of_one_shell_merge),
       cmocka_unit_test(test_wrapper_merges_the_process_tree),
       cmocka_unit_test(test_wrapper_writes_nothing_into_the_program),
