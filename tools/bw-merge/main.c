@@ -199,7 +199,8 @@ static void collect(const char *dir, json_t *procs) {
   }
   if (d)
     closedir(d);
-  qsort(list, n, sizeof *list, oldest_first);
+  if (n > 0) /* list is NULL otherwise, which qsort may not be given */
+    qsort(list, n, sizeof *list, oldest_first);
   for (size_t i = 0; i < n; i++) {
     char err[1200];
     if (bwm_add_file(procs, list[i].path, err, sizeof err) != 0)
