@@ -43,6 +43,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -223,6 +224,12 @@ __attribute__((visibility("default"))) sighandler_t signal(int sig,
 
 /* ---- the report file a run shares --------------------------------------- */
 
+/* The buffers below are static (a signal handler may write the report, on
+ * a thread's small stack) and filled only by the shim's own code and the
+ * read system call itself: a sanitizer's read or snprintf interceptor
+ * would record the shim's writes, and TSan, blind to the report's lock
+ * in the uninstrumented shim, call two reports in a row a race. */
+
 /* Reads up to size-1 bytes of a /proc file into buf (NUL-terminated);
  * the length, or -1. */
 static long read_proc(const char *path, char *buf, size_t size) {
@@ -231,7 +238,7 @@ static long read_proc(const char *path, char *buf, size_t size) {
     return -1;
   size_t n = 0;
   long r;
-  while (n + 1 < size && (r = read(fd, buf + n, size - 1 - n)) > 0)
+  while (n + 1 < size && (r = syscall(SYS_read, fd, buf + n, size - 1 - n)) > 0)
     n += (size_t)r;
   bwsh__real_close(fd);
   buf[n] = '\0';
@@ -265,7 +272,10 @@ static int proc_options(int pid, char *out, size_t size) {
   long n = read_proc(path, environ_buf, sizeof environ_buf);
   for (long i = 0; i < n; i += (long)strlen(environ_buf + i) + 1)
     if (strncmp(environ_buf + i, "BLOCKWATCH_OPTIONS=", 19) == 0) {
-      snprintf(out, size, "%s", environ_buf + i);
+      size_t k = 0;
+      for (const char *c = environ_buf + i; *c && k + 1 < size; c++)
+        out[k++] = *c;
+      out[k] = '\0';
       return 0;
     }
   return -1;
