@@ -85,16 +85,25 @@ static void test_timeout_keeps_the_programs_report(void **state) {
   json_decref(j);
 }
 
+/* `sh -c "procs_target FIRST; procs_target SECOND"` under run_shared with
+ * the report in name (removed first). */
+static json_t *run_two_in_a_shell(const char *name, const char *first,
+                                  const char *second, const char *more) {
+  const char *p = path_of(name);
+  unlink(p);
+  char *cmd =
+      shim_fmt("%s %s; %s %s", PROCS_TARGET, first, PROCS_TARGET, second);
+  char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+  return run_shared(argv, p, more);
+}
+
 /* An interim report merges like a final one (the other processes' stay),
  * and the same process's final report replaces it: each process is there
  * once, with its final numbers. */
 static void test_interim_report_merges_and_is_replaced(void **state) {
   (void)state;
-  const char *p = path_of("interim.json");
-  unlink(p);
-  char *cmd = shim_fmt("%s block 1; %s interim", PROCS_TARGET, PROCS_TARGET);
-  char *argv[] = {"/bin/sh", "-c", cmd, NULL};
-  json_t *j = run_shared(argv, p, ":interim_signal=SIGUSR2");
+  json_t *j = run_two_in_a_shell("interim.json", "block 1", "interim",
+                                 ":interim_signal=SIGUSR2");
   assert_int_equal(shim_calls(j, "on_workers"), 4);
   json_t *procs = json_object_get(j, "processes");
   assert_int_equal(json_array_size(procs), 3);
@@ -110,11 +119,7 @@ static void test_interim_report_merges_and_is_replaced(void **state) {
  * other) share the file too. */
 static void test_siblings_of_one_shell_merge(void **state) {
   (void)state;
-  const char *p = path_of("siblings.json");
-  unlink(p);
-  char *cmd = shim_fmt("%s block 1; %s block 4", PROCS_TARGET, PROCS_TARGET);
-  char *argv[] = {"/bin/sh", "-c", cmd, NULL};
-  json_t *j = run_shared(argv, p, "");
+  json_t *j = run_two_in_a_shell("siblings.json", "block 1", "block 4", "");
   assert_int_equal(shim_calls(j, "on_workers"), 5);
   assert_int_equal(processes_with(j, "procs_target", 1), 1);
   assert_int_equal(processes_with(j, "procs_target", 4), 1);
