@@ -207,6 +207,30 @@ static void test_wrapper_merges_the_process_tree(void **state) {
   shim_result_free(&r);
 }
 
+/* A process that changes directory still gets its report collected,
+ * with TMPDIR relative. */
+static void test_wrapper_collects_after_a_chdir(void **state) {
+  (void)state;
+  skip_unless_merging();
+  char *cmd = shim_fmt("cd / && %s block 2", PROCS_TARGET);
+  char *argv[] = {BLOCKWATCH_CMD,
+                  "--worker-name",
+                  "procs-*",
+                  "--",
+                  "/bin/sh",
+                  "-c",
+                  cmd,
+                  NULL};
+  char *env[] = {"TMPDIR=.", shim_fmt("LD_PRELOAD=%s", SAN_PRELOAD), NULL};
+  if (!SAN_PRELOAD[0])
+    env[1] = NULL;
+  shim_result r;
+  assert_int_equal(shim_run(argv, env, 0, 60, &r), 0);
+  assert_int_equal(r.status, 0);
+  assert_non_null(strstr(r.err, "SUMMARY: blockwatch: 2 blocking calls "));
+  shim_result_free(&r);
+}
+
 /* A child with its stdout and stderr on a file finds there exactly what
  * it wrote (libuv's spawn_stdout_and_stderr_to_file); the wrapper prints
  * nothing before the program's own output ends. */
@@ -234,6 +258,7 @@ int main(void) {
       cmocka_unit_test(test_interim_report_merges_and_is_replaced),
       cmocka_unit_test(test_siblings_of_one_shell_merge),
       cmocka_unit_test(test_wrapper_merges_the_process_tree),
+      cmocka_unit_test(test_wrapper_collects_after_a_chdir),
       cmocka_unit_test(test_wrapper_writes_nothing_into_the_program),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

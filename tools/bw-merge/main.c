@@ -21,6 +21,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,7 +301,10 @@ int main(int argc, char **argv) {
               strerror(errno));
       return 2;
     }
-    status = run_tree(&a, dir);
+    /* Absolute (TMPDIR may not be), so that a process that changes
+     * directory still writes its report there. */
+    char full[PATH_MAX];
+    status = run_tree(&a, realpath(dir, full) ? full : dir);
     collect(dir, procs);
   } else {
     for (char **p = a.rest; *p; p++) {
