@@ -361,81 +361,23 @@ static void write_summary(bwsh__out *o, const snapshot *s) {
   bwsh__out_str(o, "}");
 }
 
-static void render_json(bwsh__out *o, const snapshot *s, int why) {
-  const bwsh__totals *t = &s->totals;
-  bwsh__out_str(o, "{");
-  key(o, "pid");
-  bwsh__out_i64(o, getpid());
-  bwsh__out_str(o, ",");
-  key(o, "program");
-  bwsh__out_jstr(o, program_invocation_name);
-  bwsh__out_str(o, ",");
-  key(o, "interim");
-  bwsh__out_str(o, why == BW_WHY_INTERIM ? "true" : "false");
+/* ,"run":"<id>" for a report to a shared file, from a process a run
+ * began before (the one that began it compares its own id with the
+ * file's when it writes). */
+static void write_run(bwsh__out *o) {
   char run[64];
   if (bwsh__report_shared() && bwsh__run_id(run, sizeof run)) {
-    /* Only a process a run began before: the one that began it compares
-     * its own id with the file's when it writes. */
     bwsh__out_str(o, ",");
     key(o, "run");
     bwsh__out_jstr(o, run);
   }
-  bwsh__out_str(o, ",\n");
-  key(o, "pools");
-  bwsh__out_str(o, "[");
-  for (int i = 0; i < s->npools; i++) {
-    bwsh__out_str(o, i ? ",\n  " : "\n  ");
-    write_pool(o, &s->pools[i]);
-  }
-  bwsh__out_str(o, "],\n");
-  const member calls[] = {{"on_workers", 0, t->calls_worker},
-                          {"on_other_threads", 0, t->calls_other},
-                          {"on_blocking_threads", 0, t->calls_blocking},
-                          {"blocked_ms", 1, t->blocked_ns_worker},
-                          {"in_progress", 0, t->in_progress},
-                          {"in_progress_ms", 1, t->in_progress_ns}};
-  key(o, "blocking_calls");
-  bwsh__out_str(o, "{");
-  write_members(o, calls, COUNT_OF(calls), 0);
-  bwsh__out_str(o, ",");
-  key(o, "on_other_threads_by_function");
-  bwsh__out_str(o, "[");
-  for (int i = 0; i < s->nother; i++) {
-    int fn = s->other_fns[i];
-    bwsh__out_str(o, i ? ",{" : "{");
-    key(o, "function");
-    bwsh__out_jstr(o, bwsh__fn_name(fn));
-    const member count[] = {{"count", 0, t->other_by_fn[fn]}};
-    write_members(o, count, 1, 1);
-    bwsh__out_str(o, "}");
-  }
-  bwsh__out_str(o, "]},\n");
-  key(o, "call_sites");
-  bwsh__out_str(o, "[");
-  for (int i = 0; i < s->nsites; i++) {
-    bwsh__out_str(o, i ? ",\n  " : "\n  ");
-    write_site(o, &s->sites[i]);
-  }
-  bwsh__out_str(o, "],\n");
-  key(o, "call_sites_dropped");
-  bwsh__out_u64(o, s->sites_dropped);
-  bwsh__out_str(o, ",\n");
-
-  write_summary(o, s);
-  bwsh__out_str(o, "}\n");
-  bwsh__out_flush(o);
 }
 
-static void write_json(const snapshot *s, int why) {
-  char path[600], tmp[700];
-  json_path(path, sizeof path);
-  int fd = bwsh__file_begin(path, tmp, sizeof tmp);
-  if (fd < 0)
-    return;
-  bwsh__out o = {.fd = fd};
-  render_json(&o, s, why);
-  if (!bwsh__report_shared() || o.failed) {
-    bwsh__file_commit(fd, tmp, path, !o.failed);
+/* The written report in tmp to path: renamed over it, or merged with the
+ * file there when the run shares it. */
+static void commit_json(int fd, const char *tmp, const char *path, int ok) {
+  if (!bwsh__report_shared() || !ok) {
+    bwsh__file_commit(fd, tmp, path, ok);
     return;
   }
   bwsh__fd_forget(fd);
@@ -445,6 +387,71 @@ static void write_json(const snapshot *s, int why) {
     bwsh__log("warning: could not write '%s'", path);
     unlink(tmp);
   }
+}
+
+static void write_json(const snapshot *s, int why) {
+  char path[600], tmp[700];
+  json_path(path, sizeof path);
+  int fd = bwsh__file_begin(path, tmp, sizeof tmp);
+  if (fd < 0)
+    return;
+  bwsh__out o = {.fd = fd};
+  const bwsh__totals *t = &s->totals;
+  bwsh__out_str(&o, "{");
+  key(&o, "pid");
+  bwsh__out_i64(&o, getpid());
+  bwsh__out_str(&o, ",");
+  key(&o, "program");
+  bwsh__out_jstr(&o, program_invocation_name);
+  bwsh__out_str(&o, ",");
+  key(&o, "interim");
+  bwsh__out_str(&o, why == BW_WHY_INTERIM ? "true" : "false");
+  write_run(&o);
+  bwsh__out_str(&o, ",\n");
+  key(&o, "pools");
+  bwsh__out_str(&o, "[");
+  for (int i = 0; i < s->npools; i++) {
+    bwsh__out_str(&o, i ? ",\n  " : "\n  ");
+    write_pool(&o, &s->pools[i]);
+  }
+  bwsh__out_str(&o, "],\n");
+  const member calls[] = {{"on_workers", 0, t->calls_worker},
+                          {"on_other_threads", 0, t->calls_other},
+                          {"on_blocking_threads", 0, t->calls_blocking},
+                          {"blocked_ms", 1, t->blocked_ns_worker},
+                          {"in_progress", 0, t->in_progress},
+                          {"in_progress_ms", 1, t->in_progress_ns}};
+  key(&o, "blocking_calls");
+  bwsh__out_str(&o, "{");
+  write_members(&o, calls, COUNT_OF(calls), 0);
+  bwsh__out_str(&o, ",");
+  key(&o, "on_other_threads_by_function");
+  bwsh__out_str(&o, "[");
+  for (int i = 0; i < s->nother; i++) {
+    int fn = s->other_fns[i];
+    bwsh__out_str(&o, i ? ",{" : "{");
+    key(&o, "function");
+    bwsh__out_jstr(&o, bwsh__fn_name(fn));
+    const member count[] = {{"count", 0, t->other_by_fn[fn]}};
+    write_members(&o, count, 1, 1);
+    bwsh__out_str(&o, "}");
+  }
+  bwsh__out_str(&o, "]},\n");
+  key(&o, "call_sites");
+  bwsh__out_str(&o, "[");
+  for (int i = 0; i < s->nsites; i++) {
+    bwsh__out_str(&o, i ? ",\n  " : "\n  ");
+    write_site(&o, &s->sites[i]);
+  }
+  bwsh__out_str(&o, "],\n");
+  key(&o, "call_sites_dropped");
+  bwsh__out_u64(&o, s->sites_dropped);
+  bwsh__out_str(&o, ",\n");
+
+  write_summary(&o, s);
+  bwsh__out_str(&o, "}\n");
+  bwsh__out_flush(&o);
+  commit_json(fd, tmp, path, !o.failed);
 }
 
 /* ---- text ---------------------------------------------------------------- */
