@@ -236,9 +236,11 @@ static void worst_text(json_t *worst, char *out, size_t size) {
 }
 
 static void print_site(FILE *f, json_t *s) {
-  fprintf(f, "blockwatch: %s() x%lld, %.3f ms blocked:\n",
-          str(json_object_get(s, "function"), "?"),
-          count(json_object_get(s, "count")),
+  /* "via": the library function the program called, as the shim says it */
+  const char *via = json_string_value(json_object_get(s, "via"));
+  fprintf(f, "blockwatch: %s()%s%s%s x%lld, %.3f ms blocked:\n",
+          str(json_object_get(s, "function"), "?"), via ? " via " : "",
+          via ? via : "", via ? "()" : "", count(json_object_get(s, "count")),
           ms(json_object_get(s, "blocked_ms")));
   size_t i;
   json_t *fr;
