@@ -325,7 +325,7 @@ int main(int argc, char **argv) {
     bwsc__cache *cache = cache_dir ? bwsc__cache_open(cache_dir) : NULL;
     free(cache_dir);
     bwsc__parse_init();
-    bwsc__report where = {NULL, NULL, NULL, 0, srcroot};
+    bwsc__report where = {NULL, NULL, NULL, 0, srcroot, 0};
     bwsc__tus_gather(&inputs, facts, opts.jobs ? opts.jobs : cpu_count(), cache,
                      &stats, progress_of(&opts), &where);
     bwsc__cache_close(cache);
@@ -385,7 +385,7 @@ int main(int argc, char **argv) {
   bwsc__findings_group(&findings);
 
   bwsc__report report = {&findings, &errors, rules, use_color(&opts, out),
-                         srcroot};
+                         srcroot,   ntus};
   if (write_report(&opts, &report, out) != 0)
     status = 2;
   if (out != stdout && fclose(out) != 0)
@@ -395,7 +395,7 @@ int main(int argc, char **argv) {
    * file:line) sees one form whatever the format. */
   if (errors.count && (out != stdout || opts.format != BWSC__FORMAT_TEXT)) {
     bwsc__findings none = {0};
-    bwsc__report only_errors = {&none, &errors, rules, 0, srcroot};
+    bwsc__report only_errors = {&none, &errors, rules, 0, srcroot, 0};
     bwsc__write_text(&only_errors, stderr);
   }
 

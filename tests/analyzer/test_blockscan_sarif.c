@@ -316,7 +316,7 @@ static void test_uris_are_relative_to_the_source_root(void **state) {
   f.message = "'sleep' blocks a pool worker: reached from callback 'cb'";
   bwsc__findings findings = {&f, 1, 1};
   bwsc__errors errors = {0};
-  bwsc__report report = {&findings, &errors, rules, 0, "/src/project"};
+  bwsc__report report = {&findings, &errors, rules, 0, "/src/project", 0};
   char *text = NULL;
   size_t len = 0;
   FILE *out = open_memstream(&text, &len);
