@@ -49,11 +49,20 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# The SARIF Multitool validates blockscan's SARIF output in the tests. It is an
-# npm package; it lives in .tools/ (ignored by git), pinned to one version.
-if [ "$profile" = test ] && [ ! -x .tools/node_modules/.bin/sarif-multitool ]; then
-  echo "setup: installing @microsoft/sarif-multitool into .tools/"
-  npm install --silent --no-audit --no-fund --prefix .tools @microsoft/sarif-multitool@5.7.0 >/dev/null
+# The SARIF Multitool validates blockscan's SARIF output in the tests with
+# its SARIF, GitHub and Azure DevOps rules. It is an npm package; it lives
+# in .tools/ (ignored by git), pinned to one version, and so is its Linux
+# build, the package that holds the binary: the wrapper would accept any
+# 5.x of it, and the rules change between versions.
+multitool=5.7.0
+if [ "$profile" = test ] &&
+  ! grep -qs "\"version\": \"$multitool\"" .tools/node_modules/@microsoft/sarif-multitool-linux/package.json; then
+  echo "setup: installing @microsoft/sarif-multitool@$multitool into .tools/"
+  npm install --silent --no-audit --no-fund --prefix .tools \
+    "@microsoft/sarif-multitool@$multitool" "@microsoft/sarif-multitool-linux@$multitool" >/dev/null
+  # Its postinstall script only makes the binary executable; an npm that
+  # holds install scripts back until they are allowed would skip it.
+  chmod u+x .tools/node_modules/@microsoft/sarif-multitool-linux/Sarif.Multitool
 fi
 # The DevTools trace engine (chrome-devtools-frontend's models/trace, as
 # published on npm) reads the shim's trace in the timeline test; it lives in

@@ -82,7 +82,7 @@ static void trampoline(void *data, void *user_data) {
   if (seq != s + 1)
     enqueue_ns = 0; /* overwritten by a later push, or not yet written */
   bwsh__item_frame saved;
-  bwsh__foreign_item_begin(pool_of(r), enqueue_ns, &saved);
+  bwsh__foreign_item_begin(pool_of(r), enqueue_ns, (void *)r->func, &saved);
   r->func(data, r->user_data);
   bwsh__foreign_item_end(&saved);
 }

@@ -115,7 +115,7 @@ static void trampoline(void *req) {
   ((uv_work_head *)req)->work_cb = work_cb;
   release(e);
   bwsh__item_frame saved;
-  bwsh__foreign_item_begin(libuv_pool(), enqueue_ns, &saved);
+  bwsh__foreign_item_begin(libuv_pool(), enqueue_ns, (void *)work_cb, &saved);
   work_cb(req);
   bwsh__foreign_item_end(&saved);
 }

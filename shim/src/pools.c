@@ -446,8 +446,13 @@ void bwsh__pool_get(int i, bwsh__pool_report *out) {
 
 void bwsh__pools_after_fork(void) {
   /* The child has no workers: forget everything, runtime copies too (the
-   * child's runtime copy re-attaches when it creates a pool). */
-  memset(pools, 0, sizeof pools);
+   * child's runtime copy re-attaches when it creates a pool). Only the
+   * pools made so far are cleared: the rest were never written, and
+   * writing them would fault in megabytes of zero pages in every child,
+   * most of which exec or exit at once (libuv's uv_spawn). */
+  int n = atomic_load(&npools);
+  memset(pools, 0,
+         (size_t)(n < BW_MAX_POOLS ? n : BW_MAX_POOLS) * sizeof(pool));
   for (unsigned k = 0; k < SHARDS; k++)
     atomic_store(&shard_owner[k], 0);
   bwsh__self.shard = 0;

@@ -174,6 +174,9 @@ typedef struct bwsh__thread {
   /* A C-Thread-Pool worker: each call's site says whether it is the
    * pool's own wait or an item's (foreign_thpool.c). */
   int own_by_caller;
+  /* The function of the item a foreign pool's trampoline is running (NULL:
+   * none known): what tells two items sharing a helper apart (sites.c). */
+  void *item_fn;
   int blocked_pool; /* pool marked blocked by the current call, -1 */
   int locks_held;   /* pool spinlocks this thread holds (pools.c) */
   int tid;
@@ -233,13 +236,15 @@ BWSH__HIDDEN void bwsh__thread_is_option_worker(void);
 typedef struct bwsh__item_frame {
   int kind, pool, in_item, classified_by_option;
   int (*item_query)(void);
+  void *item_fn;
 } bwsh__item_frame;
 /* The calling thread starts / ends an item of foreign pool p (foreign_*.c)
- * queued at enqueue_ns (0: unknown, the item is then not timed). While it
- * runs, the thread is a worker of p; after it, a POOL_IDLE thread (a
- * thread the runtime or an option classified gets its kind back). Keep
- * errno; never nest across threads (begin and end on one thread). */
-BWSH__HIDDEN void bwsh__foreign_item_begin(int p, uint64_t enqueue_ns,
+ * queued at enqueue_ns (0: unknown, the item is then not timed) that runs
+ * the function fn (its call sites are told apart by it). While it runs,
+ * the thread is a worker of p; after it, a POOL_IDLE thread (a thread the
+ * runtime or an option classified gets its kind back). Keep errno; never
+ * nest across threads (begin and end on one thread). */
+BWSH__HIDDEN void bwsh__foreign_item_begin(int p, uint64_t enqueue_ns, void *fn,
                                            bwsh__item_frame *saved);
 BWSH__HIDDEN void bwsh__foreign_item_end(const bwsh__item_frame *saved);
 /* Records the calling thread's name in its slot (trace metadata). */
@@ -417,6 +422,9 @@ BWSH__HIDDEN int bwsh__pool_notify(int p, int blocked);
  * only count, so a site's chain is the first one seen there. */
 BWSH__HIDDEN int bwsh__site_add(int fn, void *caller, uint64_t count,
                                 uint64_t blocked_ns);
+/* The first frame of site i (the program's own line that made the call),
+ * or fallback when i is no ready site. */
+BWSH__HIDDEN void *bwsh__site_frame0(int i, void *fallback);
 /* Adds blocked time to a site returned by bwsh__site_add. */
 BWSH__HIDDEN void bwsh__site_add_ns(int site, uint64_t blocked_ns);
 /* Captures the caller chain outside the shim into frames (max n). */
@@ -429,11 +437,24 @@ typedef struct bwsh__site_view {
   uint64_t count, blocked_ns;
   int nframes;
   void *frames[BW_SITE_FRAMES];
+  void *via; /* the library function the program called, or NULL */
 } bwsh__site_view;
 /* Copies site i (0..BW_MAX_SITES-1); returns 0 if the slot is empty. */
 BWSH__HIDDEN int bwsh__site_get(int i, bwsh__site_view *out);
 /* Calls that found the table full. */
 BWSH__HIDDEN uint64_t bwsh__sites_dropped(void);
+
+/* ---- the program's own code (modules.c) ---------------------------------- */
+
+/* Records the code ranges of the system libraries loaded now (libc, the
+ * pool and loop libraries, sanitizer runtimes, the shim): at start and
+ * when a new call site may come from a library loaded since. */
+BWSH__HIDDEN void bwsh__modules_scan(void);
+/* Whose code pc lies in: the program's (any module not named as a system
+ * library), a system library's, or an interposer's (a sanitizer runtime,
+ * the shim). Lock-free, a few compares. */
+enum { BW_CODE_PROGRAM = 0, BW_CODE_LIBRARY, BW_CODE_INTERPOSER };
+BWSH__HIDDEN int bwsh__code_kind(const void *pc);
 
 /* ---- symbols (symbolize.c) ----------------------------------------------- */
 

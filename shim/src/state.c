@@ -125,6 +125,16 @@ void bwsh__state_init(void) {
     atomic_store(&exit_key_ok, 1);
 }
 
+/* One bit per slot that a thread ever claimed (slot 0, shared, always
+ * counts as used): a fork child clears those slots and reads no other. */
+static atomic_uint_least64_t ever_used[BW_MAX_SLOTS / 64];
+
+static void mark_ever_used(int i) {
+  uint64_t bit = (uint64_t)1 << (i % 64);
+  if (!(atomic_load_explicit(&ever_used[i / 64], memory_order_relaxed) & bit))
+    atomic_fetch_or_explicit(&ever_used[i / 64], bit, memory_order_relaxed);
+}
+
 bwsh__slot *bwsh__slot_get(void) {
   if (bwsh__self.slot)
     return bwsh__self.slot;
@@ -137,6 +147,7 @@ bwsh__slot *bwsh__slot_get(void) {
     if (s == &bwsh__slots[0])
       continue; /* slot 0 is shared by everyone when the table is full */
     if (atomic_compare_exchange_strong(&s->used, &expected, 1)) {
+      mark_ever_used((int)(s - bwsh__slots));
       atomic_store_explicit(&s->tid, bwsh__self.tid, memory_order_relaxed);
       bwsh__self.slot = s;
       if (atomic_load_explicit(&exit_key_ok, memory_order_relaxed))
@@ -162,11 +173,16 @@ void bwsh__totals_get(bwsh__totals *t) {
     bwsh__slot *s = &bwsh__slots[i];
     t->calls_worker +=
         atomic_load_explicit(&s->calls_worker, memory_order_relaxed);
-    t->calls_other +=
+    uint64_t other =
         atomic_load_explicit(&s->calls_other, memory_order_relaxed);
-    for (int fn = 0; fn < BW_FN_COUNT; fn++)
-      t->other_by_fn[fn] +=
-          atomic_load_explicit(&other_by_fn[i][fn], memory_order_relaxed);
+    t->calls_other += other;
+    /* A row is written only after its slot's calls_other (count_other):
+     * the rows of slots that counted none stay unread, so a report, in a
+     * fork child that exits at once too, touches no page of theirs. */
+    if (other != 0)
+      for (int fn = 0; fn < BW_FN_COUNT; fn++)
+        t->other_by_fn[fn] +=
+            atomic_load_explicit(&other_by_fn[i][fn], memory_order_relaxed);
     t->calls_blocking +=
         atomic_load_explicit(&calls_blocking[i], memory_order_relaxed);
     t->blocked_ns_worker +=
@@ -312,7 +328,7 @@ void bwsh__thread_name_slot(void) {
 
 /* ---- foreign pools' items (foreign_*.c) -------------------------------- */
 
-void bwsh__foreign_item_begin(int p, uint64_t enqueue_ns,
+void bwsh__foreign_item_begin(int p, uint64_t enqueue_ns, void *fn,
                               bwsh__item_frame *saved) {
   int err = errno;
   bwsh__self.depth++;
@@ -321,6 +337,7 @@ void bwsh__foreign_item_begin(int p, uint64_t enqueue_ns,
   saved->in_item = bwsh__self.in_item;
   saved->classified_by_option = bwsh__self.classified_by_option;
   saved->item_query = bwsh__self.item_query;
+  saved->item_fn = bwsh__self.item_fn;
   /* A worker_name glob that matched a foreign pool's thread gives way:
    * the items say exactly when it works. */
   if (saved->kind == BW_THREAD_WORKER && saved->classified_by_option) {
@@ -344,6 +361,7 @@ void bwsh__foreign_item_begin(int p, uint64_t enqueue_ns,
     bwsh__self.in_item = 1;
     bwsh__self.item_query = NULL;
     bwsh__self.classified_by_option = 0;
+    bwsh__self.item_fn = fn;
     if (!bwsh__self.slot || !atomic_load(&bwsh__self.slot->named))
       bwsh__thread_name_slot();
   }
@@ -357,6 +375,7 @@ void bwsh__foreign_item_end(const bwsh__item_frame *saved) {
   bwsh__self.in_item = saved->in_item;
   bwsh__self.classified_by_option = saved->classified_by_option;
   bwsh__self.item_query = saved->item_query;
+  bwsh__self.item_fn = saved->item_fn;
 }
 
 /* ---- counted calls ------------------------------------------------------ */
@@ -474,41 +493,57 @@ void bwsh__call_end(bwsh__call *c) {
   bwsh__pool_unblock(c->pool, end);
   if (c->compensated)
     bwsh__pool_notify(c->pool, 0);
-  int record = c->counted_early;
+  int record = c->counted_early, site = c->site;
   if (record) {
     slot_add(s, &s->blocked_ns_worker, dur);
-    bwsh__site_add_ns(c->site, dur);
+    bwsh__site_add_ns(site, dur);
   } else if (bwsh__policy_long_enough(dur) &&
              !atomic_load_explicit(&fail_fired, memory_order_relaxed)) {
     record = 1;
     slot_add(s, &s->calls_worker, 1);
     slot_add(s, &s->blocked_ns_worker, dur);
-    bwsh__site_add(c->fn, c->caller, 1, dur);
+    site = bwsh__site_add(c->fn, c->caller, 1, dur);
   }
   if (record && bwsh__opt.trace_path[0])
-    bwsh__trace_slice(c->fn, bwsh__self.tid, c->caller, c->start_ns, dur);
+    bwsh__trace_slice(c->fn, bwsh__self.tid, bwsh__site_frame0(site, c->caller),
+                      c->start_ns, dur);
   bwsh__self.depth--;
   errno = saved;
 }
 
 /* ---- fork --------------------------------------------------------------- */
 
+/* Stores 0 where the word is not 0 already: a child that only reads a
+ * page its parent never wrote (or wrote to zero) neither copies nor
+ * allocates it, and most fork children exec at once. */
+#define CLEAR(word)                                                            \
+  do {                                                                         \
+    if (atomic_load_explicit(&(word), memory_order_relaxed) != 0)              \
+      atomic_store_explicit(&(word), 0, memory_order_relaxed);                 \
+  } while (0)
+
 void bwsh__state_after_fork(void) {
   bwsh__slot *mine = bwsh__self.slot;
   for (int i = 0; i < BW_MAX_SLOTS; i++) {
+    uint64_t word =
+        atomic_load_explicit(&ever_used[i / 64], memory_order_relaxed);
+    if (i != 0 && !(word & ((uint64_t)1 << (i % 64))))
+      continue; /* never claimed: never written */
     bwsh__slot *s = &bwsh__slots[i];
-    atomic_store(&s->calls_worker, 0);
+    CLEAR(s->calls_worker); /* a freed slot keeps its counts: clear it too */
     /* A row is only ever written after its slot's calls_other: the rows of
      * slots that counted none are zero already (and stay untouched pages). */
-    if (atomic_exchange(&s->calls_other, 0) != 0)
+    if (atomic_load_explicit(&s->calls_other, memory_order_relaxed) != 0) {
+      atomic_store(&s->calls_other, 0);
       for (int fn = 0; fn < BW_FN_COUNT; fn++)
-        atomic_store(&other_by_fn[i][fn], 0);
-    atomic_store(&s->blocked_ns_worker, 0);
-    atomic_store(&calls_blocking[i], 0);
-    atomic_store(&s->busy_since, 0);
-    atomic_store(&s->named, 0);
+        CLEAR(other_by_fn[i][fn]);
+    }
+    CLEAR(s->blocked_ns_worker);
+    CLEAR(calls_blocking[i]);
+    CLEAR(s->busy_since);
+    CLEAR(s->named);
     if (s != mine)
-      atomic_store(&s->used, 0);
+      CLEAR(s->used);
   }
   bwsh__own_pid_set();
   /* The child's only thread copies a worker's stack, not its pool. */
