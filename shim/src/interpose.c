@@ -402,7 +402,8 @@ typedef void (*any_fn)(void);
 #define AS_LOOP(kind, fn, call)                                                \
   do {                                                                         \
     bwsh__loop_thread saved_;                                                  \
-    int on_ = bwsh__loop_enter(&saved_, kind, (any_fn)fn);                     \
+    int on_ = bwsh__loop_enter(&saved_, kind, (any_fn)fn,                      \
+                               __builtin_return_address(0));                   \
     call;                                                                      \
     if (on_)                                                                   \
       bwsh__loop_leave(&saved_);                                               \
@@ -535,4 +536,36 @@ EXPORT int pthread_setname_np(pthread_t th, const char *name) {
   if (r == 0 && bwsh__opt.worker_name[0])
     bwsh__reclassify_all();
   return r;
+}
+
+/* ---- foreign pools: their submit functions (foreign_*.c) ---------------- */
+
+EXPORT int uv_queue_work(void *loop, void *req, bwsh__uv_work_cb work_cb,
+                         bwsh__uv_after_cb after_cb) {
+  return bwsh__uv_queue_work(loop, req, work_cb, after_cb);
+}
+
+EXPORT int uv_cancel(void *req) {
+  return bwsh__uv_cancel(req);
+}
+
+EXPORT void *g_thread_pool_new(bwsh__glib_func func, void *user_data,
+                               int max_threads, int exclusive, void **error) {
+  return bwsh__glib_pool_new(func, user_data, max_threads, exclusive, error);
+}
+
+EXPORT void *g_thread_pool_new_full(bwsh__glib_func func, void *user_data,
+                                    void (*item_free)(void *), int max_threads,
+                                    int exclusive, void **error) {
+  return bwsh__glib_pool_new_full(func, user_data, item_free, max_threads,
+                                  exclusive, error);
+}
+
+EXPORT int g_thread_pool_push(void *pool, void *data, void **error) {
+  return bwsh__glib_pool_push(pool, data, error);
+}
+
+EXPORT int g_thread_pool_set_max_threads(void *pool, int max_threads,
+                                         void **error) {
+  return bwsh__glib_pool_set_max_threads(pool, max_threads, error);
 }

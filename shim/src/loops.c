@@ -203,7 +203,8 @@ static void stretch_end(uint64_t now) {
 
 /* ---- the runners --------------------------------------------------------- */
 
-int bwsh__loop_enter(bwsh__loop_thread *saved, int kind, void (*real)(void)) {
+int bwsh__loop_enter(bwsh__loop_thread *saved, int kind, void (*real)(void),
+                     void *ret) {
   if (!atomic_load_explicit(&bwsh__active, memory_order_relaxed) ||
       bwsh__self.depth || kind < 0 || kind >= BW_LOOP_KIND_COUNT)
     return 0;
@@ -218,6 +219,7 @@ int bwsh__loop_enter(bwsh__loop_thread *saved, int kind, void (*real)(void)) {
   bwsh__loop_self.rec = record_for(kind);
   bwsh__loop_self.in_wait = 0;
   bwsh__loop_self.out_since = bwsh__now_ns();
+  bwsh__loop_self.runner_ret = ret;
   bwsh__self.depth--;
   errno = saved_errno;
   return 1;
@@ -258,16 +260,30 @@ static int is_poll_family(int fn) {
   }
 }
 
+/* 1 when the first frame of the program's own code above the call is the
+ * one that called the runner: the loop library made the call for itself,
+ * from no callback. Unwinds (about a microsecond): only for calls the loop
+ * library makes that are not its wait. */
+static int made_by_the_loop(const bwsh__loop_thread *l) {
+  void *frames[BW_SITE_FRAMES + 24];
+  int n = bwsh__capture_frames(frames, (int)(sizeof frames / sizeof *frames));
+  for (int i = 0; i < n; i++)
+    if (bwsh__code_kind(frames[i]) == BW_CODE_PROGRAM)
+      return frames[i] == l->runner_ret;
+  return 0;
+}
+
 int bwsh__loop_call_begin(int fn, void *caller) {
   bwsh__loop_thread *l = &bwsh__loop_self;
-  if (is_poll_family(fn)) {
-    int cls = module_class((uintptr_t)caller, -1);
-    if (cls == MOD_LOOP + l->kind || cls == MOD_SANITIZER) {
-      stretch_end(bwsh__now_ns());
-      l->in_wait = 1;
-      return 0;
-    }
+  int cls = module_class((uintptr_t)caller, -1);
+  if (is_poll_family(fn) &&
+      (cls == MOD_LOOP + l->kind || cls == MOD_SANITIZER)) {
+    stretch_end(bwsh__now_ns());
+    l->in_wait = 1;
+    return 0;
   }
+  if (cls == MOD_LOOP + l->kind && l->runner_ret && made_by_the_loop(l))
+    return 0;
   return 1;
 }
 

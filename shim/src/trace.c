@@ -157,8 +157,11 @@ void bwsh__trace_thread_name(int tid, const char name[16]) {
 }
 
 void bwsh__trace_after_fork(void) {
-  if (events)
-    memset(events, 0, CAPACITY * sizeof(event));
+  /* Only the events written so far: the rest of the mapping was never
+   * touched, and clearing it would fault in every page of it. */
+  uint64_t used = atomic_load(&next);
+  if (events && used > 0)
+    memset(events, 0, (used < CAPACITY ? used : CAPACITY) * sizeof(event));
   atomic_store(&next, 0);
   atomic_store(&lost, 0);
   atomic_store(&waits, 0);
@@ -240,41 +243,12 @@ static thread_seen *thread_entry(writer *w, int tid) {
   return NULL;
 }
 
-/* Sanitizer runtimes intercept some blocking functions themselves (TSan's
- * __interceptor_usleep): the return address is then inside the runtime,
- * and the user's frame is further out in the call site's chain. */
-static int is_interceptor(const char *name) {
-  return strncmp(name, "__interceptor_", 14) == 0 ||
-         strncmp(name, "___interceptor_", 15) == 0;
-}
-
-/* The first frame outside any interceptor of the call of fn that returned
- * to pc: pc itself, or the next frame out from pc in the chain of a site
- * of fn holding pc (with sites keyed by fn and pc, the chain first seen
- * there: calls from several places through one interceptor share it). */
+/* A slice's caller is its call site's first frame in the program's own
+ * code (sites.c: past libraries and sanitizer interceptors), chosen when
+ * the slice was recorded, so naming it is one symbolization. */
 static void user_frame(const writer *w, int fn, void *pc, bwsh__sym *out) {
+  (void)fn;
   bwsh__symbolize(pc, out, w->safe_only);
-  if (w->safe_only || !is_interceptor(out->function))
-    return;
-  for (int i = 0; i < BW_MAX_SITES; i++) {
-    bwsh__site_view v;
-    if (!bwsh__site_get(i, &v) || v.fn != fn)
-      continue;
-    int at = 0; /* under TSan the chain starts in its backtrace, not at pc */
-    while (at < v.nframes && v.frames[at] != pc)
-      at++;
-    if (at == v.nframes)
-      continue;
-    for (int k = at + 1; k < v.nframes; k++) {
-      bwsh__sym frame;
-      bwsh__symbolize(v.frames[k], &frame, 0);
-      if (!is_interceptor(frame.function)) {
-        *out = frame;
-        return;
-      }
-    }
-    return;
-  }
 }
 
 /* The user frame of a slice, from the cache, else looked up (into own
