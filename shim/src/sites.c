@@ -108,11 +108,17 @@ static int capture_user_frames(void **frames, int n, void **via) {
     if (kind == BW_CODE_LIBRARY)
       *via = raw[first];
   }
+  int k = 0;
   if (first == got) {
     first = 0;
     *via = NULL;
+    /* No frame of the program's: its item function tail-called the
+     * blocking one, or the unwinder lost it. A foreign pool's item
+     * function stands first then (one past its entry, as the symbolizer
+     * looks up the byte before a return address), so the site names it. */
+    if (bwsh__self.item_fn && n > 0)
+      frames[k++] = (char *)bwsh__self.item_fn + 1;
   }
-  int k = 0;
   for (int i = first; i < got && k < n; i++)
     frames[k++] = raw[i];
   return k;

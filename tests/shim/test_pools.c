@@ -141,6 +141,16 @@ static void test_libuv_starved_probe_with_no_options(void **state) {
   assert_int_equal(shim_out_value(r.out, "items"), 9);
   assert_null(strstr(r.err, "work_cb changed"));
   check_starved_pool(j, &r, "libuv", 4, 8);
+  /* sleepy tail-calls usleep: no frame of the program's is on the stack,
+   * and the site is named after the work callback libuv ran. */
+  json_t *site = json_array_get(json_object_get(j, "call_sites"), 0);
+  json_t *first = json_array_get(json_object_get(site, "frames"), 0);
+  assert_string_equal(json_string_value(json_object_get(first, "function")),
+                      "sleepy");
+  /* uv_run on the main thread: libuv's own yields there (uv__async_spin)
+   * are the loop's, not a callback's. */
+  json_t *loop = json_array_get(json_object_get(j, "loops"), 0);
+  assert_int_equal(int_of(loop, "blocking_calls"), 0);
   json_decref(j);
   shim_result_free(&r);
 }
