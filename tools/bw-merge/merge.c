@@ -298,14 +298,30 @@ static void print_process(FILE *f, json_t *report, const char *json_path) {
     fprintf(f,
             "blockwatch: pool '%s': %lld workers, peak %lld blocked, all "
             "blocked for %.3f ms, starvation delay %.3f ms over %lld "
-            "item(s) (max %.3f ms)\n",
+            "item(s) (max %.3f ms); kind %s\n",
             str(json_object_get(p, "name"), "?"),
             count(json_object_get(p, "workers")),
             count(json_object_get(p, "peak_blocked_workers")),
             ms(json_object_get(p, "all_blocked_ms")),
             ms(json_object_get(starv, "total")),
             count(json_object_get(starv, "items")),
-            ms(json_object_get(starv, "max")));
+            ms(json_object_get(starv, "max")),
+            str(json_object_get(p, "kind"), "?"));
+  }
+  /* The loops as the shim's text names them: the main thread is the one
+   * whose id is the process's. */
+  json_array_foreach(json_object_get(report, "loops"), i, p) {
+    long long tid = count(json_object_get(p, "thread"));
+    char thread[48] = "the main thread";
+    if (tid != count(json_object_get(report, "pid")))
+      snprintf(thread, sizeof thread, "thread %lld", tid);
+    fprintf(f,
+            "blockwatch: loop %s on %s: %lld blocking call(s) in callbacks, "
+            "%.3f ms blocked; longest callback %.3f ms\n",
+            str(json_object_get(p, "kind"), "?"), thread,
+            count(json_object_get(p, "blocking_calls")),
+            ms(json_object_get(p, "blocked_ms")),
+            ms(json_object_get(p, "longest_callback_ms")));
   }
   json_t *sites = json_object_get(report, "call_sites");
   json_t *s;
