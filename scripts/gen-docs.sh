@@ -173,7 +173,7 @@ block_tour-foreign-scan() {
   show 'build/analyzer/blockscan -p build samples/foreign/glib_blocking.c'
   show 'build/analyzer/blockscan -p build samples/foreign/uv_blocking.c'
 }
-block_tour-foreign-shim() { show 'build/shim/blockwatch --worker-name pool -- build/samples/glib_blocking'; }
+block_tour-foreign-shim() { show 'build/shim/blockwatch -- build/samples/glib_blocking'; }
 # Only the summary: the findings themselves are the blocks above.
 # shellcheck disable=SC2016
 block_tour-all() {

@@ -8,6 +8,8 @@
  */
 #include "inputs.h"
 
+#include "config.h"
+#include "exclude.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -268,27 +270,21 @@ int bwsc__compdb_load(const char *path, bwsc__inputs *out,
  * parents. Returns a malloc'd path or NULL. */
 static char *find_database(const char *start) {
   char *dir = absolute(NULL, start);
-  for (;;) {
-    char *candidate = bwsc__xasprintf("%s/compile_commands.json",
-                                      strcmp(dir, "/") == 0 ? "" : dir);
-    if (access(candidate, F_OK) == 0) {
-      free(dir);
-      return candidate;
-    }
-    free(candidate);
-    char *slash = strrchr(dir, '/');
-    if (!slash || slash == dir) {
-      free(dir);
-      return NULL;
-    }
-    *slash = '\0';
-  }
+  char *found = bwsc__find_in_parents(dir, "compile_commands.json");
+  free(dir);
+  return found;
 }
 
 static void add_fixed(bwsc__inputs *out, const char *file,
                       const bwsc__options *opts) {
   bwsc__tu_input *input = BWSC__PUSH(out->items, out->count, out->cap);
   input->file = bwsc__xstrdup(file);
+  /* "-- cc -c file.c -o file.o", as CMake hands clang-tidy: a whole
+   * compile command, trimmed as a database's is. */
+  if (opts->nextra && opts->extra[0][0] != '-') {
+    keep_args(input, (char **)opts->extra, opts->nextra, file);
+    return;
+  }
   input->args = bwsc__xcalloc(opts->nextra + 1, sizeof(char *));
   for (size_t i = 0; i < opts->nextra; i++)
     input->args[input->nargs++] = bwsc__xstrdup(opts->extra[i]);
@@ -420,6 +416,13 @@ void bwsc__inputs_collect(const bwsc__options *opts, bwsc__inputs *out,
     }
     db_path = find_database(dir);
     free(dir);
+    /* Without flags, macros and include paths the build sets are missing:
+     * findings may be missing with them, so say so. */
+    if (!db_path && !opts->quiet)
+      fputs("blockscan: note: no compile_commands.json next to the inputs "
+            "or in a parent: files are parsed without the build's flags "
+            "(give -p BUILD_DIR, or the flags after --)\n",
+            stderr);
   }
   if (db_path)
     have_db = bwsc__compdb_load(db_path, &db, errors) == 0;
@@ -462,4 +465,13 @@ void bwsc__inputs_collect(const bwsc__options *opts, bwsc__inputs *out,
   }
   bwsc__inputs_free(&db);
   sort_unique(out);
+  /* --exclude: the TUs it names are not parsed at all. */
+  size_t kept = 0;
+  for (size_t i = 0; i < out->count; i++) {
+    if (bwsc__excluded(opts, out->items[i].file))
+      input_free(&out->items[i]);
+    else
+      out->items[kept++] = out->items[i];
+  }
+  out->count = kept;
 }

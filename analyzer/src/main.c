@@ -1,16 +1,22 @@
-/* main.c - blockscan's driver: options, rules, inputs, parallel parsing,
- * analysis, filters, output, exit status.
+/* main.c - blockscan's driver: options, rules, inputs, facts (parsed,
+ * cached or read from facts files), analysis, filters, output, exit status.
  *
  * Invariants: the exit status is 2 when anything went wrong (bad options,
  * rules, inputs, a TU that did not parse) even if findings were printed, else
  * 1 with findings, else 0; TU facts are stored by input index, so the
  * result does not depend on which thread parsed what.
  */
+/* realpath() (for --srcroot) is XSI. */
+#define _XOPEN_SOURCE 700
 #include "analyze.h"
+#include "config.h"
+#include "diff.h"
+#include "exclude.h"
 #include "filter.h"
 #include "inputs.h"
 #include "options.h"
 #include "parse.h"
+#include "tus.h"
 #include "program.h"
 #include "report.h"
 #include "util.h"
@@ -19,8 +25,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,51 +34,19 @@
 #define BLOCKSCAN_VERSION "0.0.0"
 #endif
 
-/* ---- parallel parsing ---------------------------------------------------- */
-
-typedef struct pool_job {
-  const bwsc__inputs *inputs;
-  bwsc__tu_facts *facts;
-  atomic_size_t next; /* next input to take */
-} pool_job;
-
-static void *parse_worker(void *arg) {
-  pool_job *job = arg;
-  bwsc__parser *parser = bwsc__parser_new();
-  for (;;) {
-    size_t i = atomic_fetch_add(&job->next, 1);
-    if (i >= job->inputs->count)
-      break;
-    bwsc__parser_parse(parser, &job->inputs->items[i], &job->facts[i]);
-  }
-  bwsc__parser_free(parser);
-  return NULL;
-}
-
 static unsigned cpu_count(void) {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? (unsigned)n : 1;
 }
 
-/* Parses every input on `jobs` threads (the calling thread is one). */
-static void parse_all(const bwsc__inputs *inputs, bwsc__tu_facts *facts,
-                      unsigned jobs) {
-  pool_job job = {inputs, facts, 0};
-  if (jobs > inputs->count)
-    jobs = (unsigned)inputs->count;
-  if (jobs < 1)
-    jobs = 1;
-  pthread_t *threads = bwsc__xcalloc(jobs, sizeof(pthread_t));
-  unsigned started = 0;
-  for (unsigned t = 1; t < jobs; t++) {
-    if (pthread_create(&threads[t], NULL, parse_worker, &job) != 0)
-      break; /* fewer threads is still correct */
-    started++;
-  }
-  parse_worker(&job);
-  for (unsigned t = 1; t <= started; t++)
-    pthread_join(threads[t], NULL);
-  free(threads);
+/* Progress, when asked: on a terminal one line rewritten in place, else
+ * one "[n/N] file" line per TU (a CI log keeps them all). */
+static bwsc__progress progress_of(const bwsc__options *opts) {
+  if (opts->quiet)
+    return BWSC__PROGRESS_OFF;
+  if (isatty(STDERR_FILENO))
+    return BWSC__PROGRESS_IN_PLACE;
+  return opts->progress ? BWSC__PROGRESS_LINES : BWSC__PROGRESS_OFF;
 }
 
 /* ---- rules -------------------------------------------------------------- */
@@ -174,6 +146,27 @@ static int use_color(const bwsc__options *opts, FILE *out) {
 
 /* ---- main ---------------------------------------------------------------- */
 
+/* --extra-arg-before / --extra-arg around each TU's own arguments. */
+static void add_extra_args(const bwsc__options *opts, bwsc__inputs *inputs) {
+  if (!opts->nextra_before && !opts->nextra_after)
+    return;
+  for (size_t i = 0; i < inputs->count; i++) {
+    bwsc__tu_input *input = &inputs->items[i];
+    size_t n = opts->nextra_before + input->nargs + opts->nextra_after;
+    char **args = bwsc__xcalloc(n + 1, sizeof(char *));
+    size_t k = 0;
+    for (size_t a = 0; a < opts->nextra_before; a++)
+      args[k++] = bwsc__xstrdup(opts->extra_before[a]);
+    for (size_t a = 0; a < input->nargs; a++)
+      args[k++] = input->args[a];
+    for (size_t a = 0; a < opts->nextra_after; a++)
+      args[k++] = bwsc__xstrdup(opts->extra_after[a]);
+    free(input->args);
+    input->args = args;
+    input->nargs = k;
+  }
+}
+
 /* Each failed TU's diagnostics, then one line naming the TU itself: a
  * header's error does not say which TU included it. */
 static void facts_errors(const bwsc__tu_facts *facts, size_t n,
@@ -191,6 +184,28 @@ static void facts_errors(const bwsc__tu_facts *facts, size_t n,
   }
 }
 
+/* A --diff that cannot be read ends the run before any parsing: exit 2. */
+static int diff_failed(bwsc__errors *errors, bwsc__changes *changes,
+                       bwsc__inputs *inputs, bw_rules *rules,
+                       bwsc__options *opts) {
+  for (size_t i = 0; i < errors->count; i++) {
+    const bwsc__error *err = &errors->items[i];
+    if (err->file && err->line)
+      fprintf(stderr, "blockscan: error: %s:%u: %s\n", err->file, err->line,
+              err->message);
+    else if (err->file)
+      fprintf(stderr, "blockscan: error: %s: %s\n", err->file, err->message);
+    else
+      fprintf(stderr, "blockscan: error: %s\n", err->message);
+  }
+  bwsc__changes_free(changes);
+  bwsc__inputs_free(inputs);
+  bwsc__errors_free(errors);
+  bw_rules_free(rules);
+  bwsc__options_free(opts);
+  return 2;
+}
+
 int main(int argc, char **argv) {
   bwsc__options opts;
   if (bwsc__options_parse(&opts, argc, argv) != 0) {
@@ -206,18 +221,50 @@ int main(int argc, char **argv) {
     bwsc__options_free(&opts);
     return 0;
   }
+  if (opts.emit_facts) {
+    int rc = opts.nextra
+                 ? bwsc__tus_emit(opts.emit_facts, opts.extra, opts.nextra)
+                 : (fputs("blockscan: error: --emit-facts needs a compile "
+                          "command after --\n",
+                          stderr),
+                    2);
+    bwsc__options_free(&opts);
+    return rc;
+  }
+  /* Taken first: paths are printed relative to where the user ran
+   * blockscan, and .blockscan is looked for from there. */
+  char cwd[PATH_MAX];
+  const char *srcroot = getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
+  /* Read after the command line, which it must not override. */
+  bwsc__config config = {0};
+  if (!opts.no_config && srcroot &&
+      bwsc__config_apply(&config, &opts, srcroot) != 0) {
+    bwsc__config_free(&config);
+    bwsc__options_free(&opts);
+    return 2;
+  }
+  /* --srcroot: paths are printed relative to it instead (and are SARIF's
+   * %SRCROOT%). Made absolute, as the current directory is. */
+  char root[PATH_MAX];
+  if (opts.srcroot) {
+    if (!realpath(opts.srcroot, root)) {
+      fprintf(stderr, "blockscan: error: --srcroot '%s': %s\n", opts.srcroot,
+              strerror(errno));
+      bwsc__config_free(&config);
+      bwsc__options_free(&opts);
+      return 2;
+    }
+    srcroot = root;
+  }
   if (opts.npaths == 0 && !opts.build_dir && !opts.list_rules) {
     fputs("blockscan: error: no input files (give files, directories or "
           "-p BUILD_DIR)\n",
           stderr);
     bwsc__options_free(&opts);
+    bwsc__config_free(&config);
     return 2;
   }
 
-  /* Taken before parsing: paths are printed relative to where the user
-   * ran blockscan. */
-  char cwd[PATH_MAX];
-  const char *srcroot = getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
   int status = 0;
   bwsc__errors errors = {0};
   bw_rules *rules = load_rules(&opts, &errors);
@@ -227,6 +274,7 @@ int main(int argc, char **argv) {
               errors.items[i].message);
     bwsc__errors_free(&errors);
     bwsc__options_free(&opts);
+    bwsc__config_free(&config);
     return 2;
   }
 
@@ -234,30 +282,84 @@ int main(int argc, char **argv) {
     list_rules(rules);
     bw_rules_free(rules);
     bwsc__options_free(&opts);
+    bwsc__config_free(&config);
     return 0;
   }
 
-  bwsc__inputs inputs;
-  bwsc__inputs_collect(&opts, &inputs, &errors);
-  bwsc__tu_facts *facts =
-      bwsc__xcalloc(inputs.count + 1, sizeof(bwsc__tu_facts));
-  bwsc__parse_init();
-  parse_all(&inputs, facts, opts.jobs ? opts.jobs : cpu_count());
-  facts_errors(facts, inputs.count, &errors);
+  bwsc__inputs inputs = {0};
+  if (!opts.facts) {
+    bwsc__inputs_collect(&opts, &inputs, &errors);
+    add_extra_args(&opts, &inputs);
+  }
+  bwsc__changes changes = {0};
+  int diffing = opts.diff_rev || opts.diff_file;
+  if (diffing && bwsc__changes_load(&changes, &opts, &inputs, &errors) != 0) {
+    bwsc__config_free(&config);
+    return diff_failed(&errors, &changes, &inputs, rules, &opts);
+  }
+
+  /* Opened before the analysis, which may take minutes: a report that
+   * cannot be written should not cost them. */
+  FILE *out = stdout;
+  if (opts.output && !(out = fopen(opts.output, "w"))) {
+    fprintf(stderr, "blockscan: error: cannot write '%s': %s\n", opts.output,
+            strerror(errno));
+    bwsc__changes_free(&changes);
+    bwsc__inputs_free(&inputs);
+    bwsc__errors_free(&errors);
+    bw_rules_free(rules);
+    bwsc__options_free(&opts);
+    bwsc__config_free(&config);
+    return 2;
+  }
+  bwsc__tu_stats stats = {0};
+  size_t ntus = 0;
+  bwsc__tu_facts *facts = NULL;
+  if (opts.facts) {
+    facts = bwsc__tus_load(opts.paths, opts.npaths, &ntus, &errors);
+    stats.loaded = ntus;
+  } else {
+    ntus = inputs.count;
+    facts = bwsc__xcalloc(ntus + 1, sizeof(bwsc__tu_facts));
+    char *cache_dir = bwsc__cache_dir(&opts);
+    bwsc__cache *cache = cache_dir ? bwsc__cache_open(cache_dir) : NULL;
+    free(cache_dir);
+    bwsc__parse_init();
+    bwsc__report where = {NULL, NULL, NULL, 0, srcroot, 0};
+    bwsc__tus_gather(&inputs, facts, opts.jobs ? opts.jobs : cpu_count(), cache,
+                     &stats, progress_of(&opts), &where);
+    bwsc__cache_close(cache);
+  }
+  if (opts.stats)
+    fprintf(stderr,
+            "blockscan: %zu translation unit%s: %zu parsed, %zu from the "
+            "cache, %zu from facts files\n",
+            ntus, ntus == 1 ? "" : "s", stats.parsed, stats.cached,
+            stats.loaded);
+  facts_errors(facts, ntus, &errors);
 
   bwsc__program prog;
-  bwsc__program_build(&prog, facts, inputs.count);
+  bwsc__program_build(&prog, facts, ntus);
   bwsc__findings findings = {0};
-  if (bwsc__analyze(&prog, rules, &findings) == 0)
+  if (bwsc__analyze(&prog, rules, &findings) == 0 && !opts.quiet)
     fprintf(stderr,
             "blockscan: no callback handed to a pool or loop was found in %zu "
             "translation unit%s; APIs without rules are not seen (see "
             "--list-rules)\n",
-            inputs.count, inputs.count == 1 ? "" : "s");
-  bwsc__suppress_apply(&findings, facts, inputs.count);
+            ntus, ntus == 1 ? "" : "s");
+  bwsc__suppress_apply(&findings, facts, ntus);
+  /* --exclude also covers findings in a header an analysed TU includes. */
+  for (size_t i = 0; i < findings.count;) {
+    if (bwsc__excluded(&opts, findings.items[i].loc.file))
+      bwsc__findings_remove(&findings, i);
+    else
+      i++;
+  }
   bwsc__findings_sort(&findings);
+  if (diffing)
+    bwsc__changes_filter(&changes, &findings);
   size_t hidden = opts.low_confidence ? 0 : bwsc__findings_drop_low(&findings);
-  if (hidden)
+  if (hidden && !opts.quiet)
     fprintf(stderr,
             "blockscan: %zu blocking call%s reached with low confidence only "
             "%s not shown (--confidence low shows %s)\n",
@@ -282,27 +384,19 @@ int main(int argc, char **argv) {
    * have, so they are applied and written before grouping. */
   bwsc__findings_group(&findings);
 
-  FILE *out = stdout;
-  if (opts.output && !(out = fopen(opts.output, "w"))) {
-    fprintf(stderr, "blockscan: error: cannot write '%s': %s\n", opts.output,
-            strerror(errno));
-    out = stdout;
-    status = 2;
-  }
   bwsc__report report = {&findings, &errors, rules, use_color(&opts, out),
-                         srcroot};
+                         srcroot,   ntus};
   if (write_report(&opts, &report, out) != 0)
     status = 2;
   if (out != stdout && fclose(out) != 0)
     status = 2;
-  /* Errors also go to stderr when the report is a file or not text. */
+  /* Errors also go to stderr when the report is a file or not text, in
+   * the text report's own words: a reader (or an editor parsing
+   * file:line) sees one form whatever the format. */
   if (errors.count && (out != stdout || opts.format != BWSC__FORMAT_TEXT)) {
-    for (size_t i = 0; i < errors.count; i++) {
-      const bwsc__error *err = &errors.items[i];
-      fprintf(stderr, "%s:%u:%u: error: %s\n",
-              bwsc__report_path(&report, err->file), err->line, err->col,
-              err->message);
-    }
+    bwsc__findings none = {0};
+    bwsc__report only_errors = {&none, &errors, rules, 0, srcroot, 0};
+    bwsc__write_text(&only_errors, stderr);
   }
 
   if (errors.count || status)
@@ -312,12 +406,14 @@ int main(int argc, char **argv) {
 
   bwsc__findings_free(&findings);
   bwsc__program_free(&prog);
-  for (size_t i = 0; i < inputs.count; i++)
+  for (size_t i = 0; i < ntus; i++)
     bwsc__facts_free(&facts[i]);
   free(facts);
+  bwsc__changes_free(&changes);
   bwsc__inputs_free(&inputs);
   bwsc__errors_free(&errors);
   bw_rules_free(rules);
   bwsc__options_free(&opts);
+  bwsc__config_free(&config);
   return status;
 }

@@ -1,15 +1,143 @@
-/* options.c - parsing blockscan's command line (clang-tidy conventions).
+/* options.c - parsing blockscan's command line with getopt_long, from one
+ * table that also writes --help.
  *
- * Invariant: numbers are parsed strictly (to the end of the string); every
- * error names the option and the offending text.
+ * Invariants: every option is one row of `rows` (its name, value and help
+ * text) and one case of set_option; numbers are parsed strictly (to the end
+ * of the string); every error is one line naming the option and the
+ * offending text.
  */
 #include "options.h"
 
 #include "util.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Keys of the options: a short option's own letter, else a number past
+ * every character. */
+enum {
+  OPT_RULES = 256,
+  OPT_NO_DEFAULT_RULES,
+  OPT_ENABLE,
+  OPT_DISABLE,
+  OPT_FORMAT,
+  OPT_BASELINE,
+  OPT_WRITE_BASELINE,
+  OPT_DIFF,
+  OPT_DIFF_FILE,
+  OPT_SRCROOT,
+  OPT_CACHE,
+  OPT_NO_CACHE,
+  OPT_STATS,
+  OPT_EMIT_FACTS,
+  OPT_FACTS,
+  OPT_SUMMARY,
+  OPT_CONFIDENCE,
+  OPT_EXCLUDE,
+  OPT_NO_CONFIG,
+  OPT_PROGRESS,
+  OPT_QUIET,
+  OPT_LIST_RULES,
+  OPT_COLOR,
+  OPT_EXTRA_ARG,
+  OPT_EXTRA_ARG_BEFORE,
+  OPT_VERSION
+};
+
+/* One option: "--long" (its short letter, if any, is the key) or "-x" for
+ * a short option alone; `value` names its value in --help (NULL: a flag);
+ * a help text's later lines are indented under its first. The table ends
+ * with a {NULL} sentinel and is in --help order. */
+typedef struct option_row {
+  const char *name;
+  int key;
+  int has_arg; /* no_argument, required_argument or optional_argument */
+  const char *value;
+  const char *help;
+} option_row;
+
+static const option_row rows[] = {
+    {"-p", 'p', required_argument, "BUILD_DIR",
+     "read BUILD_DIR/compile_commands.json (or a parent's)"},
+    {"--rules", OPT_RULES, required_argument, "FILE",
+     "add a rule file (repeatable)"},
+    {"--no-default-rules", OPT_NO_DEFAULT_RULES, no_argument, NULL,
+     "do not load the embedded packs (only --rules)"},
+    {"--enable", OPT_ENABLE, required_argument, "CATEGORY",
+     "report a category (e.g. lock)"},
+    {"--disable", OPT_DISABLE, required_argument, "CATEGORY",
+     "do not report a category"},
+    {"--format", OPT_FORMAT, required_argument, "FORMAT",
+     "text (default), json or sarif"},
+    {"--output", 'o', required_argument, "FILE", "write the report to FILE"},
+    {"--srcroot", OPT_SRCROOT, required_argument, "DIR",
+     "print paths relative to DIR (SARIF: %SRCROOT%)"},
+    {"-j", 'j', required_argument, "N",
+     "parse N translation units at once (default: CPUs)"},
+    {"--baseline", OPT_BASELINE, required_argument, "FILE",
+     "report only findings not in FILE"},
+    {"--write-baseline", OPT_WRITE_BASELINE, required_argument, "FILE",
+     "write the findings' fingerprints to FILE"},
+    {"--diff", OPT_DIFF, required_argument, "REV",
+     "report only findings a change since REV touches"},
+    {"--diff-file", OPT_DIFF_FILE, required_argument, "PATCH",
+     "the same for a unified diff (- = stdin)"},
+    {"--summary", OPT_SUMMARY, no_argument, NULL,
+     "print counts per rule, directory and callback"},
+    {"--confidence", OPT_CONFIDENCE, required_argument, "LEVEL",
+     "high (default) or low: also the findings whose\n"
+     "chain crosses a wide indirect call or a cold path"},
+    {"--exclude", OPT_EXCLUDE, required_argument, "GLOB",
+     "skip the files GLOB matches, as TUs and in\n"
+     "findings (repeatable)"},
+    {"--no-config", OPT_NO_CONFIG, no_argument, NULL,
+     "read no .blockscan file"},
+    {"--progress", OPT_PROGRESS, no_argument, NULL,
+     "print [n/N] FILE on stderr as TUs are parsed,\n"
+     "also when stderr is not a terminal"},
+    {"--quiet", OPT_QUIET, no_argument, NULL,
+     "no progress and no notes on stderr, errors only"},
+    {"--list-rules", OPT_LIST_RULES, no_argument, NULL,
+     "print the pool and loop APIs and the blocking\n"
+     "functions the loaded rules know, and exit"},
+    {"--color", OPT_COLOR, optional_argument, "WHEN",
+     "never, always or auto (default: on a tty);\n"
+     "--color alone means always"},
+    {"--extra-arg", OPT_EXTRA_ARG, required_argument, "ARG",
+     "add ARG after each TU's compiler arguments"},
+    {"--extra-arg-before", OPT_EXTRA_ARG_BEFORE, required_argument, "ARG",
+     "add ARG before each TU's compiler arguments\n"
+     "(both as clang-tidy's, repeatable)"},
+    {"--cache", OPT_CACHE, required_argument, "DIR",
+     "keep parsed facts in DIR (default:\n"
+     ".blockscan-cache beside the compilation database)"},
+    {"--no-cache", OPT_NO_CACHE, no_argument, NULL,
+     "parse every translation unit"},
+    {"--stats", OPT_STATS, no_argument, NULL,
+     "print how many TUs were parsed and reused"},
+    {"--emit-facts", OPT_EMIT_FACTS, required_argument, "OUT",
+     "write the facts of the one TU compiled by the\n"
+     "command after -- to OUT, and exit"},
+    {"--facts", OPT_FACTS, no_argument, NULL,
+     "the paths are facts files or directories of them"},
+    {"--help", 'h', no_argument, NULL, "this text"},
+    {"--version", OPT_VERSION, no_argument, NULL, "print the version"},
+    {NULL, 0, 0, NULL, NULL}};
+
+/* The row's first column in --help: "-o, --output FILE", "--color[=WHEN]". */
+static void left_column(const option_row *row, char *buf, size_t size) {
+  int n = 0;
+  if (row->key < 256 && row->name[1] == '-')
+    n = snprintf(buf, size, "-%c, ", row->key);
+  int optional = row->has_arg == optional_argument;
+  snprintf(buf + n, size - (size_t)n, "%s%s%s%s", row->name,
+           !row->value ? ""
+           : optional  ? "[="
+                       : " ",
+           row->value ? row->value : "", optional ? "]" : "");
+}
 
 void bwsc__options_usage(FILE *out) {
   fputs("usage: blockscan [options] [files or directories...] [-- compiler "
@@ -17,71 +145,54 @@ void bwsc__options_usage(FILE *out) {
         "\n"
         "Finds blocking calls reachable from thread-pool and event-loop "
         "callbacks.\n"
-        "\n"
-        "  -p BUILD_DIR           read BUILD_DIR/compile_commands.json (or a "
-        "parent's)\n"
-        "  --rules FILE           add a rule file (repeatable)\n"
-        "  --no-default-rules     do not load the embedded packs (only "
-        "--rules)\n"
-        "  --enable CATEGORY      report a category (e.g. lock)\n"
-        "  --disable CATEGORY     do not report a category\n"
-        "  --format FORMAT        text (default), json or sarif\n"
-        "  -o, --output FILE      write the report to FILE\n"
-        "  -j N                   parse N translation units at once (default: "
-        "CPUs)\n"
-        "  --baseline FILE        report only findings not in FILE\n"
-        "  --write-baseline FILE  write the findings' fingerprints to FILE\n"
-        "  --summary              print counts per rule, directory and "
-        "callback\n"
-        "  --confidence LEVEL     high (default) or low: also the findings "
-        "whose\n"
-        "                         chain crosses a wide indirect call or a "
-        "cold path\n"
-        "  --list-rules           print the pool and loop APIs and the "
-        "blocking\n"
-        "                         functions the loaded rules know, and exit\n"
-        "  --color=WHEN           never, always or auto (default: on a tty)\n"
-        "  -h, --help             this text\n"
-        "  --version              print the version\n"
+        "\n",
+        out);
+  /* The help texts line up two spaces past the longest first column. */
+  int width = 0;
+  char left[64];
+  for (const option_row *row = rows; row->name; row++) {
+    left_column(row, left, sizeof(left));
+    if ((int)strlen(left) > width)
+      width = (int)strlen(left);
+  }
+  for (const option_row *row = rows; row->name; row++) {
+    left_column(row, left, sizeof(left));
+    fprintf(out, "  %-*s  ", width, left);
+    for (const char *p = row->help; *p; p++) {
+      fputc(*p, out);
+      if (*p == '\n')
+        fprintf(out, "%*s", width + 4, "");
+    }
+    fputc('\n', out);
+  }
+  fputs("\n"
+        "Long options may be shortened to a unique prefix (--conf low).\n"
+        "A .blockscan file in the current directory or a parent adds rule\n"
+        "files, categories, excludes and a confidence; the command line\n"
+        "wins over it.\n"
         "\n"
         "Exit status: 0 no findings, 1 findings, 2 error.\n",
         out);
 }
 
-static void push(const char ***array, size_t *count, const char *value) {
+void bwsc__options_push(const char ***array, size_t *count, const char *value) {
   size_t cap = *count; /* grow by one: these lists are short */
   *array = bwsc__xrealloc((void *)*array, (cap + 1) * sizeof(char *));
   (*array)[(*count)++] = value;
 }
 
+void bwsc__options_exclude(bwsc__options *opts, const char *pattern,
+                           const char *base) {
+  size_t n = opts->nexcludes;
+  opts->excludes =
+      bwsc__xrealloc(opts->excludes, (n + 1) * sizeof(*opts->excludes));
+  opts->excludes[n] = (bwsc__glob){pattern, base};
+  opts->nexcludes = n + 1;
+}
+
 static int bad(const char *what, const char *text) {
   fprintf(stderr, "blockscan: error: %s: '%s'\n", what, text);
   return -1;
-}
-
-/* Matches "--name", "--name=value" or (for short) "-xVALUE"; sets *value
- * to the inline value or the next argument. Returns 1 on match, -1 when
- * the value is missing. */
-static int take(const char *name, int argc, char **argv, int *i,
-                const char **value) {
-  const char *arg = argv[*i];
-  size_t len = strlen(name);
-  if (strncmp(arg, name, len) != 0)
-    return 0;
-  if (arg[len] == '=' && name[1] == '-') {
-    *value = arg + len + 1;
-    return 1;
-  }
-  if (arg[len] != '\0') {
-    if (name[1] == '-')
-      return 0; /* "--rulesx" is not "--rules" */
-    *value = arg + len;
-    return 1;
-  }
-  if (*i + 1 >= argc)
-    return -1;
-  *value = argv[++*i];
-  return 1;
 }
 
 static int parse_jobs(const char *text, unsigned *out) {
@@ -93,34 +204,6 @@ static int parse_jobs(const char *text, unsigned *out) {
   *out = (unsigned)n;
   return 0;
 }
-
-/* The options that take a value, tried in table order (a {NULL}
- * sentinel ends it); --output and -o are one option. */
-typedef enum value_option {
-  OPT_BUILD_DIR,
-  OPT_JOBS,
-  OPT_RULES,
-  OPT_ENABLE,
-  OPT_DISABLE,
-  OPT_FORMAT,
-  OPT_OUTPUT,
-  OPT_BASELINE,
-  OPT_WRITE_BASELINE,
-  OPT_COLOR,
-  OPT_CONFIDENCE
-} value_option;
-
-static const struct {
-  const char *name;
-  value_option option;
-} value_options[] = {
-    {"-p", OPT_BUILD_DIR},        {"-j", OPT_JOBS},
-    {"--rules", OPT_RULES},       {"--enable", OPT_ENABLE},
-    {"--disable", OPT_DISABLE},   {"--format", OPT_FORMAT},
-    {"--output", OPT_OUTPUT},     {"-o", OPT_OUTPUT},
-    {"--baseline", OPT_BASELINE}, {"--write-baseline", OPT_WRITE_BASELINE},
-    {"--color", OPT_COLOR},       {"--confidence", OPT_CONFIDENCE},
-    {NULL, OPT_BUILD_DIR}};
 
 /* A word an option accepts and the value it stands for; a table ends with
  * a {NULL} sentinel. */
@@ -148,33 +231,39 @@ static int pick(const choice *choices, const char *word) {
   return -1;
 }
 
-/* Stores the value of one option; 0, or -1 after printing the error. */
-static int set_value(bwsc__options *opts, value_option option,
-                     const char *value) {
+int bwsc__confidence_parse(const char *word) {
+  return pick(levels, word);
+}
+
+/* Stores one option; 0, or -1 after printing the error. */
+static int set_option(bwsc__options *opts, int key, const char *value) {
   int v;
-  switch (option) {
-  case OPT_BUILD_DIR:
+  switch (key) {
+  case 'p':
     opts->build_dir = value;
     return 0;
-  case OPT_JOBS:
+  case 'j':
     if (parse_jobs(value, &opts->jobs) != 0)
       return bad("-j needs a number from 1 to 1024", value);
     return 0;
   case OPT_RULES:
-    push(&opts->rules, &opts->nrules, value);
+    bwsc__options_push(&opts->rules, &opts->nrules, value);
+    return 0;
+  case OPT_NO_DEFAULT_RULES:
+    opts->no_default_rules = 1;
     return 0;
   case OPT_ENABLE:
-    push(&opts->enable, &opts->nenable, value);
+    bwsc__options_push(&opts->enable, &opts->nenable, value);
     return 0;
   case OPT_DISABLE:
-    push(&opts->disable, &opts->ndisable, value);
+    bwsc__options_push(&opts->disable, &opts->ndisable, value);
     return 0;
   case OPT_FORMAT:
     if ((v = pick(formats, value)) < 0)
       return bad("--format must be text, json or sarif", value);
     opts->format = (bwsc__format)v;
     return 0;
-  case OPT_OUTPUT:
+  case 'o':
     opts->output = value;
     return 0;
   case OPT_BASELINE:
@@ -183,57 +272,189 @@ static int set_value(bwsc__options *opts, value_option option,
   case OPT_WRITE_BASELINE:
     opts->write_baseline = value;
     return 0;
-  case OPT_COLOR:
-    if ((v = pick(colors, value)) < 0)
-      return bad("--color must be never, always or auto", value);
-    opts->color = (bwsc__color)v;
+  case OPT_DIFF:
+    opts->diff_rev = value;
+    return 0;
+  case OPT_SRCROOT:
+    opts->srcroot = value;
+    return 0;
+  case OPT_CACHE:
+    opts->cache_dir = value;
+    return 0;
+  case OPT_NO_CACHE:
+    opts->no_cache = 1;
+    return 0;
+  case OPT_STATS:
+    opts->stats = 1;
+    return 0;
+  case OPT_EMIT_FACTS:
+    opts->emit_facts = value;
+    return 0;
+  case OPT_FACTS:
+    opts->facts = 1;
+    return 0;
+  case OPT_DIFF_FILE:
+    opts->diff_file = value;
+    return 0;
+  case OPT_SUMMARY:
+    opts->summary = 1;
     return 0;
   case OPT_CONFIDENCE:
     if ((v = pick(levels, value)) < 0)
       return bad("--confidence must be high or low", value);
     opts->low_confidence = v;
+    opts->confidence_given = 1;
+    return 0;
+  case OPT_EXCLUDE:
+    bwsc__options_exclude(opts, value, NULL);
+    return 0;
+  case OPT_NO_CONFIG:
+    opts->no_config = 1;
+    return 0;
+  case OPT_PROGRESS:
+    opts->progress = 1;
+    return 0;
+  case OPT_QUIET:
+    opts->quiet = 1;
+    return 0;
+  case OPT_LIST_RULES:
+    opts->list_rules = 1;
+    return 0;
+  case OPT_COLOR:
+    if (!value) /* bare --color, as in grep and ls */
+      value = "always";
+    if ((v = pick(colors, value)) < 0)
+      return bad("--color must be never, always or auto", value);
+    opts->color = (bwsc__color)v;
+    return 0;
+  case OPT_EXTRA_ARG:
+    bwsc__options_push(&opts->extra_after, &opts->nextra_after, value);
+    return 0;
+  case OPT_EXTRA_ARG_BEFORE:
+    bwsc__options_push(&opts->extra_before, &opts->nextra_before, value);
+    return 0;
+  case 'h':
+    opts->help = 1;
+    return 0;
+  case OPT_VERSION:
+    opts->version = 1;
     return 0;
   }
   return 0;
 }
 
+/* Edit distance (insert, delete, substitute, swap two neighbours) between
+ * two short option names, capped: names are never longer than 31. */
+static size_t distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 31 || lb > 31)
+    return (size_t)-1;
+  size_t d[32][32];
+  for (size_t i = 0; i <= la; i++)
+    d[i][0] = i;
+  for (size_t j = 0; j <= lb; j++)
+    d[0][j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    for (size_t j = 1; j <= lb; j++) {
+      size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best)
+        best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best)
+        best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+          d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
+    }
+  }
+  return d[la][lb];
+}
+
+/* Explains a long option getopt did not take: ambiguous, misspelt (with
+ * the nearest name) or unknown. */
+static int unknown_long(const char *arg) {
+  char typed[32];
+  size_t len = strcspn(arg + 2, "=");
+  snprintf(typed, sizeof(typed), "%.*s", (int)(len < 31 ? len : 31), arg + 2);
+  const option_row *nearest = NULL, *first = NULL;
+  size_t best = (size_t)-1, prefixed = 0;
+  for (const option_row *row = rows; row->name; row++) {
+    if (row->name[1] != '-')
+      continue;
+    if (strncmp(row->name + 2, typed, strlen(typed)) == 0 && prefixed++ == 0)
+      first = row;
+    size_t d = distance(typed, row->name + 2);
+    if (d < best) {
+      best = d;
+      nearest = row;
+    }
+  }
+  if (prefixed > 1) {
+    fprintf(stderr, "blockscan: error: option '--%s' is ambiguous:", typed);
+    for (const option_row *row = first; row->name; row++)
+      if (row->name[1] == '-' &&
+          strncmp(row->name + 2, typed, strlen(typed)) == 0)
+        fprintf(stderr, " %s", row->name);
+    fputc('\n', stderr);
+    return -1;
+  }
+  if (nearest && best <= 2 && best * 3 <= strlen(typed)) {
+    fprintf(stderr,
+            "blockscan: error: unknown option: '--%s'; did you mean '%s'?\n",
+            typed, nearest->name);
+    return -1;
+  }
+  return bad("unknown option", arg);
+}
+
 int bwsc__options_parse(bwsc__options *opts, int argc, char **argv) {
   memset(opts, 0, sizeof(*opts));
-  for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (strcmp(arg, "--") == 0) {
-      opts->have_extra = 1;
-      for (i++; i < argc; i++)
-        push(&opts->extra, &opts->nextra, argv[i]);
-      break;
+  /* Everything after the first "--" is the compiler's: getopt never
+   * sees it, so an "-o" there stays the compiler's. */
+  int dashdash = 1;
+  while (dashdash < argc && strcmp(argv[dashdash], "--") != 0)
+    dashdash++;
+  if (dashdash < argc) {
+    opts->have_extra = 1;
+    for (int i = dashdash + 1; i < argc; i++)
+      bwsc__options_push(&opts->extra, &opts->nextra, argv[i]);
+  }
+
+  struct option longs[sizeof(rows) / sizeof(rows[0])];
+  char shorts[64] = "-:"; /* operands in order; ':' for a missing value */
+  size_t nlongs = 0, nshorts = 2;
+  for (const option_row *row = rows; row->name; row++) {
+    if (row->key < 256) {
+      shorts[nshorts++] = (char)row->key;
+      if (row->has_arg == required_argument)
+        shorts[nshorts++] = ':';
     }
-    if (arg[0] != '-' || arg[1] == '\0') {
-      push(&opts->paths, &opts->npaths, arg);
-      continue;
-    }
-    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
-      opts->help = 1;
-    } else if (strcmp(arg, "--version") == 0) {
-      opts->version = 1;
-    } else if (strcmp(arg, "--list-rules") == 0) {
-      opts->list_rules = 1;
-    } else if (strcmp(arg, "--summary") == 0) {
-      opts->summary = 1;
-    } else if (strcmp(arg, "--no-default-rules") == 0) {
-      opts->no_default_rules = 1;
-    } else {
-      const char *value = NULL;
-      int m = 0;
-      size_t k = 0;
-      while (value_options[k].name != NULL &&
-             (m = take(value_options[k].name, argc, argv, &i, &value)) == 0)
-        k++;
-      if (value_options[k].name == NULL)
-        return bad("unknown option", arg);
-      if (m < 0)
-        return bad("option needs a value", arg);
-      if (set_value(opts, value_options[k].option, value) != 0)
-        return -1;
+    if (row->name[1] == '-')
+      longs[nlongs++] =
+          (struct option){row->name + 2, row->has_arg, NULL, row->key};
+  }
+  shorts[nshorts] = '\0';
+  longs[nlongs] = (struct option){NULL, 0, NULL, 0};
+
+  optind = 0; /* glibc: start over, for a second parse in one process */
+  opterr = 0; /* our messages, one line each */
+  int key;
+  while ((key = getopt_long(dashdash, argv, shorts, longs, NULL)) != -1) {
+    const char *arg = argv[optind - 1];
+    if (key == 1) {
+      bwsc__options_push(&opts->paths, &opts->npaths, optarg);
+    } else if (key == ':') {
+      return bad("option needs a value", arg);
+    } else if (key == '?') {
+      if (strncmp(arg, "--", 2) != 0) {
+        char letter[3] = {'-', (char)optopt, '\0'};
+        return bad("unknown option", optopt ? letter : arg);
+      }
+      if (optopt != 0)
+        return bad("option takes no value", arg);
+      return unknown_long(arg);
+    } else if (set_option(opts, key, optarg) != 0) {
+      return -1;
     }
   }
   return 0;
@@ -243,6 +464,9 @@ void bwsc__options_free(bwsc__options *opts) {
   free((void *)opts->rules);
   free((void *)opts->enable);
   free((void *)opts->disable);
+  free(opts->excludes);
+  free((void *)opts->extra_before);
+  free((void *)opts->extra_after);
   free((void *)opts->paths);
   free((void *)opts->extra);
   memset(opts, 0, sizeof(*opts));

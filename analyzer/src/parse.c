@@ -727,8 +727,19 @@ void bwsc__parser_free(bwsc__parser *parser) {
   free(parser);
 }
 
+/* clang_getInclusions' visitor: one dep per file the TU read. */
+static void inclusion_visitor(CXFile file, CXSourceLocation *stack,
+                              unsigned depth, CXClientData data) {
+  (void)stack;
+  (void)depth;
+  bwsc__deps *deps = data;
+  char *name = file_name(file);
+  if (name)
+    BWSC__PUSH(deps->items, deps->count, deps->cap)->path = name;
+}
+
 void bwsc__parser_parse(bwsc__parser *parser, const bwsc__tu_input *input,
-                        bwsc__tu_facts *out) {
+                        bwsc__tu_facts *out, bwsc__deps *deps) {
   memset(out, 0, sizeof(*out));
   out->file = bwsc__xstrdup(input->file);
   if (access(input->file, R_OK) != 0) {
@@ -767,6 +778,8 @@ void bwsc__parser_parse(bwsc__parser *parser, const bwsc__tu_input *input,
     return;
   }
   collect_diagnostics(tu, out);
+  if (deps)
+    clang_getInclusions(tu, inclusion_visitor, deps);
 
   visit_ctx ctx;
   memset(&ctx, 0, sizeof(ctx));

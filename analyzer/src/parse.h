@@ -9,6 +9,7 @@
 #define BLOCKSCAN_PARSE_H
 
 #include "facts.h"
+#include "facts_io.h"
 
 /* One translation unit to parse: the source file and the compiler arguments
  * (without the compiler itself, the source file, -c and -o). */
@@ -33,9 +34,11 @@ void bwsc__parse_init(void);
 bwsc__parser *bwsc__parser_new(void);
 
 /* Parses `input` and fills *out (zeroed first). A TU that does not parse
- * sets out->failed and out->diags; it never aborts the run. */
+ * sets out->failed and out->diags; it never aborts the run. Unless deps is
+ * NULL, appends to it (hashes left 0) every file the TU read: its main
+ * file and every header, system headers included. */
 void bwsc__parser_parse(bwsc__parser *parser, const bwsc__tu_input *input,
-                        bwsc__tu_facts *out);
+                        bwsc__tu_facts *out, bwsc__deps *deps);
 
 void bwsc__parser_free(bwsc__parser *parser);
 

@@ -18,6 +18,7 @@ typedef struct bwsc__report {
   const bw_rules *rules;
   int color;           /* text: ANSI colours */
   const char *srcroot; /* absolute directory that paths are relative to */
+  size_t ntus;         /* translation units analysed (0: not said) */
 } bwsc__report;
 
 /* The path to print for `file`: relative to srcroot when under it. Returns

@@ -6,22 +6,28 @@
  * %SRCROOT% (defined in originalUriBaseIds), others are absolute file://
  * URIs; one result per blocking call site and rule; the chain of its best
  * callback is the one threadFlow of the one codeFlow; the submit sites of
- * its callbacks are relatedLocations, that callback's first; a
- * low-confidence finding has level "note".
+ * its callbacks are relatedLocations with ids 1.., that callback's first,
+ * and the message links to each by its id; a low-confidence finding has
+ * level "note". The prose (names, help, messages) is report_sarif_text.c's.
  */
 #include "report.h"
 
+#include "report_sarif.h"
 #include "util.h"
 
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #ifndef BLOCKSCAN_VERSION
 #define BLOCKSCAN_VERSION "0.0.0"
 #endif
 
 #define INFORMATION_URI "https://github.com/blockwatch/blockwatch"
+/* Each rule's help is an anchor of the repository's blockscan reference
+ * (an installed copy has no stable URI that code scanning could open). */
+#define HELP_URI INFORMATION_URI "/blob/main/docs/blockscan.md"
 
 static json_t *text(const char *value) {
   json_t *obj = json_object();
@@ -88,15 +94,43 @@ static const char *level_of(bw_rule_severity severity) {
                                         : "warning";
 }
 
-/* The hint of the first loaded rule of a category, for the rule's help. */
-static const char *category_hint(const bw_rules *rules, bw_rule_category cat) {
+/* The level of a category: its rules' severity when they all agree, else
+ * the default, warning (a result names its own rule's level anyway). */
+static const char *category_level(const bw_rules *rules, bw_rule_category cat) {
   size_t count = bw_rules_blocking_count(rules);
+  int seen = -1;
   for (size_t i = 0; i < count; i++) {
     const bw_blocking_rule *rule = bw_rules_blocking_at(rules, i);
-    if (rule->category == cat)
-      return rule->hint;
+    if (rule->category != cat)
+      continue;
+    if (seen >= 0 && seen != (int)rule->severity)
+      return "warning";
+    seen = (int)rule->severity;
   }
-  return NULL;
+  return seen < 0 ? "warning" : level_of((bw_rule_severity)seen);
+}
+
+/* GitHub's problem.severity for a SARIF level. */
+static const char *problem_severity(const char *level) {
+  return strcmp(level, "error") == 0     ? "error"
+         : strcmp(level, "warning") == 0 ? "warning"
+                                         : "recommendation";
+}
+
+static json_t *rule_properties(bw_rule_category cat, const char *level) {
+  json_t *tags = json_array();
+  json_array_append_new(tags, json_string("blocking"));
+  json_array_append_new(tags, json_string("concurrency"));
+  json_array_append_new(tags, json_string("performance"));
+  json_array_append_new(tags, json_string(bw_rule_category_name(cat)));
+  json_t *props = json_object();
+  json_object_set_new(props, "tags", tags);
+  /* Results of the default confidence, high; the low-confidence ones
+   * (--confidence low) are notes that say so in their own properties. */
+  json_object_set_new(props, "precision", json_string("high"));
+  json_object_set_new(props, "problem.severity",
+                      json_string(problem_severity(level)));
+  return props;
 }
 
 static json_t *driver_rules(const bwsc__report *report) {
@@ -104,9 +138,13 @@ static json_t *driver_rules(const bwsc__report *report) {
   for (int c = 0; c < BW_CATEGORY_COUNT; c++) {
     bw_rule_category cat = (bw_rule_category)c;
     json_t *rule = json_object();
+    const char *id = bw_rule_category_id(cat);
     const char *desc = bw_rule_category_description(cat);
-    json_object_set_new(rule, "id", json_string(bw_rule_category_id(cat)));
-    char *shortd = bwsc__xasprintf("Blocking call: %s", desc);
+    json_object_set_new(rule, "id", json_string(id));
+    char *name = bwsc__sarif_rule_name(id);
+    json_object_set_new(rule, "name", json_string(name));
+    free(name);
+    char *shortd = bwsc__xasprintf("Blocking call: %s.", desc);
     json_object_set_new(rule, "shortDescription", text(shortd));
     free(shortd);
     char *full = bwsc__xasprintf(
@@ -114,16 +152,23 @@ static json_t *driver_rules(const bwsc__report *report) {
         "callback: while it blocks, the worker or loop runs nothing else.",
         desc);
     json_object_set_new(rule, "fullDescription", text(full));
+    char *uri = bwsc__xasprintf("%s#%s", HELP_URI, id);
+    json_object_set_new(rule, "helpUri", json_string(uri));
+    free(uri);
+    char *help_text, *help_md;
+    bwsc__sarif_help(report, cat, full, &help_text, &help_md);
     free(full);
-    const char *hint = category_hint(report->rules, cat);
-    char *help = bwsc__xasprintf(
-        "Do not block a pool worker or an event loop. %s",
-        hint ? hint : "Use the non-blocking alternative of the call.");
-    json_object_set_new(rule, "help", text(help));
-    free(help);
+    json_t *help = json_object();
+    json_object_set_new(help, "text", json_string(help_text));
+    json_object_set_new(help, "markdown", json_string(help_md));
+    json_object_set_new(rule, "help", help);
+    free(help_text);
+    free(help_md);
+    const char *level = category_level(report->rules, cat);
     json_t *config = json_object();
-    json_object_set_new(config, "level", json_string("warning"));
+    json_object_set_new(config, "level", json_string(level));
     json_object_set_new(rule, "defaultConfiguration", config);
+    json_object_set_new(rule, "properties", rule_properties(cat, level));
     json_array_append_new(rules, rule);
   }
   return rules;
@@ -135,7 +180,7 @@ static json_t *result(const bwsc__report *report, const bwsc__finding *f) {
   json_object_set_new(obj, "ruleIndex", json_integer(f->rule->category));
   json_object_set_new(
       obj, "level", json_string(f->low ? "note" : level_of(f->rule->severity)));
-  char *message = bwsc__xasprintf("%s. %s", f->message, f->hint);
+  char *message = bwsc__sarif_message(f);
   json_object_set_new(obj, "message", text(message));
   free(message);
   json_t *locations = json_array();
@@ -187,13 +232,95 @@ static json_t *result(const bwsc__report *report, const bwsc__finding *f) {
   json_object_set_new(prints, "blockscanSite/v1",
                       json_string(f->site_fingerprint));
   json_object_set_new(obj, "partialFingerprints", prints);
+  json_t *props = json_object();
+  json_object_set_new(props, "confidence",
+                      json_string(f->low ? "low" : "high"));
+  json_object_set_new(obj, "properties", props);
   return obj;
+}
+
+/* A variable of the environment, or the fallback's, or NULL when neither
+ * is set to something. */
+static const char *env_or(const char *name, const char *fallback) {
+  const char *value = getenv(name);
+  if ((!value || !*value) && fallback)
+    value = getenv(fallback);
+  return value && *value ? value : NULL;
+}
+
+/* The organization of an Azure DevOps collection URI:
+ * https://dev.azure.com/ORG/ or https://ORG.visualstudio.com/. */
+static char *ado_organization(const char *uri) {
+  if (strncmp(uri, "https://", 8) != 0)
+    return NULL;
+  const char *host = uri + 8;
+  size_t len = strcspn(host, "/");
+  static const char vs[] = ".visualstudio.com";
+  if (len == 13 && strncmp(host, "dev.azure.com", 13) == 0) {
+    const char *org = host + 14;
+    size_t n = host[len] ? strcspn(org, "/") : 0;
+    return n ? bwsc__xasprintf("%.*s", (int)n, org) : NULL;
+  }
+  if (len > sizeof(vs) - 1 &&
+      strncmp(host + len - (sizeof(vs) - 1), vs, sizeof(vs) - 1) == 0)
+    return bwsc__xasprintf("%.*s", (int)(len - (sizeof(vs) - 1)), host);
+  return NULL;
+}
+
+/* run.automationDetails. In an Azure DevOps pipeline (TF_BUILD=True and
+ * its predefined variables set) it is the pipeline's identity, which
+ * Advanced Security's ingestion requires; elsewhere "blockscan/", the
+ * category under which code scanning keeps blockscan's analysis. */
+static json_t *automation_details(void) {
+  json_t *details = json_object();
+  const char *tf_build = getenv("TF_BUILD");
+  const char *collection = env_or("SYSTEM_COLLECTIONURI", NULL);
+  const char *project = env_or("SYSTEM_TEAMPROJECTID", NULL);
+  const char *definition = env_or("BUILD_DEFINITIONID", "SYSTEM_DEFINITIONID");
+  const char *definition_name = env_or("BUILD_DEFINITIONNAME", NULL);
+  const char *build = env_or("BUILD_BUILDID", NULL);
+  const char *phase = env_or("SYSTEM_PHASEID", "SYSTEM_JOBID");
+  const char *phase_name = env_or("SYSTEM_PHASENAME", "SYSTEM_JOBNAME");
+  const char *branch = env_or("BUILD_SOURCEBRANCH", NULL);
+  char *org = collection ? ado_organization(collection) : NULL;
+  if (!tf_build ||
+      (strcasecmp(tf_build, "true") != 0 && strcmp(tf_build, "1") != 0) ||
+      !org || !project || !definition || !definition_name || !build || !phase ||
+      !phase_name || !branch) {
+    free(org);
+    json_object_set_new(details, "id", json_string("blockscan/"));
+    return details;
+  }
+  char *id = bwsc__xasprintf(
+      "azuredevops/pipeline/build/%s/%s/%s/%s/%s%s/%s", org, project,
+      definition, phase, strncmp(branch, "refs/", 5) == 0 ? "" : "refs/heads/",
+      branch, build);
+  free(org);
+  json_object_set_new(details, "id", json_string(id));
+  free(id);
+  json_t *props = json_object();
+  json_object_set_new(props, "azuredevops/pipeline/build/buildDefinitionId",
+                      json_string(definition));
+  json_object_set_new(props, "azuredevops/pipeline/build/buildDefinitionName",
+                      json_string(definition_name));
+  json_object_set_new(props, "azuredevops/pipeline/build/phaseId",
+                      json_string(phase));
+  json_object_set_new(props, "azuredevops/pipeline/build/phaseName",
+                      json_string(phase_name));
+  json_object_set_new(details, "properties", props);
+  return details;
 }
 
 int bwsc__write_sarif(const bwsc__report *report, FILE *out) {
   json_t *driver = json_object();
   json_object_set_new(driver, "name", json_string("blockscan"));
+  json_object_set_new(driver, "fullName",
+                      json_string("blockscan " BLOCKSCAN_VERSION
+                                  " (blockwatch's analyzer of blocking calls "
+                                  "on pool and loop threads)"));
   json_object_set_new(driver, "version", json_string(BLOCKSCAN_VERSION));
+  json_object_set_new(driver, "semanticVersion",
+                      json_string(BLOCKSCAN_VERSION));
   json_object_set_new(driver, "informationUri", json_string(INFORMATION_URI));
   json_object_set_new(driver, "rules", driver_rules(report));
   json_t *tool = json_object();
@@ -201,6 +328,7 @@ int bwsc__write_sarif(const bwsc__report *report, FILE *out) {
 
   json_t *run = json_object();
   json_object_set_new(run, "tool", tool);
+  json_object_set_new(run, "automationDetails", automation_details());
   if (report->srcroot) {
     char *encoded = uri_path(report->srcroot);
     char *root_uri = bwsc__xasprintf("file://%s/", encoded);

@@ -185,9 +185,13 @@ void bwsc__write_summary(const bwsc__report *report, FILE *out) {
       free(cb);
     }
   }
-  fprintf(out, "blockscan summary: %zu finding%s, %zu error%s\n",
+  fprintf(out, "blockscan summary: %zu finding%s, %zu error%s",
           report->findings->count, report->findings->count == 1 ? "" : "s",
           report->errors->count, report->errors->count == 1 ? "" : "s");
+  if (report->ntus)
+    fprintf(out, " in %zu translation unit%s", report->ntus,
+            report->ntus == 1 ? "" : "s");
+  fputc('\n', out);
   print_tallies(out, "by rule", &rules, (size_t)-1);
   print_tallies(out, "by directory", &dirs, (size_t)-1);
   print_tallies(out, "top callbacks", &callbacks, 10);

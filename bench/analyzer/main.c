@@ -8,12 +8,18 @@
  * would. A third row parses the same TUs with libclang in-process and
  * extracts nothing: what blockscan costs beyond parsing. A fourth runs clang
  * once per TU on an empty file: the share of the clang row that is process
- * start-up (loading LLVM) rather than parsing.
+ * start-up (loading LLVM) rather than parsing. Three more run blockscan
+ * with a cache: filled from empty (the cold run a user sees), again with
+ * nothing changed, and again with one TU's entry removed, which costs what
+ * an edit of one .c file costs (that TU parsed and stored, every other
+ * entry read and its files' hashes checked) without touching the corpus.
  */
 #include "inputs.h"
 #include "util.h"
 
 #include <clang-c/Index.h>
+
+#include <dirent.h>
 
 #include <errno.h>
 #include <pthread.h>
@@ -121,8 +127,9 @@ static sample run_clang(const char *clang, const bwsc__inputs *inputs,
   return (sample){now_s() - start, cpu};
 }
 
+/* blockscan -p over the database; with `cache` NULL, --no-cache. */
 static sample run_blockscan(const char *blockscan, const char *build_dir,
-                            unsigned jobs, int *failures) {
+                            unsigned jobs, const char *cache, int *failures) {
   char jobs_text[16];
   snprintf(jobs_text, sizeof(jobs_text), "%u", jobs);
   char *argv[] = {(char *)blockscan,
@@ -132,12 +139,32 @@ static sample run_blockscan(const char *blockscan, const char *build_dir,
                   jobs_text,
                   "--format",
                   "json",
+                  cache ? "--cache" : "--no-cache",
+                  (char *)cache,
                   NULL};
   double start = now_s(), cpu = 0;
   pid_t pid = spawn_quiet(argv);
   if (pid < 0 || reap(pid, 1, &cpu))
     (*failures)++;
   return (sample){now_s() - start, cpu};
+}
+
+/* Removes the cache's entries: all of them, or only the first one. */
+static void clear_cache(const char *dir, int only_one) {
+  DIR *handle = opendir(dir);
+  if (!handle)
+    return;
+  struct dirent *ent;
+  while ((ent = readdir(handle)) != NULL) {
+    if (ent->d_name[0] == '.')
+      continue;
+    char *path = bwsc__xasprintf("%s/%s", dir, ent->d_name);
+    int removed = unlink(path) == 0;
+    free(path);
+    if (removed && only_one)
+      break;
+  }
+  closedir(handle);
 }
 
 /* The floor under blockscan: libclang parsing the same TUs in-process with
@@ -289,10 +316,29 @@ int main(int argc, char **argv) {
   }
   close(empty_fd);
 
-  enum { CLANG, BLOCKSCAN, PARSE_ONLY, STARTUP, NTOOLS };
-  static const char *const names[NTOOLS] = {
-      "clang -fsyntax-only", "blockscan (parse+analyse)", "libclang parse only",
-      "clang start-up (empty TU)"};
+  char cache[] = "/tmp/bw_bench_cache_XXXXXX";
+  if (!mkdtemp(cache)) {
+    perror("bw_bench_analyzer: mkdtemp");
+    return 2;
+  }
+
+  enum {
+    CLANG,
+    BLOCKSCAN,
+    PARSE_ONLY,
+    STARTUP,
+    COLD,
+    UNCHANGED,
+    ONE_CHANGED,
+    NTOOLS
+  };
+  static const char *const names[NTOOLS] = {"clang -fsyntax-only",
+                                            "blockscan (parse+analyse)",
+                                            "libclang parse only",
+                                            "clang start-up (empty TU)",
+                                            "blockscan, cache filled (cold)",
+                                            "re-run, nothing changed",
+                                            "re-run, one TU changed"};
   double wall[NTOOLS][2], cpu[NTOOLS][2]; /* medians: [tool][jobs-1] */
   int failures[NTOOLS] = {0};
   /* Runs are interleaved (every configuration once per round) so that a
@@ -308,8 +354,16 @@ int main(int argc, char **argv) {
       sample got[NTOOLS];
       got[CLANG] =
           run_clang(BENCH_CLANG, &inputs, NULL, jobs, &failures[CLANG]);
-      got[BLOCKSCAN] =
-          run_blockscan(BENCH_BLOCKSCAN, build_dir, jobs, &failures[BLOCKSCAN]);
+      got[BLOCKSCAN] = run_blockscan(BENCH_BLOCKSCAN, build_dir, jobs, NULL,
+                                     &failures[BLOCKSCAN]);
+      clear_cache(cache, 0);
+      got[COLD] = run_blockscan(BENCH_BLOCKSCAN, build_dir, jobs, cache,
+                                &failures[COLD]);
+      got[UNCHANGED] = run_blockscan(BENCH_BLOCKSCAN, build_dir, jobs, cache,
+                                     &failures[UNCHANGED]);
+      clear_cache(cache, 1);
+      got[ONE_CHANGED] = run_blockscan(BENCH_BLOCKSCAN, build_dir, jobs, cache,
+                                       &failures[ONE_CHANGED]);
       got[PARSE_ONLY] = run_parse_only(&inputs, jobs, &failures[PARSE_ONLY]);
       got[STARTUP] =
           run_clang(BENCH_CLANG, &inputs, empty, jobs, &failures[STARTUP]);
@@ -320,6 +374,8 @@ int main(int argc, char **argv) {
     }
   }
   unlink(empty);
+  clear_cache(cache, 0);
+  rmdir(cache);
   for (int t = 0; t < NTOOLS; t++)
     for (int j = 0; j < 2; j++) {
       wall[t][j] = median(walls[t][j], (size_t)runs);
@@ -350,8 +406,18 @@ int main(int argc, char **argv) {
          wall[BLOCKSCAN][1] / wall[PARSE_ONLY][1], "",
          cpu[BLOCKSCAN][0] / cpu[PARSE_ONLY][0],
          cpu[BLOCKSCAN][1] / cpu[PARSE_ONLY][1]);
+  for (int t = UNCHANGED; t <= ONE_CHANGED; t++)
+    printf("%-34s %9.2f %9.2f %9s %9.2f %9.2f\n",
+           t == UNCHANGED ? "unchanged re-run / cold" : "one-TU re-run / cold",
+           wall[t][0] / wall[COLD][0], wall[t][1] / wall[COLD][1], "",
+           cpu[t][0] / cpu[COLD][0], cpu[t][1] / cpu[COLD][1]);
   printf("(seconds, medians; cpu = user + system of the processes or threads "
          "doing the work)\n");
+  int cache_failures =
+      failures[COLD] + failures[UNCHANGED] + failures[ONE_CHANGED];
+  if (cache_failures)
+    printf("\nnote: %d blockscan run(s) with the cache reported errors\n",
+           cache_failures);
   if (failures[CLANG] || failures[BLOCKSCAN] || failures[PARSE_ONLY] ||
       failures[STARTUP])
     printf("\nnote: %d clang run(s), %d blockscan run(s), %d parse-only "
@@ -365,7 +431,7 @@ int main(int argc, char **argv) {
   bwsc__errors_free(&errors);
   /* Figures with a failed run in them are not figures of the corpus. */
   return failures[CLANG] || failures[BLOCKSCAN] || failures[PARSE_ONLY] ||
-                 failures[STARTUP]
+                 failures[STARTUP] || cache_failures
              ? 1
              : 0;
 }

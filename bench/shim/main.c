@@ -13,11 +13,16 @@
  * worker_name=work-*); output is "name via_ns direct_ns" lines, one per
  * measurement, in ns per call (per lock/unlock pair for the mutex).
  * `bw_bench_shim N whole` instead times one run of a small program (threads
- * sharing a mutex, computing, polling) and prints "whole.ms MS".
+ * sharing a mutex, computing, polling) and prints "whole.ms MS";
+ * `bw_bench_shim N fork` forks N children that each try to exec a program
+ * that does not exist and _exit (libuv's uv_spawn of a missing file, run
+ * 100 times by one of its tests) and prints "fork.ms MS", per child.
  * Exit status 1 when libc cannot be found (nothing is printed then).
  */
 #include <dlfcn.h>
 #include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -175,6 +180,22 @@ static void whole(void) {
   printf("whole.ms %.1f\n", (now_ns() - t0) / 1e6);
 }
 
+/* ms per child of `iters` fork + failed exec + _exit + waitpid. */
+static void forks(void) {
+  double t0 = now_ns();
+  for (long i = 0; i < iters; i++) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      execlp("bw-bench-shim-no-such-program", "x", (char *)NULL);
+      _exit(127);
+    }
+    int status;
+    if (pid > 0)
+      waitpid(pid, &status, 0);
+  }
+  printf("fork.ms %.3f\n", (now_ns() - t0) / 1e6 / (double)iters);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1)
     iters = strtol(argv[1], NULL, 10);
@@ -182,6 +203,10 @@ int main(int argc, char **argv) {
     iters = 1;
   if (argc > 2 && strcmp(argv[2], "whole") == 0) {
     whole();
+    return 0;
+  }
+  if (argc > 2 && strcmp(argv[2], "fork") == 0) {
+    forks();
     return 0;
   }
   if (find_libc() != 0) {

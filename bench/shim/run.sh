@@ -114,6 +114,14 @@ echo
 printf '%-34s %10s %10s %8s\n' 'whole run, ms (median)' native shim ratio
 awk -v n="$n" -v s="$s" 'BEGIN { printf "%-34s %10.1f %10.1f %8.3f\n", "synthetic (4 threads, lock=1)", n, s, s / n }'
 
+# ---- fork children that exec at once (libuv's uv_spawn of a missing file) --
+for ((r = 1; r <= runs; r++)); do
+  pair "$r" fork "$run_opts" "$bin" 100 fork
+done
+n=$(col "$tmp/native" fork fork.ms 3)
+s=$(col "$tmp/shim" fork fork.ms 3)
+awk -v n="$n" -v s="$s" 'BEGIN { printf "%-34s %10.3f %10.3f %8.3f\n", "fork + failed exec, ms per child", n, s, s / n }'
+
 # ---- real test binaries --------------------------------------------------
 [ -n "$tests" ] || exit $status
 for t in $tests; do

@@ -93,7 +93,7 @@ static long missing(const char *name) {
 
 /* The value a failed call returns: -1, or NULL for pointer results. */
 #define FAIL_VALUE(ret, name)                                                  \
-  ((ret)(intptr_t)(_Generic((ret)0, FILE * : 1, char * : 1,                    \
+  ((ret)(intptr_t)(_Generic((ret)0, FILE * : 1, char * : 1, void * : 1,        \
                             struct hostent * : 1, default : 0)                 \
                        ? (missing(#name), 0)                                   \
                        : missing(#name)))
@@ -136,7 +136,7 @@ static long missing(const char *name) {
     bwsh__call_end(&call);                                                     \
     return r;                                                                  \
   }
-BW_SHIM_FUNCS(WRAP_FUNC)
+BW_SHIM_GENERATED(WRAP_FUNC)
 #undef WRAP_FUNC
 
 /* Locks: try first; only a lock that is held by someone else is timed. */
@@ -332,6 +332,110 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 }
 #endif
 
+/* ---- GLib's waits with no result, and its locks (table.h) ---------------- */
+
+/* The counted call of a void function, once the wrapper decided it needs
+ * begin/end (the other thread fast path taken when it can). */
+#define TIMED_VOID(name, call)                                                 \
+  do {                                                                         \
+    if (OTHER_THREAD() && bwsh__count_other_call(BW_FN_##name)) {              \
+      call;                                                                    \
+      return;                                                                  \
+    }                                                                          \
+    bwsh__call c_;                                                             \
+    bwsh__call_begin(&c_, BW_FN_##name, CALLER);                               \
+    call;                                                                      \
+    bwsh__call_end(&c_);                                                       \
+  } while (0)
+
+#define WRAP_GLIB_VOID(ret, name, canon, params, args, check)                  \
+  EXPORT void name params {                                                    \
+    void(*fn) params = bwsh__get_##name();                                     \
+    if (!fn) {                                                                 \
+      missing(#name);                                                          \
+      return;                                                                  \
+    }                                                                          \
+    if (__builtin_expect(bwsh__passthrough(BW_FN_##name), 1) ||                \
+        EXCUSED(BW_FN_##name, args)) {                                         \
+      fn args;                                                                 \
+      return;                                                                  \
+    }                                                                          \
+    TIMED_VOID(name, fn args);                                                 \
+  }
+BW_SHIM_GLIB_VOID(WRAP_GLIB_VOID)
+#undef WRAP_GLIB_VOID
+
+/* GLib's try-locks give TRUE when they took the lock: then it is held, and
+ * the call is over. */
+#define WRAP_GLIB_LOCK(ret, name, canon, params, args, trylock)                \
+  EXPORT void name(void *lk) {                                                 \
+    void (*fn)(void *) = bwsh__get_##name();                                   \
+    if (!fn) {                                                                 \
+      missing(#name);                                                          \
+      return;                                                                  \
+    }                                                                          \
+    int (*try_fn)(void *);                                                     \
+    if (__builtin_expect(bwsh__passthrough(BW_FN_##name), 1) ||                \
+        !(try_fn = bwsh__get_##trylock())) {                                   \
+      fn(lk);                                                                  \
+      return;                                                                  \
+    }                                                                          \
+    if (try_fn(lk))                                                            \
+      return;                                                                  \
+    if (EXCUSED(BW_FN_##name, (lk))) {                                         \
+      fn(lk);                                                                  \
+      return;                                                                  \
+    }                                                                          \
+    TIMED_VOID(name, fn(lk));                                                  \
+  }
+BW_SHIM_GLIB_LOCKS(WRAP_GLIB_LOCK)
+#undef WRAP_GLIB_LOCK
+#undef TIMED_VOID
+
+/* ---- the loop runners: a loop thread while one runs (loops.c) ---------- */
+
+/* Function pointers do not convert to void *: the runner goes to loops.c
+ * as a generic function pointer, to find its library. */
+typedef void (*any_fn)(void);
+
+/* `call` runs as a loop of `kind` on this thread. */
+#define AS_LOOP(kind, fn, call)                                                \
+  do {                                                                         \
+    bwsh__loop_thread saved_;                                                  \
+    int on_ = bwsh__loop_enter(&saved_, kind, (any_fn)fn,                      \
+                               __builtin_return_address(0));                   \
+    call;                                                                      \
+    if (on_)                                                                   \
+      bwsh__loop_leave(&saved_);                                               \
+  } while (0)
+
+#define WRAP_LOOP(name, kind, params, args)                                    \
+  EXPORT int name params {                                                     \
+    int(*fn) params = bwsh__get_##name();                                      \
+    if (!fn)                                                                   \
+      return FAIL_VALUE(int, name);                                            \
+    int r;                                                                     \
+    AS_LOOP(kind, fn, r = fn args);                                            \
+    return r;                                                                  \
+  }
+WRAP_LOOP(uv_run, BW_LOOP_LIBUV, (void *loop, int mode), (loop, mode))
+WRAP_LOOP(g_main_context_iteration, BW_LOOP_GLIB, (void *ctx, int may_block),
+          (ctx, may_block))
+WRAP_LOOP(event_base_loop, BW_LOOP_LIBEVENT, (void *base, int flags),
+          (base, flags))
+WRAP_LOOP(event_base_dispatch, BW_LOOP_LIBEVENT, (void *base), (base))
+#undef WRAP_LOOP
+
+EXPORT void g_main_loop_run(void *loop) {
+  void (*fn)(void *) = bwsh__get_g_main_loop_run();
+  if (!fn) {
+    missing("g_main_loop_run");
+    return;
+  }
+  AS_LOOP(BW_LOOP_GLIB, fn, fn(loop));
+}
+#undef AS_LOOP
+
 /* ---- exits: _exit and _Exit flush the report first ---------------------- */
 
 /* Ends the process through `fn` (the real _exit or _Exit: each wrapper
@@ -432,4 +536,36 @@ EXPORT int pthread_setname_np(pthread_t th, const char *name) {
   if (r == 0 && bwsh__opt.worker_name[0])
     bwsh__reclassify_all();
   return r;
+}
+
+/* ---- foreign pools: their submit functions (foreign_*.c) ---------------- */
+
+EXPORT int uv_queue_work(void *loop, void *req, bwsh__uv_work_cb work_cb,
+                         bwsh__uv_after_cb after_cb) {
+  return bwsh__uv_queue_work(loop, req, work_cb, after_cb);
+}
+
+EXPORT int uv_cancel(void *req) {
+  return bwsh__uv_cancel(req);
+}
+
+EXPORT void *g_thread_pool_new(bwsh__glib_func func, void *user_data,
+                               int max_threads, int exclusive, void **error) {
+  return bwsh__glib_pool_new(func, user_data, max_threads, exclusive, error);
+}
+
+EXPORT void *g_thread_pool_new_full(bwsh__glib_func func, void *user_data,
+                                    void (*item_free)(void *), int max_threads,
+                                    int exclusive, void **error) {
+  return bwsh__glib_pool_new_full(func, user_data, item_free, max_threads,
+                                  exclusive, error);
+}
+
+EXPORT int g_thread_pool_push(void *pool, void *data, void **error) {
+  return bwsh__glib_pool_push(pool, data, error);
+}
+
+EXPORT int g_thread_pool_set_max_threads(void *pool, int max_threads,
+                                         void **error) {
+  return bwsh__glib_pool_set_max_threads(pool, max_threads, error);
 }

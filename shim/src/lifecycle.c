@@ -21,20 +21,30 @@
  *    report, no runtime observer (bwsh__stood_down).
  *  - A fork child resets every per-process counter (its report covers only
  *    what it did itself) and names its own report file.
+ *  - A run's shared report file is read, merged and replaced by one writer
+ *    at a time (an flock on its directory); what is read there is only
+ *    mapped, never copied, and nothing of it is trusted but its shape.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "merge.h"
 #include "policy.h"
 #include "real.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- signals ------------------------------------------------------------- */
@@ -212,10 +222,201 @@ __attribute__((visibility("default"))) sighandler_t signal(int sig,
   return old.sa_handler;
 }
 
+/* ---- the report file a run shares --------------------------------------- */
+
+/* The buffers below are static (a signal handler may write the report, on
+ * a thread's small stack) and filled only by the shim's own code and the
+ * read system call itself: a sanitizer's read or snprintf interceptor
+ * would record the shim's writes, and TSan, blind to the report's lock
+ * in the uninstrumented shim, call two reports in a row a race. */
+
+/* Reads up to size-1 bytes of a /proc file into buf (NUL-terminated);
+ * the length, or -1. */
+static long read_proc(const char *path, char *buf, size_t size) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  size_t n = 0;
+  long r;
+  while (n + 1 < size && (r = syscall(SYS_read, fd, buf + n, size - 1 - n)) > 0)
+    n += (size_t)r;
+  bwsh__real_close(fd);
+  buf[n] = '\0';
+  return (long)n;
+}
+
+/* The parent and the start time (clock ticks after boot) of pid, from
+ * /proc/<pid>/stat (fields 4 and 22, counted after the ")" of the name). */
+static int proc_stat(int pid, int *ppid, unsigned long long *start) {
+  char path[64], buf[1024];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  if (read_proc(path, buf, sizeof buf) <= 0)
+    return -1;
+  const char *p = strrchr(buf, ')');
+  if (!p)
+    return -1;
+  return sscanf(p + 2,
+                "%*c %d %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+                "%*s %*s %*s %*s %*s %*s %llu",
+                ppid, start) == 2
+             ? 0
+             : -1;
+}
+
+/* The "BLOCKWATCH_OPTIONS=..." entry of /proc/<pid>/environ (the
+ * environment it was started with) into out; 0 when found. */
+static char environ_buf[65536];
+static int proc_options(int pid, char *out, size_t size) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/environ", pid);
+  long n = read_proc(path, environ_buf, sizeof environ_buf);
+  for (long i = 0; i < n; i += (long)strlen(environ_buf + i) + 1)
+    if (strncmp(environ_buf + i, "BLOCKWATCH_OPTIONS=", 19) == 0) {
+      size_t k = 0;
+      for (const char *c = environ_buf + i; *c && k + 1 < size; c++)
+        out[k++] = *c;
+      out[k] = '\0';
+      return 0;
+    }
+  return -1;
+}
+
+/* The run this process belongs to, as "<pid>.<start>" of its oldest
+ * ancestor in an unbroken line of processes started with the same
+ * BLOCKWATCH_OPTIONS (a timeout, a shell, a test runner under the shim),
+ * else of itself: the processes of one run share it, a later run of the
+ * same command does not. 1 when that is an ancestor, 0 when itself. */
+int bwsh__run_id(char *out, size_t size) {
+  static char mine[4096], theirs[4096];
+  unsigned long long start = 0, s;
+  int pid = (int)getpid(), root = pid, ppid;
+  int have = proc_options(pid, mine, sizeof mine) == 0;
+  for (int depth = 0; depth < 64 && proc_stat(pid, &ppid, &s) == 0; depth++) {
+    root = pid;
+    start = s;
+    if (!have || ppid <= 1 || proc_options(ppid, theirs, sizeof theirs) != 0 ||
+        strcmp(mine, theirs) != 0)
+      break;
+    pid = ppid;
+  }
+  snprintf(out, size, "%d.%llu", root, start);
+  return root != (int)getpid();
+}
+
+/* When this process started, on the clock file times are stamped with
+ * (set by the constructor). */
+static struct timespec started;
+static int forked; /* a fork child: its report has a file of its own */
+
+/* A report_path without "%p" ("%%p" is a '%' and a 'p'), outside a fork
+ * child (which has a file of its own): a file for every process that
+ * reads the same options. Interim reports too: a later report of the same
+ * process replaces its entry. */
+int bwsh__report_shared(void) {
+  const char *p = bwsh__opt.report_path;
+  if (!p[0] || forked)
+    return 0;
+  for (; *p; p++) {
+    if (p[0] == '%' && p[1] == 'p')
+      return 0;
+    if (p[0] == '%' && p[1] == '%')
+      p++;
+  }
+  return 1;
+}
+
+/* An flock on the directory of path (no lock file left behind), waited
+ * for at most ~2 s: the writers hold it only to read and rename. -1 when
+ * there is none; the merge goes on without it. */
+static int lock_directory(const char *path) {
+  char dir[600];
+  const char *slash = strrchr(path, '/');
+  if (!slash)
+    snprintf(dir, sizeof dir, ".");
+  else
+    snprintf(dir, sizeof dir, "%.*s", slash == path ? 1 : (int)(slash - path),
+             path);
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  for (int spins = 0; fd >= 0 && spins < 2000; spins++) {
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+      return fd;
+    if (errno != EWOULDBLOCK)
+      break;
+    struct timespec pause = {0, 1000000};
+    nanosleep(&pause, NULL);
+  }
+  if (fd >= 0)
+    bwsh__real_close(fd);
+  return -1;
+}
+
+/* The regular file at path, mapped (its size in *n; in *recent whether it
+ * was written since this process started); NULL when there is none. */
+static void *map_file(const char *path, size_t *n, int *recent) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return NULL;
+  struct stat st;
+  void *p = NULL;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    *recent = st.st_mtim.tv_sec > started.tv_sec ||
+              (st.st_mtim.tv_sec == started.tv_sec &&
+               st.st_mtim.tv_nsec >= started.tv_nsec);
+    p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    *n = (size_t)st.st_size;
+  }
+  bwsh__real_close(fd);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* Merges the report in tmp with the one at path into a third file that
+ * replaces path. 0 when done; -1 when there was nothing to merge with (or
+ * the merge failed), tmp left as it was. */
+static int merge_into(const char *tmp, const char *path) {
+  size_t nprev = 0, nmine = 0;
+  int recent = 0, unused;
+  void *prev = map_file(path, &nprev, &recent);
+  void *mine = prev ? map_file(tmp, &nmine, &unused) : NULL;
+  int r = -1;
+  char out_tmp[700];
+  int fd = mine ? bwsh__file_begin(path, out_tmp, sizeof out_tmp) : -1;
+  if (fd >= 0) {
+    bwsh__out o = {.fd = fd};
+    char run[64];
+    bwsh__run_id(run, sizeof run);
+    int ok =
+        bwsh__merge_write(&o, (bwsh__span){prev, nprev},
+                          (bwsh__span){mine, nmine}, recent ? NULL : run) == 0;
+    bwsh__out_flush(&o);
+    if (ok)
+      r = bwsh__file_commit(fd, out_tmp, path, !o.failed);
+    else {
+      bwsh__fd_forget(fd);
+      bwsh__real_close(fd);
+      unlink(out_tmp);
+    }
+  }
+  if (mine)
+    munmap(mine, nmine);
+  if (prev)
+    munmap(prev, nprev);
+  return r;
+}
+
+void bwsh__commit_shared(const char *tmp, const char *path) {
+  int lock = lock_directory(path);
+  if (merge_into(tmp, path) != 0 && rename(tmp, path) != 0)
+    bwsh__log("warning: could not write '%s': %s", path, strerror(errno));
+  unlink(tmp); /* gone already when renamed */
+  if (lock >= 0)
+    bwsh__real_close(lock); /* the flock goes with the descriptor */
+}
+
 /* ---- fork ---------------------------------------------------------------- */
 
 static void after_fork_child(void) {
   bwsh__self.depth++;
+  forked = 1;
   bwsh__state_after_fork();
   bwsh__pools_after_fork();
   bwsh__sites_after_fork();
@@ -228,6 +429,7 @@ static void after_fork_child(void) {
 
 __attribute__((constructor(101))) static void shim_init(void) {
   bwsh__self.depth++;
+  clock_gettime(CLOCK_REALTIME_COARSE, &started);
   bwsh__own_pid_set();
   bwsh__log_init();
   bwsh__resolve_all();

@@ -17,6 +17,7 @@
 #include "policy.h"
 
 #include <errno.h>
+#include <dlfcn.h>
 #include <string.h>
 
 static const bw_rules *rules;
@@ -139,6 +140,19 @@ static const char *const packs[] = {
 #endif
 };
 
+/* GLib waits on futexes, never through pthread's, so the shim wraps its
+ * waits by name (g_cond_wait, g_usleep, ...) and needs the glib pack's
+ * rules to count them. The pack is the largest, so it is parsed only in a
+ * process that has GLib loaded at start (the common case: it is linked);
+ * a program that dlopens GLib later goes without. */
+static int glib_loaded(void) {
+  void *h = dlopen("libglib-2.0.so.0", RTLD_LAZY | RTLD_NOLOAD);
+  if (h == NULL)
+    return 0;
+  dlclose(h);
+  return 1;
+}
+
 /* Loads the embedded packs (unless default_rules=0: a pack's rule cannot
  * be redefined, so a file that changes one replaces the packs), then
  * rules=FILE, then applies lock=1 / categories=. 0, or a negative errno
@@ -159,6 +173,16 @@ static int load_rules(void) {
       bwsh__log("ERROR: the embedded rule pack '%s' did not load (%s); "
                 "inactive in this process",
                 packs[i], strerror(-rc));
+      bw_rules_free(rs);
+      return rc;
+    }
+  }
+  if (bwsh__opt.default_rules && glib_loaded()) {
+    int rc = bw_rules_load_default(rs, "glib");
+    if (rc != 0) {
+      bwsh__log("ERROR: the embedded rule pack 'glib' did not load (%s); "
+                "inactive in this process",
+                strerror(-rc));
       bw_rules_free(rs);
       return rc;
     }

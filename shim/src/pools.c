@@ -54,8 +54,9 @@ typedef struct shard {
 typedef struct pool {
   atomic_int lock; /* not atomic_flag: GCC's TSan does not see that one */
   atomic_int used;
-  int copy; /* runtime copy, or -1 for the option pool */
+  int copy; /* runtime copy, -1 for the option pool, else foreign_copy() */
   uint64_t id;
+  int kind; /* BW_POOL_* */
   char name[48];
   unsigned live, peak_live, blocked, peak_blocked;
   uint64_t all_since; /* 0 = not all blocked now */
@@ -230,9 +231,59 @@ int bwsh__pool_new(int copy, uint64_t id, const char *name) {
   pool *p = &pools[i];
   p->copy = copy;
   p->id = id;
+  p->kind = copy == -1 ? BW_POOL_THREADS : BW_POOL_BLOCKWATCH;
   strncpy(p->name, name ? name : "bw", sizeof p->name - 1);
   atomic_store(&p->used, 1);
   return i;
+}
+
+static void settle(pool *p, uint64_t now);
+
+/* Foreign pools share the (copy, id) key space: each kind is a "copy" of
+ * its own, below the option pool's -1. */
+static int foreign_copy(int kind) {
+  return -2 - kind;
+}
+
+int bwsh__pool_foreign(int kind, uint64_t id, const char *name, unsigned size) {
+  int i = bwsh__pool_find(foreign_copy(kind), id);
+  if (i >= 0)
+    return i;
+  /* Two threads may make the same pool at once (GIO's pool, libuv's):
+   * one lock around find-or-make, taken once per pool. */
+  static atomic_int making;
+  while (atomic_exchange_explicit(&making, 1, memory_order_acquire))
+    __builtin_ia32_pause();
+  i = bwsh__pool_new(foreign_copy(kind), id, name);
+  if (i >= 0 && pools[i].kind != kind) {
+    pool *p = &pools[i];
+    lock(p);
+    p->kind = kind;
+    p->live = size;
+    p->peak_live = size;
+    unlock(p);
+  }
+  atomic_store_explicit(&making, 0, memory_order_release);
+  return i;
+}
+
+void bwsh__pool_resize(int i, unsigned size, uint64_t now) {
+  if (i < 0)
+    return;
+  pool *p = &pools[i];
+  lock(p);
+  p->live = size;
+  if (size > p->peak_live)
+    p->peak_live = size;
+  settle(p, now);
+  unlock(p);
+}
+
+const char *bwsh__pool_kind_name(int kind) {
+#define BWSH__POOL_KIND_NAME(id, name) name,
+  static const char *const names[] = {BWSH__POOL_KINDS(BWSH__POOL_KIND_NAME)};
+#undef BWSH__POOL_KIND_NAME
+  return kind >= 0 && kind < BW_POOL_KIND_COUNT ? names[kind] : "threads";
 }
 
 int bwsh__pool_for_option(void) {
@@ -360,6 +411,7 @@ void bwsh__pool_get(int i, bwsh__pool_report *out) {
   if (locked)
     lock(p);
   memcpy(out->name, p->name, sizeof out->name);
+  out->kind = p->kind;
   out->workers = p->peak_live;
   out->peak_blocked = p->peak_blocked;
   out->all_blocked_ns = p->all_blocked_ns;
@@ -394,8 +446,13 @@ void bwsh__pool_get(int i, bwsh__pool_report *out) {
 
 void bwsh__pools_after_fork(void) {
   /* The child has no workers: forget everything, runtime copies too (the
-   * child's runtime copy re-attaches when it creates a pool). */
-  memset(pools, 0, sizeof pools);
+   * child's runtime copy re-attaches when it creates a pool). Only the
+   * pools made so far are cleared: the rest were never written, and
+   * writing them would fault in megabytes of zero pages in every child,
+   * most of which exec or exit at once (libuv's uv_spawn). */
+  int n = atomic_load(&npools);
+  memset(pools, 0,
+         (size_t)(n < BW_MAX_POOLS ? n : BW_MAX_POOLS) * sizeof(pool));
   for (unsigned k = 0; k < SHARDS; k++)
     atomic_store(&shard_owner[k], 0);
   bwsh__self.shard = 0;

@@ -10,6 +10,13 @@
  *  - Without report_path the file is blockwatch.<pid>.json; "%p" in
  *    report_path is replaced by the pid; otherwise a fork child given
  *    report_path writes "<report_path>.<pid>" (its own report).
+ *  - A report_path without "%p" is shared by the processes that exec one
+ *    another or run side by side (timeout, sh -c): a report is merged into
+ *    the file found there when that file is of the same run ("run": the
+ *    oldest ancestor started with the same options) or was written since
+ *    this process started, under an flock on its directory; a file of an
+ *    earlier run is replaced, and so is an earlier report (interim) of
+ *    the same process in the merge.
  *  - Both outputs render one snapshot of the counters, taken once per
  *    report: the text and the JSON of a run give the same numbers.
  *  - Call sites come by blocked time (descending; ties by count, then
@@ -22,6 +29,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "merge.h"
 #include "policy.h"
 #include "real.h"
 
@@ -119,6 +127,8 @@ typedef struct snapshot {
   uint64_t sites_dropped;
   int nother;                 /* functions called on other threads */
   int other_fns[BW_FN_COUNT]; /* BW_FN_*, by calls descending */
+  int nloops;
+  bwsh__loop_report loops[BW_MAX_LOOPS]; /* in the order they first ran */
 } snapshot;
 
 static snapshot snap;
@@ -187,6 +197,10 @@ static void snapshot_take(snapshot *s) {
   sort_sites(s->sites, s->nsites);
   s->sites_dropped = bwsh__sites_dropped();
   sort_other(s);
+  s->nloops = 0;
+  for (int i = 0; i < BW_MAX_LOOPS; i++)
+    if (bwsh__loop_get(i, &s->loops[s->nloops]))
+      s->nloops++;
 }
 
 /* The most frames one caller frame expands to (itself and what was
@@ -259,10 +273,25 @@ static void write_pool(bwsh__out *o, const bwsh__pool_report *p) {
   bwsh__out_str(o, "{");
   key(o, "name");
   bwsh__out_jstr(o, p->name);
+  bwsh__out_str(o, ",");
+  key(o, "kind");
+  bwsh__out_jstr(o, bwsh__pool_kind_name(p->kind));
   write_members(o, head, COUNT_OF(head), 1);
   write_object(o, "starvation_delay_ms", starvation, COUNT_OF(starvation));
   write_object(o, "queue_wait_ms", queue_wait, COUNT_OF(queue_wait));
   write_members(o, tail, COUNT_OF(tail), 1);
+  bwsh__out_str(o, "}");
+}
+
+static void write_loop(bwsh__out *o, const bwsh__loop_report *l) {
+  const member nums[] = {{"thread", 0, (uint64_t)l->tid},
+                         {"blocking_calls", 0, l->calls},
+                         {"blocked_ms", 1, l->blocked_ns},
+                         {"longest_callback_ms", 1, l->longest_ns}};
+  bwsh__out_str(o, "{");
+  key(o, "kind");
+  bwsh__out_jstr(o, bwsh__loop_kind_name(l->kind));
+  write_members(o, nums, COUNT_OF(nums), 1);
   bwsh__out_str(o, "}");
 }
 
@@ -282,6 +311,19 @@ static void write_frame(bwsh__out *o, const bwsh__sym *sym, int first) {
   bwsh__out_str(o, "}");
 }
 
+/* The library function the program called to make the blocking call
+ * (libuv's uv_sleep for a nanosleep), as the symbolizer names it, in buf;
+ * NULL when the program made the call itself. */
+static const char *via_name(const bwsh__site_view *site, char *buf,
+                            size_t size) {
+  if (site->via == NULL)
+    return NULL;
+  bwsh__sym sym;
+  bwsh__symbolize(site->via, &sym, in_signal);
+  snprintf(buf, size, "%s", sym.function);
+  return buf;
+}
+
 static void write_site(bwsh__out *o, const bwsh__site_view *s) {
   bwsh__out_str(o, "{");
   key(o, "function");
@@ -289,6 +331,10 @@ static void write_site(bwsh__out *o, const bwsh__site_view *s) {
   const member counts[] = {{"count", 0, s->count},
                            {"blocked_ms", 1, s->blocked_ns}};
   write_members(o, counts, COUNT_OF(counts), 1);
+  bwsh__out_str(o, ",");
+  key(o, "via");
+  char via[128];
+  bwsh__out_jstr(o, via_name(s, via, sizeof via));
   bwsh__out_str(o, ",");
   key(o, "hint");
   bwsh__out_jstr(o, bwsh__fn_hint(s->fn));
@@ -336,6 +382,34 @@ static void write_summary(bwsh__out *o, const snapshot *s) {
   bwsh__out_str(o, "}");
 }
 
+/* ,"run":"<id>" for a report to a shared file, from a process a run
+ * began before (the one that began it compares its own id with the
+ * file's when it writes). */
+static void write_run(bwsh__out *o) {
+  char run[64];
+  if (bwsh__report_shared() && bwsh__run_id(run, sizeof run)) {
+    bwsh__out_str(o, ",");
+    key(o, "run");
+    bwsh__out_jstr(o, run);
+  }
+}
+
+/* The written report in tmp to path: renamed over it, or merged with the
+ * file there when the run shares it. */
+static void commit_json(int fd, const char *tmp, const char *path, int ok) {
+  if (!bwsh__report_shared() || !ok) {
+    bwsh__file_commit(fd, tmp, path, ok);
+    return;
+  }
+  bwsh__fd_forget(fd);
+  if (bwsh__real_close(fd) == 0) {
+    bwsh__commit_shared(tmp, path);
+  } else {
+    bwsh__log("warning: could not write '%s'", path);
+    unlink(tmp);
+  }
+}
+
 static void write_json(const snapshot *s, int why) {
   char path[600], tmp[700];
   json_path(path, sizeof path);
@@ -353,12 +427,20 @@ static void write_json(const snapshot *s, int why) {
   bwsh__out_str(&o, ",");
   key(&o, "interim");
   bwsh__out_str(&o, why == BW_WHY_INTERIM ? "true" : "false");
+  write_run(&o);
   bwsh__out_str(&o, ",\n");
   key(&o, "pools");
   bwsh__out_str(&o, "[");
   for (int i = 0; i < s->npools; i++) {
     bwsh__out_str(&o, i ? ",\n  " : "\n  ");
     write_pool(&o, &s->pools[i]);
+  }
+  bwsh__out_str(&o, "],\n");
+  key(&o, "loops");
+  bwsh__out_str(&o, "[");
+  for (int i = 0; i < s->nloops; i++) {
+    bwsh__out_str(&o, i ? ",\n  " : "\n  ");
+    write_loop(&o, &s->loops[i]);
   }
   bwsh__out_str(&o, "],\n");
   const member calls[] = {{"on_workers", 0, t->calls_worker},
@@ -397,7 +479,7 @@ static void write_json(const snapshot *s, int why) {
   write_summary(&o, s);
   bwsh__out_str(&o, "}\n");
   bwsh__out_flush(&o);
-  bwsh__file_commit(fd, tmp, path, !o.failed);
+  commit_json(fd, tmp, path, !o.failed);
 }
 
 /* ---- text ---------------------------------------------------------------- */
@@ -432,7 +514,10 @@ static void log_frame(int index, void *pc, const bwsh__sym *sym) {
 /* A site: its counts, its frames (inlined ones expanded) and the fix hint
  * of the rule that made its function count. */
 static void log_site(const bwsh__site_view *s) {
-  bwsh__log("%s() x%llu, %s ms blocked:", bwsh__fn_name(s->fn),
+  char buf[128];
+  const char *via = via_name(s, buf, sizeof buf);
+  bwsh__log("%s()%s%s%s x%llu, %s ms blocked:", bwsh__fn_name(s->fn),
+            via ? " via " : "", via ? via : "", via ? "()" : "",
             (unsigned long long)s->count, ms(s->blocked_ns).s);
   int index = 0;
   for (int f = 0; f < s->nframes; f++) {
@@ -506,10 +591,21 @@ static void write_text(const snapshot *s, int why) {
   for (int i = 0; i < s->npools; i++) {
     const bwsh__pool_report *p = &s->pools[i];
     bwsh__log("pool '%s': %u workers, peak %u blocked, all blocked for %s ms, "
-              "starvation delay %s ms over %llu item(s) (max %s ms)",
+              "starvation delay %s ms over %llu item(s) (max %s ms); kind %s",
               p->name, p->workers, p->peak_blocked, ms(p->all_blocked_ns).s,
               ms(p->starv_total).s, (unsigned long long)p->starv_items,
-              ms(p->starv_max).s);
+              ms(p->starv_max).s, bwsh__pool_kind_name(p->kind));
+  }
+  for (int i = 0; i < s->nloops; i++) {
+    const bwsh__loop_report *l = &s->loops[i];
+    char thread[32] = "the main thread";
+    if (l->tid != (int)getpid())
+      snprintf(thread, sizeof thread, "thread %d", l->tid);
+    bwsh__log("loop %s on %s: %llu blocking call(s) in callbacks, %s ms "
+              "blocked; longest callback %s ms",
+              bwsh__loop_kind_name(l->kind), thread,
+              (unsigned long long)l->calls, ms(l->blocked_ns).s,
+              ms(l->longest_ns).s);
   }
   for (int i = 0; i < s->nsites && i < 10; i++)
     log_site(&s->sites[i]);

@@ -134,13 +134,16 @@ BWSH__HIDDEN const char *bwsh__fn_name(int fn);
 /* BLOCKING: a thread the runtime keeps apart for blocking work
  * (bw_run_blocking), whose calls are counted under their own heading;
  * RUNTIME: a runtime thread whose waits are its own idle waits (the
- * bw_fd_ready poller), not counted at all. */
+ * bw_fd_ready poller), not counted at all; POOL_IDLE: a foreign pool's
+ * thread between items (its waits are the pool's parking, not counted at
+ * all; while it runs an item it is a WORKER of that pool). */
 enum {
   BW_THREAD_UNKNOWN = 0,
   BW_THREAD_OTHER,
   BW_THREAD_WORKER,
   BW_THREAD_BLOCKING,
-  BW_THREAD_RUNTIME
+  BW_THREAD_RUNTIME,
+  BW_THREAD_POOL_IDLE
 };
 
 /* Process-wide counters, partitioned per thread slot so that the hot path
@@ -168,8 +171,14 @@ typedef struct bwsh__thread {
    * (a runtime that has it is spared item_finished on every item). */
   int (*item_query)(void);
   int classified_by_option; /* worker by name/start routine */
-  int blocked_pool;         /* pool marked blocked by the current call, -1 */
-  int locks_held;           /* pool spinlocks this thread holds (pools.c) */
+  /* A C-Thread-Pool worker: each call's site says whether it is the
+   * pool's own wait or an item's (foreign_thpool.c). */
+  int own_by_caller;
+  /* The function of the item a foreign pool's trampoline is running (NULL:
+   * none known): what tells two items sharing a helper apart (sites.c). */
+  void *item_fn;
+  int blocked_pool; /* pool marked blocked by the current call, -1 */
+  int locks_held;   /* pool spinlocks this thread holds (pools.c) */
   int tid;
   unsigned shard; /* 1 + its per-pool item shard (pools.c); 0: none yet */
   bwsh__slot *slot;
@@ -190,7 +199,7 @@ BWSH__HIDDEN extern atomic_int bwsh__stood_down;
 typedef struct bwsh__call {
   int fn;
   void *caller; /* return address into the caller of the wrapped function */
-  int worker;   /* counted as a call on a worker */
+  int worker;   /* counted: 1 on a worker, 2 from a loop's callback */
   int pool;
   int compensated;
   int counted_early; /* counted at begin (no threshold): a hang still shows */
@@ -223,6 +232,21 @@ BWSH__HIDDEN void bwsh__reclassify_all(void);
 /* The calling thread runs the worker_start routine: a worker for life
  * (the pthread_create trampoline, interpose.c). */
 BWSH__HIDDEN void bwsh__thread_is_option_worker(void);
+/* What a thread was before a foreign item began, restored when it ends. */
+typedef struct bwsh__item_frame {
+  int kind, pool, in_item, classified_by_option;
+  int (*item_query)(void);
+  void *item_fn;
+} bwsh__item_frame;
+/* The calling thread starts / ends an item of foreign pool p (foreign_*.c)
+ * queued at enqueue_ns (0: unknown, the item is then not timed) that runs
+ * the function fn (its call sites are told apart by it). While it runs,
+ * the thread is a worker of p; after it, a POOL_IDLE thread (a thread the
+ * runtime or an option classified gets its kind back). Keep errno; never
+ * nest across threads (begin and end on one thread). */
+BWSH__HIDDEN void bwsh__foreign_item_begin(int p, uint64_t enqueue_ns, void *fn,
+                                           bwsh__item_frame *saved);
+BWSH__HIDDEN void bwsh__foreign_item_end(const bwsh__item_frame *saved);
 /* Records the calling thread's name in its slot (trace metadata). */
 BWSH__HIDDEN void bwsh__thread_name_slot(void);
 /* Resets per-process state in a fork child. */
@@ -261,7 +285,29 @@ typedef struct bwsh__pool_report {
   uint64_t qwait_max, qwait_p99, items;
   uint64_t timed_items; /* items whose queue wait was measured */
   uint64_t compensated;
+  int kind; /* BW_POOL_* */
 } bwsh__pool_report;
+
+/* What made a pool, as the report names it: X(id, "name"). */
+#define BWSH__POOL_KINDS(X)                                                    \
+  X(BW_POOL_BLOCKWATCH, "blockwatch")                                          \
+  X(BW_POOL_THREADS, "threads")                                                \
+  X(BW_POOL_LIBUV, "libuv")                                                    \
+  X(BW_POOL_GLIB, "glib")                                                      \
+  X(BW_POOL_CTHREADPOOL, "cthreadpool")
+#define BWSH__POOL_KIND_ENUM(id, name) id,
+enum { BWSH__POOL_KINDS(BWSH__POOL_KIND_ENUM) BW_POOL_KIND_COUNT };
+#undef BWSH__POOL_KIND_ENUM
+/* The report's name of a BW_POOL_* kind. */
+BWSH__HIDDEN const char *bwsh__pool_kind_name(int kind);
+
+/* A pool of a foreign library (foreign_*.c), found or made by its kind and
+ * the library's identity for it (id); size: how many threads it runs items
+ * on at most, 0 when unbounded (then never all blocked). -1: table full. */
+BWSH__HIDDEN int bwsh__pool_foreign(int kind, uint64_t id, const char *name,
+                                    unsigned size);
+/* A foreign pool's size changed (g_thread_pool_set_max_threads). */
+BWSH__HIDDEN void bwsh__pool_resize(int p, unsigned size, uint64_t now);
 
 /* Index of the option-classified pool ("worker_name"/"worker_start"). */
 BWSH__HIDDEN int bwsh__pool_for_option(void);
@@ -297,6 +343,125 @@ BWSH__HIDDEN void bwsh__pool_spare_worker(int p, int compensated);
 /* The calling worker stops: its per-item shard is free again. */
 BWSH__HIDDEN void bwsh__pool_shard_release(void);
 
+/* ---- loop threads (loops.c) --------------------------------------------- */
+
+/* The event loops whose runners the shim wraps (table.h, BW_SHIM_LOOPS):
+ * X(id, name as reported). */
+#define BWSH__LOOP_KINDS(X)                                                    \
+  X(LIBUV, "libuv")                                                            \
+  X(GLIB, "glib")                                                              \
+  X(LIBEVENT, "libevent")
+#define BWSH__LOOP_ENUM(id, name) BW_LOOP_##id,
+enum { BWSH__LOOP_KINDS(BWSH__LOOP_ENUM) BW_LOOP_KIND_COUNT };
+#undef BWSH__LOOP_ENUM
+BWSH__HIDDEN const char *bwsh__loop_kind_name(int kind);
+
+/* What a thread running a loop runner knows about it. depth > 0: the
+ * thread is a loop thread; a counted call there is the loop's own wait
+ * (a poll-family call from the loop library's code: not counted at all)
+ * or a callback's (counted like a worker's). A nested runner saves the
+ * whole struct and restores it when it returns. */
+typedef struct bwsh__loop_thread {
+  int depth;          /* loop runners in progress on this thread */
+  int kind;           /* BW_LOOP_* of the innermost one */
+  int rec;            /* its loops[] record, -1 when the table is full */
+  int in_wait;        /* inside the loop's own wait */
+  uint64_t out_since; /* when the loop last left its own wait */
+  void *runner_ret;   /* where the program called the innermost runner */
+} bwsh__loop_thread;
+
+BWSH__HIDDEN extern BWSH__TLS __thread bwsh__loop_thread bwsh__loop_self;
+
+/* A loop runner of `kind` starts on this thread; `real` is the real
+ * runner (its module is the loop library), `ret` the return address of
+ * the program's call to it. Saves the thread's loop state into *saved and
+ * returns 1, or 0 (nothing done, nothing to undo) when the shim is
+ * inactive or the thread is inside it. Keeps errno. */
+BWSH__HIDDEN int bwsh__loop_enter(bwsh__loop_thread *saved, int kind,
+                                  void (*real)(void), void *ret);
+/* The runner bwsh__loop_enter saw returns. Keeps errno. */
+BWSH__HIDDEN void bwsh__loop_leave(const bwsh__loop_thread *saved);
+/* From bwsh__call_begin on a loop thread: 1 when the call is a callback's
+ * (it counts), 0 when it is the loop's own: its wait (which ends a
+ * callback stretch; bwsh__loop_wait_end then starts the next one), or a
+ * call the loop library made with no program frame between it and the
+ * runner (libuv's uv__async_spin yielding while another thread writes). */
+BWSH__HIDDEN int bwsh__loop_call_begin(int fn, void *caller);
+BWSH__HIDDEN void bwsh__loop_wait_end(void);
+/* The address that keys the call site of a callback's counted call made
+ * from `caller`: one past it. A loop callback and a worker that block at
+ * the same return address (both in GLib's g_usleep) are two findings, and
+ * each keeps its own caller chain; one past a return address is never
+ * another call's (a call instruction is longer than a byte), and still in
+ * the same function should it be shown for want of an unwinder. */
+static inline void *bwsh__loop_site_key(void *caller) {
+  return (char *)caller + 1;
+}
+/* A callback's counted call lasted dur_ns: into the loop's record. */
+BWSH__HIDDEN void bwsh__loop_call_counted(uint64_t dur_ns);
+
+/* With trace=FILE: one callback stretch of a loop of `kind` on thread
+ * tid, a slice when it lasted 1 ms or more (trace.c). */
+BWSH__HIDDEN void bwsh__trace_loop_callbacks(int kind, int tid,
+                                             uint64_t start_ns,
+                                             uint64_t dur_ns);
+
+#define BW_MAX_LOOPS 64
+typedef struct bwsh__loop_report {
+  int kind, tid;
+  uint64_t calls, blocked_ns, longest_ns;
+} bwsh__loop_report;
+/* Record i (0..BW_MAX_LOOPS-1) of this process into *out: 0 when empty. */
+BWSH__HIDDEN int bwsh__loop_get(int i, bwsh__loop_report *out);
+
+/* ---- foreign pools (foreign*.c): libuv, GLib, C-Thread-Pool ------------- */
+
+/* The next definition of a foreign library's function, found at its first
+ * call (foreign.c): *out (a function pointer of `size` bytes) is NULL, and
+ * one "ERROR" line said so, when there is none (or, from inside dlsym,
+ * not yet). */
+typedef struct bwsh__foreign_fn {
+  _Atomic(void *) fn;
+  atomic_int said;
+} bwsh__foreign_fn;
+BWSH__HIDDEN void bwsh__foreign_next(bwsh__foreign_fn *f, const char *name,
+                                     void *out, size_t size);
+/* 1 when a submit should be watched: the shim is active, has not stood
+ * down, and the caller is not the shim itself. */
+BWSH__HIDDEN int bwsh__foreign_watched(void);
+
+/* libuv (foreign_uv.c): uv_queue_work and uv_cancel, with libuv's types
+ * as pointers (uv_work_t *, uv_loop_t *); results are libuv's. */
+typedef void (*bwsh__uv_work_cb)(void *req);
+typedef void (*bwsh__uv_after_cb)(void *req, int status);
+BWSH__HIDDEN int bwsh__uv_queue_work(void *loop, void *req,
+                                     bwsh__uv_work_cb work_cb,
+                                     bwsh__uv_after_cb after_cb);
+BWSH__HIDDEN int bwsh__uv_cancel(void *req);
+
+/* GLib (foreign_glib.c): GThreadPool's constructors, push and
+ * set_max_threads, with GLib's types as C's (GThreadPool *, GError **,
+ * gboolean and gint as int). */
+typedef void (*bwsh__glib_func)(void *data, void *user_data);
+BWSH__HIDDEN void *bwsh__glib_pool_new(bwsh__glib_func func, void *user_data,
+                                       int max_threads, int exclusive,
+                                       void **error);
+BWSH__HIDDEN void *bwsh__glib_pool_new_full(bwsh__glib_func func,
+                                            void *user_data,
+                                            void (*item_free)(void *),
+                                            int max_threads, int exclusive,
+                                            void **error);
+BWSH__HIDDEN int bwsh__glib_pool_push(void *pool, void *data, void **error);
+BWSH__HIDDEN int bwsh__glib_pool_set_max_threads(void *pool, int max_threads,
+                                                 void **error);
+
+/* C-Thread-Pool (foreign_thpool.c): the pool of a thread named `name`
+ * ("thread-pool-N"), made or grown to N + 1 threads, else -1; and whether
+ * a blocking call made from `caller` on one of its threads is the pool's
+ * own (1) or an item's (0). */
+BWSH__HIDDEN int bwsh__thpool_pool_of_name(const char *name);
+BWSH__HIDDEN int bwsh__thpool_own_call(void *caller);
+
 /* ---- the runtime bridge (bridge.c) --------------------------------------- */
 
 /* Exported, the one symbol besides the wrapped functions: the runtime
@@ -328,6 +493,9 @@ BWSH__HIDDEN int bwsh__pool_notify(int p, int blocked);
  * only count, so a site's chain is the first one seen there. */
 BWSH__HIDDEN int bwsh__site_add(int fn, void *caller, uint64_t count,
                                 uint64_t blocked_ns);
+/* The first frame of site i (the program's own line that made the call),
+ * or fallback when i is no ready site. */
+BWSH__HIDDEN void *bwsh__site_frame0(int i, void *fallback);
 /* Adds blocked time to a site returned by bwsh__site_add. */
 BWSH__HIDDEN void bwsh__site_add_ns(int site, uint64_t blocked_ns);
 /* Captures the caller chain outside the shim into frames (max n). */
@@ -340,11 +508,24 @@ typedef struct bwsh__site_view {
   uint64_t count, blocked_ns;
   int nframes;
   void *frames[BW_SITE_FRAMES];
+  void *via; /* the library function the program called, or NULL */
 } bwsh__site_view;
 /* Copies site i (0..BW_MAX_SITES-1); returns 0 if the slot is empty. */
 BWSH__HIDDEN int bwsh__site_get(int i, bwsh__site_view *out);
 /* Calls that found the table full. */
 BWSH__HIDDEN uint64_t bwsh__sites_dropped(void);
+
+/* ---- the program's own code (modules.c) ---------------------------------- */
+
+/* Records the code ranges of the system libraries loaded now (libc, the
+ * pool and loop libraries, sanitizer runtimes, the shim): at start and
+ * when a new call site may come from a library loaded since. */
+BWSH__HIDDEN void bwsh__modules_scan(void);
+/* Whose code pc lies in: the program's (any module not named as a system
+ * library), a system library's, or an interposer's (a sanitizer runtime,
+ * the shim). Lock-free, a few compares. */
+enum { BW_CODE_PROGRAM = 0, BW_CODE_LIBRARY, BW_CODE_INTERPOSER };
+BWSH__HIDDEN int bwsh__code_kind(const void *pc);
 
 /* ---- symbols (symbolize.c) ----------------------------------------------- */
 

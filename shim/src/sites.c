@@ -2,15 +2,26 @@
  * kept in a fixed-size lock-free hash table.
  *
  * Invariants:
- *  - A site is keyed by a 64-bit hash of (function, return address into
- *    the caller); a slot is claimed once with a compare-and-swap of its key
- *    and then only counted with relaxed atomic adds. The claimer captures
- *    the caller chain (backtrace, ~1 us) once, before it publishes `ready`;
+ *  - A site is keyed by a 64-bit hash of (function, first frame in the
+ *    program's own code, what tells two users of that frame apart). The
+ *    first frame is the return address into the caller when that lies
+ *    outside the system libraries (modules.c), which costs a range check;
+ *    else (libuv's uv_sleep calling nanosleep) the chain is unwound to the
+ *    first frame below them, and the last library frame is kept as `via`.
+ *    What tells users apart: the item function a foreign pool's trampoline
+ *    runs (bwsh__self.item_fn), else on a worker named by options (a
+ *    hand-written pool, whose items the shim cannot see) the next frame of
+ *    the chain, unwound on every counted call; the bundled runtime's
+ *    workers keep the cheap key (the benchmark's +100 ns budget).
+ *  - A slot is claimed once with a compare-and-swap of its key and then
+ *    only counted with relaxed atomic adds. The claimer captures the
+ *    caller chain (backtrace, ~1 us) once, before it publishes `ready`;
  *    the reporter reads only ready slots. So a counted call costs two
- *    atomic adds, and a site's chain is the first one seen at that caller.
+ *    atomic adds, and a site's chain is the first one seen at that key.
  *  - Full table: the call is still counted in the totals, and in `dropped`.
  *  - Frames that lie inside libblockwatch.so itself are skipped, so frame 0
- *    is the caller of the blocking function.
+ *    is the caller of the blocking function, or of the library function
+ *    that made it.
  *  - backtrace() allocates on its first call (it loads libgcc_s): the
  *    constructor primes it (bwsh__sites_init) before any wrapper counts.
  */
@@ -30,12 +41,14 @@ typedef struct site {
   int fn;
   int nframes;
   void *frames[BW_SITE_FRAMES];
+  void *via; /* the last system-library frame above frames[0], or NULL */
   atomic_uint_least64_t count;
   atomic_uint_least64_t blocked_ns;
 } site;
 
 static site sites[BW_MAX_SITES];
 static atomic_uint_least64_t dropped;
+static atomic_int claimed; /* sites claimed since start or the last fork */
 static uintptr_t self_lo, self_hi;
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
@@ -62,6 +75,7 @@ void bwsh__sites_init(void) {
     dl_iterate_phdr(find_self, info.dli_fbase);
   void *prime[2];
   backtrace(prime, 2);
+  bwsh__modules_scan();
 }
 
 int bwsh__capture_frames(void **frames, int n) {
@@ -77,34 +91,117 @@ int bwsh__capture_frames(void **frames, int n) {
   return k;
 }
 
-static uint64_t hash_site(int fn, void *caller) {
-  uint64_t h = (uint64_t)(uintptr_t)caller * 0x9e3779b97f4a7c15u;
+/* The chain from the first frame outside the system libraries (the
+ * shim's own frames are never in it): at most n frames into frames, the
+ * library frame nearest above the first one into *via (NULL: none; an
+ * interposer's frame is never one). When every frame is a library's, the
+ * chain is kept as it is. */
+static int capture_user_frames(void **frames, int n, void **via) {
+  void *raw[BW_SITE_FRAMES + 16];
+  int got = bwsh__capture_frames(raw, (int)(sizeof raw / sizeof raw[0]));
+  int first = 0;
+  *via = NULL;
+  for (; first < got; first++) {
+    int kind = bwsh__code_kind(raw[first]);
+    if (kind == BW_CODE_PROGRAM)
+      break;
+    if (kind == BW_CODE_LIBRARY)
+      *via = raw[first];
+  }
+  int k = 0;
+  if (first == got) {
+    first = 0;
+    *via = NULL;
+    /* No frame of the program's: its item function tail-called the
+     * blocking one, or the unwinder lost it. A foreign pool's item
+     * function stands first then (one past its entry, as the symbolizer
+     * looks up the byte before a return address), so the site names it. */
+    if (bwsh__self.item_fn && n > 0)
+      frames[k++] = (char *)bwsh__self.item_fn + 1;
+  }
+  for (int i = first; i < got && k < n; i++)
+    frames[k++] = raw[i];
+  return k;
+}
+
+static uint64_t hash_site(int fn, const void *frame, const void *user) {
+  uint64_t h = (uint64_t)(uintptr_t)frame * 0x9e3779b97f4a7c15u;
   h ^= (uint64_t)(fn + 1) * 0xc2b2ae3d27d4eb4fu;
+  h ^= (uint64_t)(uintptr_t)user * 0x165667b19e3779f9u;
   h ^= h >> 31;
   return h ? h : 1;
 }
 
+/* What a site is keyed by, and the chain when finding it took one. */
+typedef struct site_key {
+  uint64_t key;
+  int nchain; /* -1: not unwound */
+  void *chain[BW_SITE_FRAMES];
+  void *via;
+} site_key;
+
+static void key_of(int fn, void *caller, int unwind, site_key *k) {
+  const void *user = bwsh__self.item_fn;
+  int by_chain = user == NULL && bwsh__self.classified_by_option;
+  k->nchain = -1;
+  k->via = NULL;
+  if (unwind || by_chain || bwsh__code_kind(caller) != BW_CODE_PROGRAM) {
+    k->nchain = capture_user_frames(k->chain, BW_SITE_FRAMES, &k->via);
+    if (k->nchain > 0)
+      caller = k->chain[0];
+    if (by_chain && k->nchain > 1)
+      user = k->chain[1];
+  }
+  k->key = hash_site(fn, caller, user);
+}
+
+static void fill_site(site *s, int fn, void *caller, const site_key *k) {
+  s->fn = fn;
+  int want = (int)bwsh__opt.frames;
+  site_key own;
+  if (k->nchain < 0) { /* a cheap key: the chain is taken now, once */
+    own.nchain = capture_user_frames(own.chain, BW_SITE_FRAMES, &own.via);
+    k = &own;
+  }
+  s->nframes = k->nchain < want ? k->nchain : want;
+  memcpy(s->frames, k->chain, (size_t)s->nframes * sizeof(void *));
+  s->via = k->via;
+  if (s->nframes == 0 && caller) {
+    s->frames[0] = caller; /* no unwinder: at least the caller */
+    s->nframes = 1;
+  }
+}
+
 int bwsh__site_add(int fn, void *caller, uint64_t count, uint64_t blocked_ns) {
-  uint64_t key = hash_site(fn, caller);
+  site_key k;
+  key_of(fn, caller, 0, &k);
+  int rescanned = 0;
   for (unsigned probe = 0; probe < BW_MAX_SITES; probe++) {
-    site *s = &sites[(key + probe) % BW_MAX_SITES];
+    site *s = &sites[(k.key + probe) % BW_MAX_SITES];
     uint64_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
+    if (cur == 0 && !rescanned && k.nchain < 0) {
+      /* A new site from a caller taken for the program's: a library
+       * loaded since the last scan may hold it. */
+      rescanned = 1;
+      bwsh__modules_scan();
+      if (bwsh__code_kind(caller) != BW_CODE_PROGRAM) {
+        key_of(fn, caller, 1, &k);
+        probe = (unsigned)-1; /* start over with the new key */
+        continue;
+      }
+    }
     if (cur == 0) {
       uint64_t expected = 0;
-      if (atomic_compare_exchange_strong(&s->key, &expected, key)) {
-        s->fn = fn;
-        s->nframes = bwsh__capture_frames(s->frames, (int)bwsh__opt.frames);
-        if (s->nframes == 0 && caller) {
-          s->frames[0] = caller; /* no unwinder: at least the caller */
-          s->nframes = 1;
-        }
+      if (atomic_compare_exchange_strong(&s->key, &expected, k.key)) {
+        atomic_fetch_add_explicit(&claimed, 1, memory_order_relaxed);
+        fill_site(s, fn, caller, &k);
         atomic_store_explicit(&s->ready, 1, memory_order_release);
-        cur = key;
+        cur = k.key;
       } else {
         cur = expected;
       }
     }
-    if (cur == key) {
+    if (cur == k.key) {
       atomic_fetch_add_explicit(&s->count, count, memory_order_relaxed);
       atomic_fetch_add_explicit(&s->blocked_ns, blocked_ns,
                                 memory_order_relaxed);
@@ -121,6 +218,15 @@ void bwsh__site_add_ns(int i, uint64_t blocked_ns) {
                               memory_order_relaxed);
 }
 
+void *bwsh__site_frame0(int i, void *fallback) {
+  if (i < 0 || i >= BW_MAX_SITES)
+    return fallback;
+  site *s = &sites[i];
+  if (!atomic_load_explicit(&s->ready, memory_order_acquire) || s->nframes == 0)
+    return fallback;
+  return s->frames[0];
+}
+
 int bwsh__site_get(int i, bwsh__site_view *out) {
   site *s = &sites[i];
   if (!atomic_load_explicit(&s->ready, memory_order_acquire))
@@ -128,6 +234,7 @@ int bwsh__site_get(int i, bwsh__site_view *out) {
   out->fn = s->fn;
   out->nframes = s->nframes;
   memcpy(out->frames, s->frames, sizeof out->frames);
+  out->via = s->via;
   out->count = atomic_load_explicit(&s->count, memory_order_relaxed);
   out->blocked_ns = atomic_load_explicit(&s->blocked_ns, memory_order_relaxed);
   return out->count > 0;
@@ -138,6 +245,12 @@ uint64_t bwsh__sites_dropped(void) {
 }
 
 void bwsh__sites_after_fork(void) {
-  memset(sites, 0, sizeof sites);
+  /* Claimed sites only, and no look at the table when there are none:
+   * touching its pages costs every child that execs at once a fault each. */
+  if (atomic_exchange(&claimed, 0) == 0)
+    return;
+  for (int i = 0; i < BW_MAX_SITES; i++)
+    if (atomic_load_explicit(&sites[i].key, memory_order_relaxed) != 0)
+      memset(&sites[i], 0, sizeof sites[i]);
   atomic_store(&dropped, 0);
 }

@@ -111,6 +111,7 @@ static void thread_exit(void *arg) {
     bwsh__pool_worker_leave(bwsh__self.pool, bwsh__now_ns());
   bwsh__self.kind = BW_THREAD_OTHER;
   bwsh__self.pool = -1;
+  bwsh__self.own_by_caller = 0;
   if (s) {
     atomic_store_explicit(&s->named, 0, memory_order_relaxed);
     atomic_store_explicit(&s->used, 0, memory_order_release);
@@ -122,6 +123,16 @@ static void thread_exit(void *arg) {
 void bwsh__state_init(void) {
   if (pthread_key_create(&exit_key, thread_exit) == 0)
     atomic_store(&exit_key_ok, 1);
+}
+
+/* One bit per slot that a thread ever claimed (slot 0, shared, always
+ * counts as used): a fork child clears those slots and reads no other. */
+static atomic_uint_least64_t ever_used[BW_MAX_SLOTS / 64];
+
+static void mark_ever_used(int i) {
+  uint64_t bit = (uint64_t)1 << (i % 64);
+  if (!(atomic_load_explicit(&ever_used[i / 64], memory_order_relaxed) & bit))
+    atomic_fetch_or_explicit(&ever_used[i / 64], bit, memory_order_relaxed);
 }
 
 bwsh__slot *bwsh__slot_get(void) {
@@ -136,6 +147,7 @@ bwsh__slot *bwsh__slot_get(void) {
     if (s == &bwsh__slots[0])
       continue; /* slot 0 is shared by everyone when the table is full */
     if (atomic_compare_exchange_strong(&s->used, &expected, 1)) {
+      mark_ever_used((int)(s - bwsh__slots));
       atomic_store_explicit(&s->tid, bwsh__self.tid, memory_order_relaxed);
       bwsh__self.slot = s;
       if (atomic_load_explicit(&exit_key_ok, memory_order_relaxed))
@@ -161,11 +173,16 @@ void bwsh__totals_get(bwsh__totals *t) {
     bwsh__slot *s = &bwsh__slots[i];
     t->calls_worker +=
         atomic_load_explicit(&s->calls_worker, memory_order_relaxed);
-    t->calls_other +=
+    uint64_t other =
         atomic_load_explicit(&s->calls_other, memory_order_relaxed);
-    for (int fn = 0; fn < BW_FN_COUNT; fn++)
-      t->other_by_fn[fn] +=
-          atomic_load_explicit(&other_by_fn[i][fn], memory_order_relaxed);
+    t->calls_other += other;
+    /* A row is written only after its slot's calls_other (count_other):
+     * the rows of slots that counted none stay unread, so a report, in a
+     * fork child that exits at once too, touches no page of theirs. */
+    if (other != 0)
+      for (int fn = 0; fn < BW_FN_COUNT; fn++)
+        t->other_by_fn[fn] +=
+            atomic_load_explicit(&other_by_fn[i][fn], memory_order_relaxed);
     t->calls_blocking +=
         atomic_load_explicit(&calls_blocking[i], memory_order_relaxed);
     t->blocked_ns_worker +=
@@ -230,6 +247,8 @@ void bwsh__thread_classify(void) {
   my_epoch = atomic_load_explicit(&classify_epoch, memory_order_relaxed);
   if (bwsh__self.classified_by_option == 2)
     return; /* start routine matched: a worker for life */
+  if (bwsh__self.kind == BW_THREAD_POOL_IDLE)
+    return; /* a foreign pool's thread: its items say when it works */
   if (bwsh__self.kind == BW_THREAD_WORKER && !bwsh__self.classified_by_option)
     return; /* announced by the runtime itself */
   int pool;
@@ -255,7 +274,22 @@ void bwsh__thread_classify(void) {
   }
   int is_option = 0;
   char name[17] = {0};
-  if (bwsh__opt.worker_name[0] && prctl(PR_GET_NAME, name, 0, 0, 0) == 0)
+  if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
+    name[0] = '\0';
+  int thpool = bwsh__thpool_pool_of_name(name);
+  if (thpool >= 0) { /* C-Thread-Pool's worker: beats a glob too */
+    if (was_option)
+      bwsh__pool_worker_leave(bwsh__self.pool, bwsh__now_ns());
+    bwsh__self.classified_by_option = 0;
+    bwsh__self.kind = BW_THREAD_WORKER;
+    bwsh__self.pool = thpool;
+    bwsh__self.in_item = 1;
+    bwsh__self.item_query = NULL;
+    bwsh__self.own_by_caller = 1;
+    bwsh__thread_name_slot();
+    return;
+  }
+  if (bwsh__opt.worker_name[0])
     is_option = glob_list_match(bwsh__opt.worker_name, name);
   if (is_option && !was_option) {
     join_option_pool();
@@ -292,7 +326,65 @@ void bwsh__thread_name_slot(void) {
     bwsh__trace_thread_name(bwsh__self.tid, s->name);
 }
 
+/* ---- foreign pools' items (foreign_*.c) -------------------------------- */
+
+void bwsh__foreign_item_begin(int p, uint64_t enqueue_ns, void *fn,
+                              bwsh__item_frame *saved) {
+  int err = errno;
+  bwsh__self.depth++;
+  saved->kind = bwsh__self.kind;
+  saved->pool = bwsh__self.pool;
+  saved->in_item = bwsh__self.in_item;
+  saved->classified_by_option = bwsh__self.classified_by_option;
+  saved->item_query = bwsh__self.item_query;
+  saved->item_fn = bwsh__self.item_fn;
+  /* A worker_name glob that matched a foreign pool's thread gives way:
+   * the items say exactly when it works. */
+  if (saved->kind == BW_THREAD_WORKER && saved->classified_by_option) {
+    bwsh__pool_worker_leave(saved->pool, bwsh__now_ns());
+    saved->kind = BW_THREAD_POOL_IDLE;
+    saved->classified_by_option = 0;
+  }
+  if (saved->kind == BW_THREAD_UNKNOWN || saved->kind == BW_THREAD_OTHER) {
+    saved->kind = BW_THREAD_POOL_IDLE;
+    saved->pool = -1;
+  }
+  /* Counted in the pool's shared shard: a foreign thread never gives back
+   * a shard of its own (no "worker stopped" is ever seen). */
+  bwsh__self.kind = BW_THREAD_POOL_IDLE;
+  if (p >= 0) {
+    uint64_t now = bwsh__now_ns();
+    bwsh__pool_item_started(p, enqueue_ns ? enqueue_ns : now, now,
+                            enqueue_ns != 0);
+    bwsh__self.kind = BW_THREAD_WORKER;
+    bwsh__self.pool = p;
+    bwsh__self.in_item = 1;
+    bwsh__self.item_query = NULL;
+    bwsh__self.classified_by_option = 0;
+    bwsh__self.item_fn = fn;
+    if (!bwsh__self.slot || !atomic_load(&bwsh__self.slot->named))
+      bwsh__thread_name_slot();
+  }
+  bwsh__self.depth--;
+  errno = err;
+}
+
+void bwsh__foreign_item_end(const bwsh__item_frame *saved) {
+  bwsh__self.kind = saved->kind;
+  bwsh__self.pool = saved->pool;
+  bwsh__self.in_item = saved->in_item;
+  bwsh__self.classified_by_option = saved->classified_by_option;
+  bwsh__self.item_query = saved->item_query;
+  bwsh__self.item_fn = saved->item_fn;
+}
+
 /* ---- counted calls ------------------------------------------------------ */
+
+/* The return address that keys the call's site: a loop callback's own
+ * (bwsh__loop_site_key), apart from a worker's at the same address. */
+static inline void *site_caller(const bwsh__call *c) {
+  return c->worker == 2 ? bwsh__loop_site_key(c->caller) : c->caller;
+}
 
 static void fail_now(bwsh__call *c) {
   if (atomic_exchange(&fail_fired, 1))
@@ -310,7 +402,7 @@ static void fail_now(bwsh__call *c) {
     else
       bwsh__log("    #%d %p in %s", i, frames[i], sym.function);
   }
-  bwsh__site_add(c->fn, c->caller, 1, 0);
+  bwsh__site_add(c->fn, site_caller(c), 1, 0);
   bwsh__slot *s = bwsh__slot_get();
   slot_add(s, &s->calls_worker, 1);
   bwsh__report_final(BW_WHY_FAIL);
@@ -322,6 +414,7 @@ int bwsh__count_other_call(int fn) {
   /* No slot yet, a stale classification or a fired fail=1: bwsh__call_begin
    * takes those. (slot_add itself knows the shared slot 0.) */
   if (bwsh__self.kind != BW_THREAD_OTHER || s == NULL ||
+      bwsh__loop_self.depth /* a loop thread: its callbacks' calls count */ ||
       my_epoch != atomic_load_explicit(&classify_epoch, memory_order_relaxed) ||
       atomic_load_explicit(&fail_fired, memory_order_relaxed))
     return 0;
@@ -346,7 +439,15 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
     errno = saved;
     return;
   }
-  if (bwsh__self.kind != BW_THREAD_WORKER) {
+  /* A loop thread (not a worker): its loop's own wait is not counted at
+   * all, a callback's call is counted like a worker's (loops.c). */
+  int on_loop = bwsh__self.kind != BW_THREAD_WORKER && bwsh__loop_self.depth;
+  if (on_loop && !bwsh__loop_call_begin(fn, caller)) {
+    c->start_ns = 0;
+    errno = saved;
+    return;
+  }
+  if (!on_loop && bwsh__self.kind != BW_THREAD_WORKER) {
     int kind = bwsh__self.kind;
     /* A blocking thread is the runtime's own between its jobs: asked on
      * every call (these threads never take the other-thread fast path). */
@@ -354,19 +455,26 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
       kind = bwsh__runtime_thread_kind();
     if (kind == BW_THREAD_BLOCKING)
       slot_add(s, &calls_blocking[s - bwsh__slots], 1);
-    else if (kind != BW_THREAD_RUNTIME)
+    else if (kind != BW_THREAD_RUNTIME && kind != BW_THREAD_POOL_IDLE)
       count_other(s, fn);
     c->start_ns = 0;
     errno = saved;
     return;
   }
-  if (!(bwsh__self.item_query ? bwsh__self.item_query() : bwsh__self.in_item)) {
+  if (!on_loop &&
+      !(bwsh__self.item_query ? bwsh__self.item_query() : bwsh__self.in_item)) {
     c->start_ns = 0; /* a runtime worker between items: the runtime's own */
     errno = saved;
     return;
   }
-  c->worker = 1;
-  c->pool = bwsh__self.pool;
+  if (__builtin_expect(bwsh__self.own_by_caller, 0) &&
+      bwsh__thpool_own_call(caller)) {
+    c->start_ns = 0; /* C-Thread-Pool's own wait */
+    errno = saved;
+    return;
+  }
+  c->worker = on_loop ? 2 : 1;
+  c->pool = on_loop ? -1 : bwsh__self.pool;
   if (bwsh__opt.fail == BW_FAIL_NOW)
     fail_now(c);
   if (bwsh__opt.compensate)
@@ -378,7 +486,7 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
   c->site = -1;
   if (c->counted_early) {
     slot_add(s, &s->calls_worker, 1);
-    c->site = bwsh__site_add(fn, caller, 1, 0);
+    c->site = bwsh__site_add(fn, site_caller(c), 1, 0);
   }
   c->start_ns = bwsh__now_ns();
   bwsh__self.blocked_pool = c->pool;
@@ -389,6 +497,8 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
 
 void bwsh__call_end(bwsh__call *c) {
   if (!c->worker) {
+    if (bwsh__loop_self.in_wait)
+      bwsh__loop_wait_end();
     bwsh__self.depth--;
     return;
   }
@@ -401,41 +511,59 @@ void bwsh__call_end(bwsh__call *c) {
   bwsh__pool_unblock(c->pool, end);
   if (c->compensated)
     bwsh__pool_notify(c->pool, 0);
-  int record = c->counted_early;
+  int record = c->counted_early, site = c->site;
   if (record) {
     slot_add(s, &s->blocked_ns_worker, dur);
-    bwsh__site_add_ns(c->site, dur);
+    bwsh__site_add_ns(site, dur);
   } else if (bwsh__policy_long_enough(dur) &&
              !atomic_load_explicit(&fail_fired, memory_order_relaxed)) {
     record = 1;
     slot_add(s, &s->calls_worker, 1);
     slot_add(s, &s->blocked_ns_worker, dur);
-    bwsh__site_add(c->fn, c->caller, 1, dur);
+    site = bwsh__site_add(c->fn, site_caller(c), 1, dur);
   }
+  if (record && c->worker == 2)
+    bwsh__loop_call_counted(dur);
   if (record && bwsh__opt.trace_path[0])
-    bwsh__trace_slice(c->fn, bwsh__self.tid, c->caller, c->start_ns, dur);
+    bwsh__trace_slice(c->fn, bwsh__self.tid, bwsh__site_frame0(site, c->caller),
+                      c->start_ns, dur);
   bwsh__self.depth--;
   errno = saved;
 }
 
 /* ---- fork --------------------------------------------------------------- */
 
+/* Stores 0 where the word is not 0 already: a child that only reads a
+ * page its parent never wrote (or wrote to zero) neither copies nor
+ * allocates it, and most fork children exec at once. */
+#define CLEAR(word)                                                            \
+  do {                                                                         \
+    if (atomic_load_explicit(&(word), memory_order_relaxed) != 0)              \
+      atomic_store_explicit(&(word), 0, memory_order_relaxed);                 \
+  } while (0)
+
 void bwsh__state_after_fork(void) {
   bwsh__slot *mine = bwsh__self.slot;
   for (int i = 0; i < BW_MAX_SLOTS; i++) {
+    uint64_t word =
+        atomic_load_explicit(&ever_used[i / 64], memory_order_relaxed);
+    if (i != 0 && !(word & ((uint64_t)1 << (i % 64))))
+      continue; /* never claimed: never written */
     bwsh__slot *s = &bwsh__slots[i];
-    atomic_store(&s->calls_worker, 0);
+    CLEAR(s->calls_worker); /* a freed slot keeps its counts: clear it too */
     /* A row is only ever written after its slot's calls_other: the rows of
      * slots that counted none are zero already (and stay untouched pages). */
-    if (atomic_exchange(&s->calls_other, 0) != 0)
+    if (atomic_load_explicit(&s->calls_other, memory_order_relaxed) != 0) {
+      atomic_store(&s->calls_other, 0);
       for (int fn = 0; fn < BW_FN_COUNT; fn++)
-        atomic_store(&other_by_fn[i][fn], 0);
-    atomic_store(&s->blocked_ns_worker, 0);
-    atomic_store(&calls_blocking[i], 0);
-    atomic_store(&s->busy_since, 0);
-    atomic_store(&s->named, 0);
+        CLEAR(other_by_fn[i][fn]);
+    }
+    CLEAR(s->blocked_ns_worker);
+    CLEAR(calls_blocking[i]);
+    CLEAR(s->busy_since);
+    CLEAR(s->named);
     if (s != mine)
-      atomic_store(&s->used, 0);
+      CLEAR(s->used);
   }
   bwsh__own_pid_set();
   /* The child's only thread copies a worker's stack, not its pool. */
@@ -447,6 +575,7 @@ void bwsh__state_after_fork(void) {
   bwsh__self.in_item = 0;
   bwsh__self.item_query = NULL;
   bwsh__self.classified_by_option = 0;
+  bwsh__self.own_by_caller = 0;
   bwsh__self.blocked_pool = -1;
   atomic_store(&fail_fired, 0);
   bwsh__reclassify_all();

@@ -22,7 +22,10 @@
  *        an argument;
  *      - for locks, that only a contended acquisition counts: the wrapper
  *        tries `trylock` first and times only the slow path.
- *  - BW_SHIM_FUNCS: X(ret, name, canon, params, args, check)
+ *  - BW_SHIM_FUNCS: X(ret, name, canon, params, args, check), made of
+ *    BW_SHIM_PLAIN (libc's and the runtime's), BW_SHIM_GLIB (GLib's own
+ *    waits), BW_SHIM_GLIB_VOID, BW_SHIM_GLIB_LOCKS and BW_SHIM_LOOPS
+ *    (written by hand: a void result, a try-lock first, a loop runner);
  *      canon    the name reported, as a bare identifier;
  *      check    an expression over the parameters, 0 when the call cannot
  *               block whatever the rules say (1 for all but getchar).
@@ -34,7 +37,7 @@
 #ifndef BW_SHIM_TABLE_H
 #define BW_SHIM_TABLE_H
 
-#define BW_SHIM_FUNCS(X)                                                       \
+#define BW_SHIM_PLAIN(X)                                                       \
   /* sleeps: glibc's sleep/usleep do not go through nanosleep */               \
   X(unsigned, sleep, sleep, (unsigned s), (s), 1)                              \
   X(int, usleep, usleep, (useconds_t us), (us), 1)                             \
@@ -233,6 +236,65 @@
   X(int, bw_wait_cancelable, bw_wait_cancelable,                               \
     (bw_task * task, int64_t ms, bw_cancel_token * tok), (task, ms, tok), 1)
 
+/* GLib's own waits (GLib waits on futexes, never in pthread's functions):
+ * generated like BW_SHIM_PLAIN. The GLib types are passed as they are, so
+ * they are void * here (gboolean is int, gint64 int64_t, guint64
+ * uint64_t): the shim needs no GLib header. The _unlocked timeout forms
+ * have no rule of their own and are looked up under the locked form's. */
+#define BW_SHIM_GLIB(X)                                                        \
+  X(int, g_cond_wait_until, g_cond_wait_until,                                 \
+    (void *cond, void *mutex, int64_t end), (cond, mutex, end), 1)             \
+  X(void *, g_async_queue_pop, g_async_queue_pop, (void *q), (q), 1)           \
+  X(void *, g_async_queue_pop_unlocked, g_async_queue_pop_unlocked, (void *q), \
+    (q), 1)                                                                    \
+  X(void *, g_async_queue_timeout_pop, g_async_queue_timeout_pop,              \
+    (void *q, uint64_t us), (q, us), 1)                                        \
+  X(void *, g_async_queue_timeout_pop_unlocked, g_async_queue_timeout_pop,     \
+    (void *q, uint64_t us), (q, us), 1)                                        \
+  X(void *, g_async_queue_timed_pop, g_async_queue_timed_pop,                  \
+    (void *q, void *end), (q, end), 1)                                         \
+  X(void *, g_async_queue_timed_pop_unlocked, g_async_queue_timed_pop,         \
+    (void *q, void *end), (q, end), 1)                                         \
+  X(void *, g_thread_join, g_thread_join, (void *thread), (thread), 1)
+
+/* Functions of the BW_SHIM_PLAIN form written out by hand in interpose.c:
+ *  - GLib's waits with a void result;
+ *  - GLib's locks (void): tried first with their try-lock, which gives
+ *    TRUE when it took the lock (BW_SHIM_TRYLOCKS), and timed only when
+ *    that failed, as pthread's are;
+ *  - the loop runners, which never count themselves: while one runs, its
+ *    thread is a loop thread and what its callbacks call counts
+ *    (loops.c). */
+#define BW_SHIM_GLIB_VOID(X)                                                   \
+  X(void, g_cond_wait, g_cond_wait, (void *cond, void *mutex), (cond, mutex),  \
+    1)                                                                         \
+  X(void, g_usleep, g_usleep, (unsigned long us), (us), 1)
+/* The last column of a GLib lock names its try-lock. */
+#define BW_SHIM_GLIB_LOCKS(X)                                                  \
+  X(void, g_mutex_lock, g_mutex_lock, (void *lk), (lk), g_mutex_trylock)       \
+  X(void, g_rec_mutex_lock, g_rec_mutex_lock, (void *lk), (lk),                \
+    g_rec_mutex_trylock)                                                       \
+  X(void, g_rw_lock_writer_lock, g_rw_lock_writer_lock, (void *lk), (lk),      \
+    g_rw_lock_writer_trylock)                                                  \
+  X(void, g_rw_lock_reader_lock, g_rw_lock_reader_lock, (void *lk), (lk),      \
+    g_rw_lock_reader_trylock)
+#define BW_SHIM_LOOPS(X)                                                       \
+  X(int, uv_run, uv_run, (void *loop, int mode), (loop, mode), 1)              \
+  X(void, g_main_loop_run, g_main_loop_run, (void *loop), (loop), 1)           \
+  X(int, g_main_context_iteration, g_main_context_iteration,                   \
+    (void *ctx, int may_block), (ctx, may_block), 1)                           \
+  X(int, event_base_loop, event_base_loop, (void *base, int flags),            \
+    (base, flags), 1)                                                          \
+  X(int, event_base_dispatch, event_base_dispatch, (void *base), (base), 1)
+
+/* Every function of the X(ret, name, canon, params, args, check) form:
+ * the ones interpose.c generates (BW_SHIM_GENERATED), then the ones it
+ * writes out. */
+#define BW_SHIM_GENERATED(X) BW_SHIM_PLAIN(X) BW_SHIM_GLIB(X)
+#define BW_SHIM_FUNCS(X)                                                       \
+  BW_SHIM_GENERATED(X)                                                         \
+  BW_SHIM_GLIB_VOID(X) BW_SHIM_GLIB_LOCKS(X) BW_SHIM_LOOPS(X)
+
 /* Descriptor bookkeeping (not counted): X(ret, name, params, args, before,
  * after) - `before` runs ahead of the real call, `after` with its result in
  * `r`; both forget what the descriptor cache knew (state.c). */
@@ -299,6 +361,10 @@
   X(pthread_mutex_trylock, pthread_mutex_t)                                    \
   X(pthread_rwlock_tryrdlock, pthread_rwlock_t)                                \
   X(pthread_rwlock_trywrlock, pthread_rwlock_t)                                \
-  X(pthread_spin_trylock, pthread_spinlock_t)
+  X(pthread_spin_trylock, pthread_spinlock_t)                                  \
+  X(g_mutex_trylock, void)                                                     \
+  X(g_rec_mutex_trylock, void)                                                 \
+  X(g_rw_lock_writer_trylock, void)                                            \
+  X(g_rw_lock_reader_trylock, void)
 
 #endif /* BW_SHIM_TABLE_H */

@@ -5,7 +5,9 @@
  * track per pool and quantity ("blocked workers (NAME)", "queue length
  * (NAME)"), a "b"/"e" async pair per item starved for 1 ms or more (from
  * its enqueue, for its queue wait; a unique id each, one lane per pool),
- * and "M" metadata naming the process and every thread that appears.
+ * an "X" slice per loop callback stretch of 1 ms or more on the loop's
+ * thread, and "M" metadata naming the process and every thread that
+ * appears.
  *
  * Invariants:
  *  - Events go to one buffer mapped once in the constructor (mmap, not
@@ -47,13 +49,14 @@ typedef struct event {
 
 struct writer;
 typedef void write_fn(struct writer *w, const event *e, uint64_t index);
-static write_fn write_slice, write_counter, write_name, write_wait;
+static write_fn write_slice, write_counter, write_name, write_wait, write_loop;
 
 #define TRACE_KINDS(X)                                                         \
   X(SLICE, write_slice)                                                        \
   X(COUNTER, write_counter)                                                    \
   X(NAME, write_name)                                                          \
-  X(WAIT, write_wait)
+  X(WAIT, write_wait)                                                          \
+  X(LOOP, write_loop)
 
 enum {
   EV_NONE = 0,
@@ -131,6 +134,17 @@ void bwsh__trace_queue_wait(int pool, uint64_t enqueue_ns, uint64_t wait_ns,
   add(EV_WAIT, pool, 0, enqueue_ns, wait_ns, starved_ns);
 }
 
+/* A loop's callback stretch shorter than this is its own bookkeeping
+ * between two waits, not lag: a slice for each would bury the ones that
+ * matter. */
+#define LOOP_MIN_STRETCH_NS 1000000u
+
+void bwsh__trace_loop_callbacks(int kind, int tid, uint64_t start_ns,
+                                uint64_t dur_ns) {
+  if (dur_ns >= LOOP_MIN_STRETCH_NS)
+    add(EV_LOOP, tid, kind, start_ns, dur_ns, 0);
+}
+
 void bwsh__trace_counter(int pool, int which, uint64_t ts_ns, uint64_t value) {
   add(EV_COUNTER, pool, which, ts_ns, value, 0);
 }
@@ -143,8 +157,11 @@ void bwsh__trace_thread_name(int tid, const char name[16]) {
 }
 
 void bwsh__trace_after_fork(void) {
-  if (events)
-    memset(events, 0, CAPACITY * sizeof(event));
+  /* Only the events written so far: the rest of the mapping was never
+   * touched, and clearing it would fault in every page of it. */
+  uint64_t used = atomic_load(&next);
+  if (events && used > 0)
+    memset(events, 0, (used < CAPACITY ? used : CAPACITY) * sizeof(event));
   atomic_store(&next, 0);
   atomic_store(&lost, 0);
   atomic_store(&waits, 0);
@@ -226,41 +243,12 @@ static thread_seen *thread_entry(writer *w, int tid) {
   return NULL;
 }
 
-/* Sanitizer runtimes intercept some blocking functions themselves (TSan's
- * __interceptor_usleep): the return address is then inside the runtime,
- * and the user's frame is further out in the call site's chain. */
-static int is_interceptor(const char *name) {
-  return strncmp(name, "__interceptor_", 14) == 0 ||
-         strncmp(name, "___interceptor_", 15) == 0;
-}
-
-/* The first frame outside any interceptor of the call of fn that returned
- * to pc: pc itself, or the next frame out from pc in the chain of a site
- * of fn holding pc (with sites keyed by fn and pc, the chain first seen
- * there: calls from several places through one interceptor share it). */
+/* A slice's caller is its call site's first frame in the program's own
+ * code (sites.c: past libraries and sanitizer interceptors), chosen when
+ * the slice was recorded, so naming it is one symbolization. */
 static void user_frame(const writer *w, int fn, void *pc, bwsh__sym *out) {
+  (void)fn;
   bwsh__symbolize(pc, out, w->safe_only);
-  if (w->safe_only || !is_interceptor(out->function))
-    return;
-  for (int i = 0; i < BW_MAX_SITES; i++) {
-    bwsh__site_view v;
-    if (!bwsh__site_get(i, &v) || v.fn != fn)
-      continue;
-    int at = 0; /* under TSan the chain starts in its backtrace, not at pc */
-    while (at < v.nframes && v.frames[at] != pc)
-      at++;
-    if (at == v.nframes)
-      continue;
-    for (int k = at + 1; k < v.nframes; k++) {
-      bwsh__sym frame;
-      bwsh__symbolize(v.frames[k], &frame, 0);
-      if (!is_interceptor(frame.function)) {
-        *out = frame;
-        return;
-      }
-    }
-    return;
-  }
 }
 
 /* The user frame of a slice, from the cache, else looked up (into own
@@ -309,16 +297,25 @@ static void ids(writer *w, int64_t tid) {
   bwsh__out_i64(&w->o, tid);
 }
 
+/* Opens the "X" slice of event e (from e->ts for e->value, on thread
+ * e->tid), up to its args: its name and category `cat`. */
+static void x_slice(writer *w, const event *e, const char *name,
+                    const char *cat) {
+  thread_entry(w, e->tid);
+  head(w, name, ",\"cat\":");
+  bwsh__out_jstr(&w->o, cat);
+  bwsh__out_str(&w->o, ",\"ph\":\"X\"");
+  ts_field(&w->o, e->ts);
+  bwsh__out_str(&w->o, ",\"dur\":");
+  bwsh__out_us(&w->o, e->value);
+  ids(w, e->tid);
+}
+
 static void write_slice(writer *w, const event *e, uint64_t index) {
   (void)index;
   bwsh__out *o = &w->o;
-  thread_entry(w, e->tid);
   const char *fn = bwsh__fn_name(e->which);
-  head(w, fn, ",\"cat\":\"blocking\",\"ph\":\"X\"");
-  ts_field(o, e->ts);
-  bwsh__out_str(o, ",\"dur\":");
-  bwsh__out_us(o, e->value);
-  ids(w, e->tid);
+  x_slice(w, e, fn, "blocking");
   bwsh__out_str(o, ",\"args\":{\"function\":");
   bwsh__out_jstr(o, fn);
   void *pc = (void *)(uintptr_t)e->extra;
@@ -332,6 +329,19 @@ static void write_slice(writer *w, const event *e, uint64_t index) {
       str_field(o, "at", at);
     }
   }
+  bwsh__out_str(o, "}}");
+}
+
+/* A loop's callback stretch, "libuv callbacks", on the loop's thread: the
+ * blocking calls its callbacks made are slices inside it. */
+static void write_loop(writer *w, const event *e, uint64_t index) {
+  (void)index;
+  bwsh__out *o = &w->o;
+  char name[32];
+  snprintf(name, sizeof name, "%s callbacks", bwsh__loop_kind_name(e->which));
+  x_slice(w, e, name, "loop");
+  bwsh__out_str(o, ",\"args\":{\"loop\":");
+  bwsh__out_jstr(o, bwsh__loop_kind_name(e->which));
   bwsh__out_str(o, "}}");
 }
 

@@ -40,7 +40,8 @@ static char *slurp_fd(int fd) {
   return buf;
 }
 
-run_result run_tool(const char *cwd, const char *const *argv, int seconds) {
+run_result run_tool_as_is(const char *cwd, const char *const *argv,
+                          int seconds) {
   run_result result = {-1, NULL, NULL};
   int out = temp_fd(), err = temp_fd();
   pid_t pid = fork();
@@ -72,6 +73,30 @@ run_result run_tool(const char *cwd, const char *const *argv, int seconds) {
   result.err = slurp_fd(err);
   close(out);
   close(err);
+  return result;
+}
+
+static int is_blockscan(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return strcmp(slash ? slash + 1 : path, "blockscan") == 0;
+}
+
+run_result run_tool(const char *cwd, const char *const *argv, int seconds) {
+  size_t n = 0;
+  int names_cache = 0;
+  for (; argv[n]; n++)
+    names_cache |= strncmp(argv[n], "--cache", 7) == 0;
+  if (!is_blockscan(argv[0]) || names_cache)
+    return run_tool_as_is(cwd, argv, seconds);
+  const char **with = calloc(n + 2, sizeof(char *));
+  if (!with)
+    return (run_result){-1, NULL, NULL};
+  with[0] = argv[0];
+  with[1] = "--no-cache";
+  for (size_t i = 1; i <= n; i++)
+    with[i + 1] = argv[i];
+  run_result result = run_tool_as_is(cwd, with, seconds);
+  free(with);
   return result;
 }
 

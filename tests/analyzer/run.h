@@ -15,8 +15,14 @@ typedef struct run_result {
 } run_result;
 
 /* Runs argv[0] with argv in directory `cwd` (NULL: unchanged), at most
- * `seconds` long. argv ends with NULL. */
+ * `seconds` long. argv ends with NULL. A blockscan run gets --no-cache
+ * unless it names --cache itself: the tests check what parsing finds, and
+ * the fixtures' databases sit in the source tree, where no cache belongs. */
 run_result run_tool(const char *cwd, const char *const *argv, int seconds);
+
+/* The same, with argv exactly as given. */
+run_result run_tool_as_is(const char *cwd, const char *const *argv,
+                          int seconds);
 
 void run_free(run_result *result);
 
