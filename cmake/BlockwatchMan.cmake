@@ -1,4 +1,4 @@
-# Man pages: blockscan(1), blockwatch(1), bw-trace2svg(1) and
+# Man pages: blockscan(1), blockwatch(1), bw-trace2svg(1), bw-merge(1) and
 # blockwatch-rules(5), written into the build tree (man/) by
 # scripts/gen-man.sh from the recipes in docs/man/, the docs they name and
 # what the built tools print for --help; installed to share/man. No page is
@@ -44,6 +44,7 @@ if(BLOCKWATCH_BUILD_SHIM)
 endif()
 if(BLOCKWATCH_BUILD_TOOLS)
   bw_man_page(bw-trace2svg 1 TOOL bw-trace2svg $<TARGET_FILE:bw-trace2svg> bw-trace2svg)
+  bw_man_page(bw-merge 1 TOOL bw-merge $<TARGET_FILE:bw-merge> bw-merge)
 endif()
 bw_man_page(blockwatch-rules 5)
 add_custom_target(man ALL DEPENDS ${BW_MAN_PAGES})
