@@ -173,23 +173,31 @@ static inline uint64_t item_gate_of(const bw_observer *o) {
 }
 
 /* Sets the item's observer id and, for sampled items (or when an observer
- * wants every one), its enqueue time. Returns the observer copy. */
-static inline const bwrt__observer_copy *stamp_item(bw_pool *pool,
-                                                    bwrt__item *it) {
+ * wants every one), its enqueue time. Returns the observer copy. `queued`
+ * is 0 for a run_next item: it waits in no queue, so the stats do not
+ * sample it (a chain run link after link on one worker would otherwise read
+ * the clock twice per 32 links for a "queue wait" that is only the time
+ * its antecedent's continuations took to fire). */
+static inline const bwrt__observer_copy *
+stamp_item(bw_pool *pool, bwrt__item *it, int queued) {
   const bwrt__observer_copy *oc = bwrt__obs_copy();
   unsigned wants = oc != NULL ? oc->wants : 0;
   uint64_t enqueue_ns = 0;
-  unsigned timed = 0, sample = tls_sample++;
+  unsigned timed = 0, sample = tls_sample;
   it->id = (wants & BWRT__WANT_ID) ? new_item_id(pool) : 0;
   if (wants & BWRT__WANT_ENQUEUE_NS) {
     /* The observer's gate (observer.h): while it holds a time T, only
      * sampled items read the clock and the others carry T. */
+    tls_sample = sample + 1;
     uint64_t gate = item_gate_of(&oc->obs);
     timed = gate == 0 || (sample & oc->sample_mask) == 0;
     enqueue_ns = timed ? bwrt__now_ns() : gate;
-  } else if ((sample & BWRT__STATS_SAMPLE_MASK) == 0) {
-    timed = 1;
-    enqueue_ns = bwrt__now_ns();
+  } else if (queued) {
+    tls_sample = sample + 1;
+    if ((sample & BWRT__STATS_SAMPLE_MASK) == 0) {
+      timed = 1;
+      enqueue_ns = bwrt__now_ns();
+    }
   }
   it->enqueue_ns = enqueue_ns;
   it->timed = timed;
@@ -208,7 +216,7 @@ int bwrt__pool_push_run_next(bw_pool *pool, bwrt__item *it) {
       return 0;
     slot = &tls_help_next;
   }
-  const bwrt__observer_copy *oc = stamp_item(pool, it);
+  const bwrt__observer_copy *oc = stamp_item(pool, it, 0);
   /* Not visible to other threads, so nobody needs waking: this thread
    * runs it next. */
   *slot = it;
@@ -219,7 +227,7 @@ int bwrt__pool_push_run_next(bw_pool *pool, bwrt__item *it) {
 }
 
 int bwrt__pool_push(bw_pool *pool, bwrt__item *it, int flags) {
-  const bwrt__observer_copy *oc = stamp_item(pool, it);
+  const bwrt__observer_copy *oc = stamp_item(pool, it, 1);
   uint64_t id = it->id, enqueue_ns = it->enqueue_ns;
   bwrt__worker *w = tls_worker;
   if (w == NULL || w->pool != pool || bwrt__deque_push(&w->deque, it) != 0) {
