@@ -1,4 +1,5 @@
-/* facts.c - freeing TU facts; suppression comments and cold macros in text.
+/* facts.c - freeing and interning TU facts; suppression comments and cold
+ * macros in text.
  *
  * The suppression scanner only looks at text, never at libclang, so it is
  * testable alone and works on any buffer.
@@ -17,52 +18,123 @@ void bwsc__value_free(bwsc__value *value) {
   value->ref = value->name = NULL;
 }
 
+/* Frees one of the facts' strings, unless it is interned (shared). */
+static void drop(const bwsc__tu_facts *facts, char *s) {
+  if (!facts->interned)
+    free(s);
+}
+
+static void drop_value(const bwsc__tu_facts *facts, bwsc__value *value) {
+  drop(facts, value->ref);
+  drop(facts, value->name);
+  value->ref = value->name = NULL;
+}
+
 void bwsc__facts_free(bwsc__tu_facts *facts) {
   for (size_t i = 0; i < facts->nfuncs; i++) {
-    free(facts->funcs[i].usr);
-    free(facts->funcs[i].name);
-    free(facts->funcs[i].loc.file);
+    drop(facts, facts->funcs[i].usr);
+    drop(facts, facts->funcs[i].name);
+    drop(facts, facts->funcs[i].loc.file);
   }
   for (size_t i = 0; i < facts->ncalls; i++) {
     bwsc__call_fact *call = &facts->calls[i];
-    free(call->caller);
-    bwsc__value_free(&call->callee);
-    free(call->loc.file);
+    drop(facts, call->caller);
+    drop_value(facts, &call->callee);
+    drop(facts, call->loc.file);
     for (size_t a = 0; a < call->nargs; a++)
-      bwsc__value_free(&call->args[a]);
+      drop_value(facts, &call->args[a]);
     free(call->args);
     for (size_t a = 0; call->descs && a < call->nargs; a++)
-      free(call->descs[a].key);
+      drop(facts, call->descs[a].key);
     free(call->descs);
-    free(call->result);
+    drop(facts, call->result);
   }
   for (size_t i = 0; i < facts->ndesc_flows; i++) {
-    free(facts->desc_flows[i].to);
-    free(facts->desc_flows[i].from);
+    drop(facts, facts->desc_flows[i].to);
+    drop(facts, facts->desc_flows[i].from);
   }
   free(facts->desc_flows);
   for (size_t i = 0; i < facts->nflows; i++) {
-    free(facts->flows[i].slot);
-    bwsc__value_free(&facts->flows[i].value);
+    drop(facts, facts->flows[i].slot);
+    drop_value(facts, &facts->flows[i].value);
   }
   for (size_t i = 0; i < facts->nsuppress; i++) {
-    free(facts->suppress[i].file);
-    free(facts->suppress[i].rule);
+    drop(facts, facts->suppress[i].file);
+    drop(facts, facts->suppress[i].rule);
   }
   for (size_t i = 0; i < facts->ndiags; i++) {
-    free(facts->diags[i].loc.file);
-    free(facts->diags[i].message);
+    drop(facts, facts->diags[i].loc.file);
+    drop(facts, facts->diags[i].message);
   }
   for (size_t i = 0; i < facts->nrecords; i++)
-    free(facts->records[i]);
+    drop(facts, facts->records[i]);
   free(facts->records);
   free(facts->funcs);
   free(facts->calls);
   free(facts->flows);
   free(facts->suppress);
   free(facts->diags);
-  free(facts->file);
+  drop(facts, facts->file);
   memset(facts, 0, sizeof(*facts));
+}
+
+/* *s becomes its interned copy; the facts' own copy is freed. */
+static void share(char **s) {
+  if (!*s)
+    return;
+  char *own = *s;
+  *s = (char *)bwsc__intern(own);
+  free(own);
+}
+
+/* A value's `record` borrows one of facts->records, which are interned
+ * last: the interned copy of its text is the one records[i] will get. */
+static void share_value(bwsc__value *value) {
+  share(&value->ref);
+  share(&value->name);
+  if (value->record)
+    value->record = bwsc__intern(value->record);
+}
+
+void bwsc__facts_intern(bwsc__tu_facts *facts) {
+  if (facts->interned)
+    return;
+  for (size_t i = 0; i < facts->nfuncs; i++) {
+    share(&facts->funcs[i].usr);
+    share(&facts->funcs[i].name);
+    share(&facts->funcs[i].loc.file);
+  }
+  for (size_t i = 0; i < facts->ncalls; i++) {
+    bwsc__call_fact *call = &facts->calls[i];
+    share(&call->caller);
+    share_value(&call->callee);
+    share(&call->loc.file);
+    for (size_t a = 0; a < call->nargs; a++)
+      share_value(&call->args[a]);
+    for (size_t a = 0; call->descs && a < call->nargs; a++)
+      share(&call->descs[a].key);
+    share(&call->result);
+  }
+  for (size_t i = 0; i < facts->ndesc_flows; i++) {
+    share(&facts->desc_flows[i].to);
+    share(&facts->desc_flows[i].from);
+  }
+  for (size_t i = 0; i < facts->nflows; i++) {
+    share(&facts->flows[i].slot);
+    share_value(&facts->flows[i].value);
+  }
+  for (size_t i = 0; i < facts->nsuppress; i++) {
+    share(&facts->suppress[i].file);
+    share(&facts->suppress[i].rule);
+  }
+  for (size_t i = 0; i < facts->ndiags; i++) {
+    share(&facts->diags[i].loc.file);
+    share(&facts->diags[i].message);
+  }
+  for (size_t i = 0; i < facts->nrecords; i++)
+    share(&facts->records[i]);
+  share(&facts->file);
+  facts->interned = 1;
 }
 
 /* Assertion and fatal-error macros: a reviewer does not want to hear about

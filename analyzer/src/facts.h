@@ -2,7 +2,9 @@
  *
  * A plain value with no libclang types in it, so that parsing can run on any
  * thread (or, later, on another machine) and the analysis only ever sees
- * these. Every string is owned by the bwsc__tu_facts that holds it.
+ * these. Every string is owned by the bwsc__tu_facts that holds it until
+ * bwsc__facts_intern; from then on every string is an interned copy
+ * (util.h), shared with every other TU's facts, never freed or changed.
  *
  * Keys: functions are named by USR. A "slot" is anything that can hold a
  * function pointer: a variable or field (keyed by its USR) or a function's
@@ -152,10 +154,18 @@ typedef struct bwsc__tu_facts {
   size_t ndiags, capdiags;
   char **records; /* the struct USRs that values' `record` point to */
   size_t nrecords, caprecords;
+  int interned; /* the strings are bwsc__intern's: not the facts' to free */
 } bwsc__tu_facts;
 
 /* Frees everything the facts own (not the struct itself). */
 void bwsc__facts_free(bwsc__tu_facts *facts);
+
+/* Replaces every string of the facts by its interned copy and frees the
+ * facts' own: a TU that includes a large header holds that header's
+ * thousands of USRs and file names once for the whole run, not once per
+ * TU. Call it when the facts are complete (after the parse or the read);
+ * the facts are the same, compared as strings. */
+void bwsc__facts_intern(bwsc__tu_facts *facts);
 
 /* Frees a value's strings. */
 void bwsc__value_free(bwsc__value *value);

@@ -31,7 +31,9 @@ _Static_assert(sizeof(bwsc__flow_fact) == 48, "bwsc__flow_fact changed");
 _Static_assert(sizeof(bwsc__desc_flow) == 40, "bwsc__desc_flow changed");
 _Static_assert(sizeof(bwsc__suppress_fact) == 24, "suppress_fact changed");
 _Static_assert(sizeof(bwsc__diag_fact) == 24, "bwsc__diag_fact changed");
-_Static_assert(sizeof(bwsc__tu_facts) == 184, "bwsc__tu_facts changed");
+/* bwsc__tu_facts.interned says how the strings are held, not a fact: it is
+ * not encoded (a decoded TU is interned). */
+_Static_assert(sizeof(bwsc__tu_facts) == 192, "bwsc__tu_facts changed");
 #endif
 
 static const char magic[8] = {'B', 'W', 'F', 'A', 'C', 'T', 'S', '\n'};
@@ -479,10 +481,12 @@ int bwsc__facts_decode(const unsigned char *buf, size_t len, uint64_t key,
     bwsc__deps_free(&got_deps);
     return -1;
   }
-  if (facts)
+  if (facts) {
+    bwsc__facts_intern(&got); /* every TU read holds its headers' once */
     *facts = got;
-  else
+  } else {
     bwsc__facts_free(&got);
+  }
   if (deps)
     *deps = got_deps;
   else

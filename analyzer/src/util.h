@@ -1,9 +1,11 @@
 /* util.h - small helpers shared by blockscan's files: checked allocation,
- * growable arrays, a string-keyed hash map, FNV-1a hashing.
+ * growable arrays, a string-keyed hash map, FNV-1a hashing, interned
+ * strings.
  *
  * Invariants: allocation failure ends the process with a message (blockscan
  * is a command-line tool, not a library living in someone else's process);
- * a bwsc__strmap never owns its keys - callers keep them alive.
+ * a bwsc__strmap never owns its keys - callers keep them alive; an interned
+ * string is never freed or changed, and lives until the process ends.
  */
 #ifndef BLOCKSCAN_UTIL_H
 #define BLOCKSCAN_UTIL_H
@@ -48,5 +50,13 @@ int bwsc__strmap_get(const bwsc__strmap *map, const char *key, size_t *value);
 /* Inserts or replaces key -> value. */
 void bwsc__strmap_put(bwsc__strmap *map, const char *key, size_t value);
 void bwsc__strmap_free(bwsc__strmap *map);
+
+/* The process's one copy of the string s (equal strings give the same
+ * pointer): the thousands of USRs and file names that every TU including a
+ * large header repeats are held once. Safe from any thread. */
+const char *bwsc__intern(const char *s);
+
+/* How many distinct strings and bytes (their text) are interned. */
+void bwsc__intern_stats(size_t *count, size_t *bytes);
 
 #endif /* BLOCKSCAN_UTIL_H */
