@@ -170,9 +170,11 @@ static void merge_calls(bwsc__program *prog, const bwsc__tu_facts *facts,
       if (call->callee.kind != BWSC__VAL_FUNC ||
           (arg->kind != BWSC__VAL_FUNC && arg->kind != BWSC__VAL_SLOT))
         continue;
+      /* Every call of a function names its parameter slots again: one
+       * interned key each, not one allocation per call. */
       char *key = bwsc__xasprintf("%s#%zu", call->callee.ref, a);
-      *BWSC__PUSH(prog->owned, prog->nowned, prog->capowned) = key;
-      add_value(prog, key, arg);
+      add_value(prog, bwsc__intern(key), arg);
+      free(key);
     }
   }
   for (size_t i = 0; i < facts->nflows; i++) {
@@ -224,8 +226,6 @@ void bwsc__program_free(bwsc__program *prog) {
   bwsc__strmap_free(&prog->resolved_by_key);
   for (size_t i = 0; i < prog->nslots; i++)
     free(prog->slots[i].values);
-  for (size_t i = 0; i < prog->nowned; i++)
-    free(prog->owned[i]);
   for (size_t i = 0; prog->slot_targets && i < prog->nslots; i++)
     free(prog->slot_targets[i]);
   free(prog->slot_targets);
@@ -237,7 +237,6 @@ void bwsc__program_free(bwsc__program *prog) {
   free(prog->nodes);
   free(prog->calls);
   free(prog->slots);
-  free(prog->owned);
   bwsc__strmap_free(&prog->node_by_usr);
   bwsc__strmap_free(&prog->slot_by_key);
   memset(prog, 0, sizeof(*prog));

@@ -2,7 +2,8 @@
  * and what each function-pointer slot may hold.
  *
  * Invariants: the program borrows every string from the TU facts it was
- * built from, which must outlive it; a body seen in several TUs at the same
+ * built from, which must outlive it (parameter slot keys, made here, are
+ * interned); a body seen in several TUs at the same
  * place (a static inline in a header) contributes its calls once; bodies at
  * different places under one USR (main() of two programs in one database)
  * are nodes of their own, "variants" of the first, reached only through
@@ -61,8 +62,6 @@ typedef struct bwsc__program {
   const bwsc__desc_flow **desc_flows; /* of every TU, borrowed */
   size_t ndesc_flows, capdesc_flows;
   bwsc__strmap slot_by_key;
-  char **owned; /* parameter slot keys made while merging */
-  size_t nowned, capowned;
   /* Memo of bwsc__program_targets (filled lazily; the graph is fixed once
    * built) and the scratch marks of its walks: a slot or node is marked
    * when its stamp equals the current walk's. */
