@@ -249,9 +249,13 @@ unsigned char *bwsc__facts_encode(const bwsc__tu_facts *facts,
 
 /* ---- decoding ------------------------------------------------------------ */
 
+/* The string table is interned as it is read, and the facts point into
+ * the intern table: no copy of a string per use that a later
+ * bwsc__facts_intern would free again (malloc's free lists, riddled with
+ * millions of small holes, made the analysis slower and the peak higher). */
 typedef struct decoder {
   const unsigned char *at, *end;
-  char **strings;
+  const char **strings; /* interned */
   size_t nstrings;
   const char *why; /* first problem met, NULL while all is well */
   bwsc__tu_facts *facts;
@@ -306,7 +310,7 @@ static char *get_str(decoder *dec) {
     fail(dec, "a string index is out of range");
     return NULL;
   }
-  return bwsc__xstrdup(dec->strings[at - 1]);
+  return (char *)dec->strings[at - 1];
 }
 
 static void get_loc(decoder *dec, bwsc__loc *loc) {
@@ -376,7 +380,7 @@ static void decode_facts(decoder *dec, bwsc__tu_facts *facts) {
   GET_ARRAY(dec, facts->records, facts->nrecords, facts->caprecords);
   for (size_t i = 0; i < facts->nrecords; i++)
     if (!(facts->records[i] = get_str(dec)))
-      facts->records[i] = bwsc__xstrdup("");
+      facts->records[i] = (char *)bwsc__intern("");
   GET_ARRAY(dec, facts->funcs, facts->nfuncs, facts->capfuncs);
   for (size_t i = 0; i < facts->nfuncs; i++)
     get_func(dec, &facts->funcs[i]);
@@ -449,44 +453,45 @@ int bwsc__facts_decode(const unsigned char *buf, size_t len, uint64_t key,
   decoder dec = {buf + HEADER_SIZE, buf + len, NULL, 0, NULL, NULL};
   size_t nstrings = get_count(&dec);
   dec.strings = bwsc__xcalloc(nstrings, sizeof(char *));
+  char *text = NULL; /* one string's bytes and a NUL, to intern */
+  size_t captext = 0;
   for (; dec.nstrings < nstrings && !dec.why; dec.nstrings++) {
     size_t n = get_count(&dec);
     if (dec.why)
       break;
-    char *s = bwsc__xmalloc(n + 1);
-    memcpy(s, dec.at, n);
-    s[n] = '\0';
+    bwsc__grow((void **)&text, &captext, n + 1, 1);
+    memcpy(text, dec.at, n);
+    text[n] = '\0';
     dec.at += n;
-    dec.strings[dec.nstrings] = s;
+    dec.strings[dec.nstrings] = bwsc__intern(text);
   }
+  free(text);
   bwsc__deps got_deps = {0};
   bwsc__tu_facts got = {0};
+  got.interned = 1;
   dec.facts = &got;
   size_t ndeps = get_count(&dec);
   got_deps.items = bwsc__xcalloc(ndeps, sizeof(bwsc__dep));
   got_deps.cap = ndeps;
   for (; got_deps.count < ndeps; got_deps.count++) {
-    got_deps.items[got_deps.count].path = get_str(&dec);
+    const char *path = get_str(&dec); /* deps own their paths */
+    got_deps.items[got_deps.count].path = path ? bwsc__xstrdup(path) : NULL;
     got_deps.items[got_deps.count].hash = get_u(&dec);
   }
   decode_facts(&dec, &got);
   if (!dec.why && dec.at != dec.end)
     fail(&dec, "extra bytes after the facts");
-  for (size_t i = 0; i < dec.nstrings; i++)
-    free(dec.strings[i]);
-  free(dec.strings);
+  free((void *)dec.strings);
   if (dec.why) {
     *why = dec.why;
     bwsc__facts_free(&got);
     bwsc__deps_free(&got_deps);
     return -1;
   }
-  if (facts) {
-    bwsc__facts_intern(&got); /* every TU read holds its headers' once */
+  if (facts)
     *facts = got;
-  } else {
+  else
     bwsc__facts_free(&got);
-  }
   if (deps)
     *deps = got_deps;
   else
