@@ -23,7 +23,7 @@
 /* A failing assert here means facts.h changed: encode and decode the new
  * field below, bump BWSC__FACTS_FORMAT, then update the size. */
 _Static_assert(sizeof(bwsc__loc) == 16, "bwsc__loc changed");
-_Static_assert(sizeof(bwsc__func_fact) == 56, "bwsc__func_fact changed");
+_Static_assert(sizeof(bwsc__func_fact) == 40, "bwsc__func_fact changed");
 _Static_assert(sizeof(bwsc__value) == 40, "bwsc__value changed");
 _Static_assert(sizeof(bwsc__arg_desc) == 24, "bwsc__arg_desc changed");
 _Static_assert(sizeof(bwsc__call_fact) == 112, "bwsc__call_fact changed");
@@ -338,10 +338,10 @@ static void get_func(decoder *dec, bwsc__func_fact *func) {
   func->usr = get_str(dec);
   func->name = get_str(dec);
   get_loc(dec, &func->loc);
-  func->is_def = (int)get_small(dec);
-  func->is_static = (int)get_small(dec);
-  func->annotated = (int)get_small(dec);
-  func->noreturn = (int)get_small(dec);
+  func->is_def = get_small(dec) != 0;
+  func->is_static = get_small(dec) != 0;
+  func->annotated = get_small(dec) != 0;
+  func->noreturn = get_small(dec) != 0;
   func->nparams = (int)get_i(dec);
 }
 
