@@ -44,10 +44,16 @@ static double now_s(void) {
 
 /* One timed run: wall-clock seconds, and CPU seconds (user + system) of
  * every process or thread that did the work, which load from elsewhere on
- * the machine disturbs much less. */
+ * the machine disturbs much less; the peak resident memory of the largest
+ * process in MB (0 for the in-process parse-only row, which shares the
+ * benchmark's own). */
 typedef struct sample {
-  double wall, cpu;
+  double wall, cpu, peak_mb;
 } sample;
+
+static double peak_of(const struct rusage *ru) {
+  return (double)ru->ru_maxrss / 1024.0; /* ru_maxrss is in KB on Linux */
+}
 
 static double cpu_of(const struct rusage *ru) {
   return (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6 +
@@ -67,12 +73,14 @@ static pid_t spawn_quiet(char *const *argv) {
 }
 
 /* Counts a child's failure once (exit status other than 0 and 1). */
-static int reap(pid_t pid, int ok_status_max, double *cpu) {
+static int reap(pid_t pid, int ok_status_max, double *cpu, double *peak) {
   int status = 0;
   struct rusage ru;
   if (wait4(pid, &status, 0, &ru) != pid)
     return 1;
   *cpu += cpu_of(&ru);
+  if (peak_of(&ru) > *peak)
+    *peak = peak_of(&ru);
   return !WIFEXITED(status) || WEXITSTATUS(status) > ok_status_max;
 }
 
@@ -81,7 +89,7 @@ static int reap(pid_t pid, int ok_status_max, double *cpu) {
  * without the entries' flags (start-up cost only). */
 static sample run_clang(const char *clang, const bwsc__inputs *inputs,
                         const char *empty, unsigned jobs, int *failures) {
-  double cpu = 0;
+  double cpu = 0, peak = 0;
   double start = now_s();
   size_t next = 0, running = 0;
   pid_t *pids = bwsc__xcalloc(jobs, sizeof(pid_t));
@@ -115,6 +123,8 @@ static sample run_clang(const char *clang, const bwsc__inputs *inputs,
     struct rusage ru;
     pid_t done = wait4(-1, &status, 0, &ru);
     cpu += cpu_of(&ru);
+    if (peak_of(&ru) > peak)
+      peak = peak_of(&ru);
     for (unsigned slot = 0; slot < jobs; slot++)
       if (pids[slot] == done) {
         pids[slot] = 0;
@@ -124,7 +134,7 @@ static sample run_clang(const char *clang, const bwsc__inputs *inputs,
       }
   }
   free(pids);
-  return (sample){now_s() - start, cpu};
+  return (sample){now_s() - start, cpu, peak};
 }
 
 /* blockscan -p over the database; with `cache` NULL, --no-cache. */
@@ -142,11 +152,11 @@ static sample run_blockscan(const char *blockscan, const char *build_dir,
                   cache ? "--cache" : "--no-cache",
                   (char *)cache,
                   NULL};
-  double start = now_s(), cpu = 0;
+  double start = now_s(), cpu = 0, peak = 0;
   pid_t pid = spawn_quiet(argv);
-  if (pid < 0 || reap(pid, 1, &cpu))
+  if (pid < 0 || reap(pid, 1, &cpu, &peak))
     (*failures)++;
-  return (sample){now_s() - start, cpu};
+  return (sample){now_s() - start, cpu, peak};
 }
 
 /* Removes the cache's entries: all of them, or only the first one. */
@@ -219,7 +229,7 @@ static sample run_parse_only(const bwsc__inputs *inputs, unsigned jobs,
   *failures += atomic_load(&job.failures);
   double wall = now_s() - start;
   getrusage(RUSAGE_SELF, &after);
-  return (sample){wall, cpu_of(&after) - cpu_of(&before)};
+  return (sample){wall, cpu_of(&after) - cpu_of(&before), 0};
 }
 
 static int compare_double(const void *a, const void *b) {
@@ -340,6 +350,7 @@ int main(int argc, char **argv) {
                                             "re-run, nothing changed",
                                             "re-run, one TU changed"};
   double wall[NTOOLS][2], cpu[NTOOLS][2]; /* medians: [tool][jobs-1] */
+  double peak[NTOOLS][2] = {{0}};         /* the largest of the runs */
   int failures[NTOOLS] = {0};
   /* Runs are interleaved (every configuration once per round) so that a
    * burst of load from elsewhere on the machine hits all of them alike. */
@@ -370,6 +381,8 @@ int main(int argc, char **argv) {
       for (int t = 0; t < NTOOLS; t++) {
         walls[t][jobs - 1][r] = got[t].wall;
         cpus[t][jobs - 1][r] = got[t].cpu;
+        if (got[t].peak_mb > peak[t][jobs - 1])
+          peak[t][jobs - 1] = got[t].peak_mb;
       }
     }
   }
@@ -384,11 +397,19 @@ int main(int argc, char **argv) {
       free(cpus[t][j]);
     }
 
-  printf("%-34s %9s %9s %9s %9s %9s\n", "", "wall -j1", "wall -j2", "j1/j2",
-         "cpu -j1", "cpu -j2");
-  for (int t = 0; t < NTOOLS; t++)
-    printf("%-34s %9.3f %9.3f %9.2f %9.3f %9.3f\n", names[t], wall[t][0],
+  printf("%-34s %9s %9s %9s %9s %9s %9s %9s\n", "", "wall -j1", "wall -j2",
+         "j1/j2", "cpu -j1", "cpu -j2", "MB -j1", "MB -j2");
+  for (int t = 0; t < NTOOLS; t++) {
+    printf("%-34s %9.3f %9.3f %9.2f %9.3f %9.3f", names[t], wall[t][0],
            wall[t][1], wall[t][0] / wall[t][1], cpu[t][0], cpu[t][1]);
+    for (int j = 0; j < 2; j++) {
+      if (peak[t][j] > 0)
+        printf(" %9.0f", peak[t][j]);
+      else
+        printf(" %9s", "-");
+    }
+    printf("\n");
+  }
   printf("%-34s %9.2f %9.2f %9s %9.2f %9.2f\n", "blockscan / clang",
          wall[BLOCKSCAN][0] / wall[CLANG][0],
          wall[BLOCKSCAN][1] / wall[CLANG][1], "",
@@ -412,7 +433,8 @@ int main(int argc, char **argv) {
            wall[t][0] / wall[COLD][0], wall[t][1] / wall[COLD][1], "",
            cpu[t][0] / cpu[COLD][0], cpu[t][1] / cpu[COLD][1]);
   printf("(seconds, medians; cpu = user + system of the processes or threads "
-         "doing the work)\n");
+         "doing the work; MB = the largest peak resident set of one process "
+         "over the runs, - when measured in-process)\n");
   int cache_failures =
       failures[COLD] + failures[UNCHANGED] + failures[ONE_CHANGED];
   if (cache_failures)
