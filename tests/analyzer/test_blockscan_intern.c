@@ -60,6 +60,19 @@ static void test_many_and_long_strings_stay_in_place(void **state) {
   free(first);
 }
 
+/* `slot` may hold function `usr`; the descriptor of main flows into
+ * main's `fd`. */
+static void add_flows(bwsc__tu_facts *tu, const char *slot, const char *usr,
+                      const char *name) {
+  bwsc__flow_fact *flow = BWSC__PUSH(tu->flows, tu->nflows, tu->capflows);
+  flow->slot = bwsc__xstrdup(slot);
+  flow->value.kind = BWSC__VAL_FUNC;
+  flow->value.ref = bwsc__xstrdup(usr);
+  flow->value.name = bwsc__xstrdup(name);
+  BWSC__PUSH(tu->desc_flows, tu->ndesc_flows, tu->capdesc_flows)->to =
+      bwsc__xstrdup("c:@F@main@fd");
+}
+
 /* One TU's facts, as a parse of a file including "/src/api.h" gives. */
 static void tu_facts(bwsc__tu_facts *tu, const char *main_file) {
   memset(tu, 0, sizeof(*tu));
@@ -82,13 +95,7 @@ static void tu_facts(bwsc__tu_facts *tu, const char *main_file) {
   c->descs = bwsc__xcalloc(1, sizeof(bwsc__arg_desc));
   c->descs[0].key = bwsc__xstrdup("c:@F@main@fd");
   c->result = bwsc__xstrdup("c:@F@main@r");
-  bwsc__flow_fact *fl = BWSC__PUSH(tu->flows, tu->nflows, tu->capflows);
-  fl->slot = bwsc__xstrdup("c:@ops");
-  fl->value = (bwsc__value){BWSC__VAL_FUNC, bwsc__xstrdup("c:@F@cb"),
-                            bwsc__xstrdup("cb"), 0, NULL};
-  bwsc__desc_flow *d =
-      BWSC__PUSH(tu->desc_flows, tu->ndesc_flows, tu->capdesc_flows);
-  d->to = bwsc__xstrdup("c:@F@main@fd");
+  add_flows(tu, "c:@ops", "c:@F@cb", "cb");
   bwsc__suppress_fact *s =
       BWSC__PUSH(tu->suppress, tu->nsuppress, tu->capsuppress);
   s->file = bwsc__xstrdup("/src/api.h");
