@@ -96,9 +96,29 @@ static void share_value(bwsc__value *value) {
     value->record = bwsc__intern(value->record);
 }
 
+/* Gives back an array's unused capacity: a parse grows each array by
+ * doubling, a quarter of it empty on average, and the facts stay for the
+ * whole run. */
+static void fit(void **items, size_t count, size_t *cap, size_t elem) {
+  if (*cap <= count || !*items)
+    return;
+  *items = bwsc__xrealloc(*items, (count ? count : 1) * elem);
+  *cap = count ? count : 1;
+}
+
+#define FIT(items, count, cap)                                                 \
+  fit((void **)&(items), (count), &(cap), sizeof(*(items)))
+
 void bwsc__facts_intern(bwsc__tu_facts *facts) {
   if (facts->interned)
     return;
+  FIT(facts->funcs, facts->nfuncs, facts->capfuncs);
+  FIT(facts->calls, facts->ncalls, facts->capcalls);
+  FIT(facts->flows, facts->nflows, facts->capflows);
+  FIT(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
+  FIT(facts->suppress, facts->nsuppress, facts->capsuppress);
+  FIT(facts->diags, facts->ndiags, facts->capdiags);
+  FIT(facts->records, facts->nrecords, facts->caprecords);
   for (size_t i = 0; i < facts->nfuncs; i++) {
     share(&facts->funcs[i].usr);
     share(&facts->funcs[i].name);

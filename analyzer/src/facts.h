@@ -165,7 +165,8 @@ void bwsc__facts_free(bwsc__tu_facts *facts);
 /* Replaces every string of the facts by its interned copy and frees the
  * facts' own: a TU that includes a large header holds that header's
  * thousands of USRs and file names once for the whole run, not once per
- * TU. Call it when the facts are complete (after the parse: facts read
+ * TU; each array's spare capacity is given back too. Call it when the
+ * facts are complete (after the parse: facts read
  * from a file come interned); the facts are the same, compared as strings. */
 void bwsc__facts_intern(bwsc__tu_facts *facts);
 

@@ -113,6 +113,10 @@ static void test_interned_facts_encode_the_same_bytes(void **state) {
   unsigned char *before = bwsc__facts_encode(&tu, NULL, 7, &len);
   bwsc__facts_intern(&tu);
   assert_true(tu.interned);
+  /* Pushed one by one, the arrays had room for eight; now for what they
+   * hold. */
+  assert_int_equal(tu.capfuncs, tu.nfuncs);
+  assert_int_equal(tu.capcalls, tu.ncalls);
   unsigned char *after = bwsc__facts_encode(&tu, NULL, 7, &ilen);
   assert_int_equal(len, ilen);
   assert_memory_equal(before, after, len);
