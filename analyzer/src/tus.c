@@ -58,6 +58,9 @@ static void gather_one(pool_job *job, size_t i, bwsc__parser **parser) {
   if (job->cache)
     bwsc__cache_store(job->cache, input, &job->facts[i], &deps);
   bwsc__deps_free(&deps);
+  /* Shared copies of the TU's strings (most are its headers'), and its
+   * arrays trimmed: what a run of hundreds of TUs keeps is the merge's. */
+  bwsc__facts_intern(&job->facts[i]);
   atomic_fetch_add(&job->parsed, 1);
 }
 
