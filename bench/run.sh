@@ -19,8 +19,11 @@ if [ "${BENCH_NO_INSTALL:-0}" != 1 ]; then
   "$root/scripts/setup.sh" --bench || { echo "bench: setup failed" >&2; exit 1; }
 fi
 
+# Every part the benches time is turned on here: a build directory once
+# configured without one keeps its old binaries, which would be timed.
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release \
-  -DBLOCKWATCH_BUILD_BENCH=ON || { echo "bench: configure failed" >&2; exit 1; }
+  -DBLOCKWATCH_BUILD_BENCH=ON -DBLOCKWATCH_BUILD_ANALYZER=ON \
+  -DBLOCKWATCH_BUILD_SHIM=ON || { echo "bench: configure failed" >&2; exit 1; }
 cmake --build "$build" -j "$(nproc)" || { echo "bench: build failed" >&2; exit 1; }
 
 parts=("$@")
