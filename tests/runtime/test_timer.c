@@ -107,7 +107,10 @@ static void test_timer_long_runs_skip_ticks_never_overlap(void **state) {
   probe p = {.pool = pool, .sleep_ms = 50};
   uint64_t t0 = rt_now_ms();
   bw_timer *t = bw_timer_start(pool, 0, 10, count_run, &p);
-  rt_sleep_ms(500);
+  /* Three runs, waited for rather than timed: a loaded machine (TSan in
+   * CI) may give fewer than three 50 ms runs in a fixed half second. */
+  rt_sleep_ms(200);
+  rt_wait_count(&p.starts, 3, 10000);
   stop_and_settle(t, &p);
   uint64_t took = rt_now_ms() - t0;
   long runs = atomic_load(&p.starts);
@@ -194,24 +197,33 @@ static void test_timer_no_run_starts_after_stop_returns(void **state) {
   for (int i = 0; i < N; i++)
     assert_non_null(t[i] = bw_timer_start(pool, 0, 1, count_run, &p[i]));
   long seen[N];
+  int running[N];
   for (int i = 0; i < N; i++) {
     if (i % 20 == 0)
       rt_sleep_ms(2);
     int rc = bw_timer_stop(t[i]);
     assert_true(rc == 0 || rc == 1);
+    running[i] = rc;
     seen[i] = atomic_load(&p[i].starts);
     if (rc == 0)
       assert_int_equal(atomic_load(&p[i].ends), seen[i]);
   }
   /* A run that was going on when stop returned 1 finishes (waited for,
-   * not timed: a loaded machine may deschedule it); then no run starts. */
+   * not timed: a loaded machine may deschedule it); then no run starts.
+   * That run may not have counted its start yet when stop returned (it was
+   * between the runtime's dispatch and fn's first line), so it is the one
+   * start allowed beyond what was seen. */
   for (int i = 0; i < N; i++)
-    assert_int_equal(rt_wait_count(&p[i].ends, seen[i], 10000), seen[i]);
+    assert_true(rt_wait_count(&p[i].ends, seen[i], 10000) >= seen[i]);
   rt_sleep_ms(50);
   for (int i = 0; i < N; i++) {
-    assert_int_equal(atomic_load(&p[i].starts), seen[i]);
-    assert_int_equal(atomic_load(&p[i].ends), seen[i]);
+    long starts = atomic_load(&p[i].starts);
+    assert_true(starts == seen[i] || (running[i] && starts == seen[i] + 1));
+    assert_int_equal(rt_wait_count(&p[i].ends, starts, 10000), starts);
   }
+  rt_sleep_ms(20);
+  for (int i = 0; i < N; i++)
+    assert_true(atomic_load(&p[i].starts) <= seen[i] + running[i]);
   assert_int_equal(bw_pool_destroy(pool), 0);
   free(p);
   free(t);
