@@ -255,7 +255,7 @@ static void test_call_sites_come_by_blocked_time(void **state) {
   shim_result r;
   json_t *j = run_target(NULL, p, NULL, &r);
   assert_non_null(j);
-  /* nanosleep 3 x 20 ms, poll 1 x 16 ms, usleep 5 x 1 ms: by time, not by
+  /* nanosleep 3 x 20 ms, poll 1 x 36 ms, usleep 5 x 1 ms: by time, not by
    * count. */
   static const char *const want[] = {"nanosleep", "poll", "usleep"};
   json_t *sites = json_object_get(j, "call_sites");
