@@ -183,7 +183,6 @@ typedef struct thread_seen {
 
 typedef struct cached_sym {
   void *pc;
-  int fn;
   bwsh__sym sym;
 } cached_sym;
 
@@ -243,28 +242,21 @@ static thread_seen *thread_entry(writer *w, int tid) {
   return NULL;
 }
 
-/* A slice's caller is its call site's first frame in the program's own
- * code (sites.c: past libraries and sanitizer interceptors), chosen when
- * the slice was recorded, so naming it is one symbolization. */
-static void user_frame(const writer *w, int fn, void *pc, bwsh__sym *out) {
-  (void)fn;
-  bwsh__symbolize(pc, out, w->safe_only);
-}
-
-/* The user frame of a slice, from the cache, else looked up (into own
- * when there is no cache or symbols must stay raw). */
-static const bwsh__sym *caller_sym(writer *w, int fn, void *pc,
-                                   bwsh__sym *own) {
+/* A slice's caller, from the cache, else looked up (into own when there
+ * is no cache or symbols must stay raw). The caller is its call site's
+ * first frame in the program's own code (sites.c: past libraries and
+ * sanitizer interceptors), chosen when the slice was recorded, so naming
+ * it is one symbolization of pc. */
+static const bwsh__sym *caller_sym(writer *w, void *pc, bwsh__sym *own) {
   if (w->safe_only || !w->tmp) {
-    user_frame(w, fn, pc, own);
+    bwsh__symbolize(pc, own, w->safe_only);
     return own;
   }
-  uintptr_t v = (uintptr_t)pc ^ (uintptr_t)fn * 0x9e3779b1u;
+  uintptr_t v = (uintptr_t)pc;
   cached_sym *c = &w->tmp->syms[(v ^ (v >> 12)) % SYM_CACHE];
-  if (c->pc != pc || c->fn != fn) {
-    user_frame(w, fn, pc, &c->sym);
+  if (c->pc != pc) {
+    bwsh__symbolize(pc, &c->sym, 0);
     c->pc = pc;
-    c->fn = fn;
   }
   return &c->sym;
 }
@@ -321,7 +313,7 @@ static void write_slice(writer *w, const event *e, uint64_t index) {
   void *pc = (void *)(uintptr_t)e->extra;
   if (pc) {
     bwsh__sym own;
-    const bwsh__sym *s = caller_sym(w, e->which, pc, &own);
+    const bwsh__sym *s = caller_sym(w, pc, &own);
     str_field(o, "caller", s->function);
     if (s->file[0]) {
       char at[300];
