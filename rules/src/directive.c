@@ -407,16 +407,25 @@ static void add_nonblock(bwrl__line *lc, const bwrl__subject *subj,
     push_rule(lc, rules, &tmp, sizeof(tmp));
 }
 
+/* The category the subject names into *cat: 0, or -1 after an "unknown
+ * category" error at the subject. */
+static int subject_category(bwrl__line *lc, const bwrl__subject *subj,
+                            bw_rule_category *cat) {
+  char q[BWRL__QUOTE_BUF];
+  if (bw_rule_category_parse(subj->text, cat) == 0)
+    return 0;
+  bwrl__fail(lc, subj->column, "unknown category '%s'",
+             bwrl__quote(subj->text, subj->len, q));
+  return -1;
+}
+
 /* hint:CATEGORY api=API hint="..." - the hint of CATEGORY's findings on
  * API's pools and loops. */
 static void add_hint(bwrl__line *lc, const bwrl__subject *subj, unsigned kcol) {
   char q[BWRL__QUOTE_BUF];
   bw_rule_category cat;
-  if (bw_rule_category_parse(subj->text, &cat)) {
-    bwrl__fail(lc, subj->column, "unknown category '%s'",
-               bwrl__quote(subj->text, subj->len, q));
+  if (subject_category(lc, subj, &cat))
     return;
-  }
   if (bwrl__read_fields(lc, hint_keys, "hint"))
     return;
   const bwrl__field *api = bwrl__get_field(lc, "api");
@@ -493,13 +502,9 @@ static void do_include(bwrl__line *lc, const bwrl__subject *subj,
 }
 
 static void do_category(bwrl__line *lc, const bwrl__subject *subj, int on) {
-  char q[BWRL__QUOTE_BUF];
   bw_rule_category cat;
-  if (bw_rule_category_parse(subj->text, &cat)) {
-    bwrl__fail(lc, subj->column, "unknown category '%s'",
-               bwrl__quote(subj->text, subj->len, q));
+  if (subject_category(lc, subj, &cat))
     return;
-  }
   if (bwrl__expect_end(lc, on ? "enable" : "disable"))
     return;
   lc->ld->rs->enabled[cat] = (unsigned char)on;
