@@ -153,6 +153,17 @@ static int glib_loaded(void) {
   return 1;
 }
 
+/* Loads embedded pack `name`: 0, or a negative errno after saying on
+ * stderr that the shim stands down. */
+static int load_pack(bw_rules *rs, const char *name) {
+  int rc = bw_rules_load_default(rs, name);
+  if (rc != 0)
+    bwsh__log("ERROR: the embedded rule pack '%s' did not load (%s); "
+              "inactive in this process",
+              name, strerror(-rc));
+  return rc;
+}
+
 /* Loads the embedded packs (unless default_rules=0: a pack's rule cannot
  * be redefined, so a file that changes one replaces the packs), then
  * rules=FILE, then applies lock=1 / categories=. 0, or a negative errno
@@ -166,26 +177,16 @@ static int load_rules(void) {
     return -ENOMEM;
   }
   bw_rules_set_error_callback(rs, rules_error, NULL);
+  int rc = 0;
   for (size_t i = 0;
-       bwsh__opt.default_rules && i < sizeof packs / sizeof *packs; i++) {
-    int rc = bw_rules_load_default(rs, packs[i]);
-    if (rc != 0) {
-      bwsh__log("ERROR: the embedded rule pack '%s' did not load (%s); "
-                "inactive in this process",
-                packs[i], strerror(-rc));
-      bw_rules_free(rs);
-      return rc;
-    }
-  }
-  if (bwsh__opt.default_rules && glib_loaded()) {
-    int rc = bw_rules_load_default(rs, "glib");
-    if (rc != 0) {
-      bwsh__log("ERROR: the embedded rule pack 'glib' did not load (%s); "
-                "inactive in this process",
-                strerror(-rc));
-      bw_rules_free(rs);
-      return rc;
-    }
+       rc == 0 && bwsh__opt.default_rules && i < sizeof packs / sizeof *packs;
+       i++)
+    rc = load_pack(rs, packs[i]);
+  if (rc == 0 && bwsh__opt.default_rules && glib_loaded())
+    rc = load_pack(rs, "glib");
+  if (rc != 0) {
+    bw_rules_free(rs);
+    return rc;
   }
   if (bwsh__opt.rules_path[0] &&
       bw_rules_load_file(rs, bwsh__opt.rules_path) != 0)
