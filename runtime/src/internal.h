@@ -494,4 +494,23 @@ void bwrt__sync_destroy(bwrt__sync *s);
 /* The task the calling worker is running, or NULL. */
 extern BWRT__TLS bw_task *bwrt__tls_task;
 
+/* A node on a task's continuation list: fired exactly once, with the
+ * resolved task as `done`, or with NULL when the task is freed unresolved
+ * (a waiter that gave up leaves its node behind). */
+typedef struct bwrt__cont bwrt__cont;
+struct bwrt__cont {
+  bwrt__cont *next;
+  void (*fire)(bwrt__cont *c, bw_task *done);
+};
+
+/* What the waits of task_wait.c need to know of a task. */
+int bwrt__task_live(const bw_task *task);
+/* 0 completed, -ECANCELED canceled, 1 still pending (acquire). */
+int bwrt__task_final_code(const bw_task *task);
+/* Pushes c on the task's list, or fires it at once if it resolved. */
+void bwrt__task_attach(bw_task *task, bwrt__cont *c);
+bw_pool *bwrt__task_pool(const bw_task *task);
+/* Whether the task runs as an item of its pool (bw_run, bw_then). */
+int bwrt__task_needs_worker(const bw_task *task);
+
 #endif /* BW_RUNTIME_INTERNAL_H */
