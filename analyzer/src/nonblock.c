@@ -286,30 +286,77 @@ static int is_return_slot(const char *key) {
   return len > 4 && strcmp(key + len - 4, "#ret") == 0;
 }
 
-/* A slot every store of which is non-blocking (`ctx->sock = sock` where
- * `sock` is, and no other store of ctx->sock is not) joins the set. A
- * function's "#ret" slot joins when one of its returns is non-blocking:
- * its other returns are taken for error codes (`return err;`). */
-static int add_through_stores(bwsc__nonblock *nb) {
-  bwsc__strmap mixed, good;
-  memset(&mixed, 0, sizeof(mixed));
-  memset(&good, 0, sizeof(good));
-  for (size_t i = 0; i < nb->nstores; i++) {
-    const bwsc__desc_flow *store = &nb->stores[i];
-    if (store->from && bwsc__strmap_get(&nb->keys, store->from, NULL))
-      bwsc__strmap_put(&good, store->to, 1);
-    else
-      bwsc__strmap_put(&mixed, store->to, 1);
+/* A store's source can vouch for its target: a key of the set, or a
+ * slot that is stored into and not (yet) known to hold anything else. */
+static int may_be_good(const bwsc__nonblock *nb, const bwsc__strmap *stored,
+                       const bwsc__strmap *bad, const char *from) {
+  return from && (bwsc__strmap_get(&nb->keys, from, NULL) ||
+                  (bwsc__strmap_get(stored, from, NULL) &&
+                   !bwsc__strmap_get(bad, from, NULL)));
+}
+
+/* The slots that may hold only non-blocking descriptors: the greatest set
+ * closed under "every store is of a key or of a slot of the set" (a
+ * "#ret" slot: one store is), so that a cycle of copies (libuv's
+ * `stream->io_watcher.fd = fd` in uv__stream_open, whose caller
+ * uv_pipe_connect passes `uv__stream_fd(handle)` back) does not keep
+ * every slot of it out. Computed as its complement, `bad`, which only
+ * grows. */
+static void find_bad(const bwsc__nonblock *nb, const bwsc__strmap *stored,
+                     bwsc__strmap *bad) {
+  for (size_t i = 0; i < nb->nstores; i++)
+    if (bwsc__strmap_get(&nb->blocked, nb->stores[i].to, NULL))
+      bwsc__strmap_put(bad, nb->stores[i].to, 1);
+  for (int grew = 1; grew;) {
+    grew = 0;
+    bwsc__strmap good_ret; /* "#ret" slots with a store that may be good */
+    memset(&good_ret, 0, sizeof(good_ret));
+    for (size_t i = 0; i < nb->nstores; i++) {
+      const bwsc__desc_flow *store = &nb->stores[i];
+      int good = may_be_good(nb, stored, bad, store->from);
+      if (is_return_slot(store->to)) {
+        if (good)
+          bwsc__strmap_put(&good_ret, store->to, 1);
+      } else if (!good && !bwsc__strmap_get(bad, store->to, NULL)) {
+        bwsc__strmap_put(bad, store->to, 1);
+        grew = 1;
+      }
+    }
+    for (size_t i = 0; i < nb->nstores; i++) {
+      const char *to = nb->stores[i].to;
+      if (is_return_slot(to) && !bwsc__strmap_get(&good_ret, to, NULL) &&
+          !bwsc__strmap_get(bad, to, NULL)) {
+        bwsc__strmap_put(bad, to, 1);
+        grew = 1;
+      }
+    }
+    bwsc__strmap_free(&good_ret);
   }
+}
+
+/* A slot every store of which is non-blocking (`ctx->sock = sock` where
+ * `sock` is, and no other store of ctx->sock is not) joins the set, also
+ * when some of those stores are of slots that join with it (a cycle); a
+ * function's "#ret" slot joins when one of its returns is non-blocking:
+ * its other returns are taken for error codes (`return err;`). A slot
+ * joins only once one of its stores is of a key, so a cycle of copies
+ * that nothing non-blocking enters stays out. */
+static int add_through_stores(bwsc__nonblock *nb) {
+  bwsc__strmap stored, bad;
+  memset(&stored, 0, sizeof(stored));
+  memset(&bad, 0, sizeof(bad));
+  for (size_t i = 0; i < nb->nstores; i++)
+    bwsc__strmap_put(&stored, nb->stores[i].to, 1);
+  find_bad(nb, &stored, &bad);
   int grew = 0;
   for (size_t i = 0; i < nb->nstores; i++) {
-    const char *to = nb->stores[i].to;
-    if (is_return_slot(to) ? bwsc__strmap_get(&good, to, NULL)
-                           : !bwsc__strmap_get(&mixed, to, NULL))
-      grew |= add(nb, to);
+    const bwsc__desc_flow *store = &nb->stores[i];
+    if (!bwsc__strmap_get(&bad, store->to, NULL) &&
+        bwsc__nonblock_has(nb, store->from))
+      grew |= add(nb, store->to);
   }
-  bwsc__strmap_free(&mixed);
-  bwsc__strmap_free(&good);
+  bwsc__strmap_free(&stored);
+  bwsc__strmap_free(&bad);
   return grew;
 }
 
