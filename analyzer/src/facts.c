@@ -52,6 +52,7 @@ void bwsc__facts_free(bwsc__tu_facts *facts) {
   for (size_t i = 0; i < facts->ndesc_flows; i++) {
     drop(facts, facts->desc_flows[i].to);
     drop(facts, facts->desc_flows[i].from);
+    drop(facts, facts->desc_flows[i].alt);
   }
   free(facts->desc_flows);
   for (size_t i = 0; i < facts->nflows; i++) {
@@ -138,6 +139,7 @@ void bwsc__facts_intern(bwsc__tu_facts *facts) {
   for (size_t i = 0; i < facts->ndesc_flows; i++) {
     share(&facts->desc_flows[i].to);
     share(&facts->desc_flows[i].from);
+    share(&facts->desc_flows[i].alt);
   }
   for (size_t i = 0; i < facts->nflows; i++) {
     share(&facts->flows[i].slot);

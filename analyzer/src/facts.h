@@ -123,6 +123,12 @@ typedef struct bwsc__desc_flow {
   /* from NULL because `&to` is taken (a callee may store through it, or
    * only read it: ioctl(fd, FIONBIO, &on)). */
   int addr;
+  /* `from` is a local variable, and the closest earlier statement of the
+   * same block that writes it is `from = <alt>` (`err = uv__socket(...);
+   * if (err < 0) return err; h->fd = err;`): the value stored, named by
+   * a slot key or a called function's "<USR>#ret"; NULL when unknown. The
+   * store is of `from` or of `alt`, whichever vouches for it. */
+  char *alt;
 } bwsc__desc_flow;
 
 /* A `blockscan-ignore` or `NOLINT(blockscan...)` comment. It covers its own

@@ -28,7 +28,7 @@ _Static_assert(sizeof(bwsc__value) == 40, "bwsc__value changed");
 _Static_assert(sizeof(bwsc__arg_desc) == 24, "bwsc__arg_desc changed");
 _Static_assert(sizeof(bwsc__call_fact) == 112, "bwsc__call_fact changed");
 _Static_assert(sizeof(bwsc__flow_fact) == 48, "bwsc__flow_fact changed");
-_Static_assert(sizeof(bwsc__desc_flow) == 40, "bwsc__desc_flow changed");
+_Static_assert(sizeof(bwsc__desc_flow) == 48, "bwsc__desc_flow changed");
 _Static_assert(sizeof(bwsc__suppress_fact) == 24, "suppress_fact changed");
 _Static_assert(sizeof(bwsc__diag_fact) == 24, "bwsc__diag_fact changed");
 /* bwsc__tu_facts.interned says how the strings are held, not a fact: it is
@@ -190,6 +190,7 @@ static void encode_facts(encoder *enc, const bwsc__tu_facts *facts) {
     const bwsc__desc_flow *d = &facts->desc_flows[i];
     put_str(enc, d->to);
     put_str(enc, d->from);
+    put_str(enc, d->alt);
     put_u(b, (uint64_t)d->is_const);
     put_i(b, d->ival);
     put_u(b, (uint64_t)d->local);
@@ -397,6 +398,7 @@ static void decode_facts(decoder *dec, bwsc__tu_facts *facts) {
     bwsc__desc_flow *d = &facts->desc_flows[i];
     d->to = get_str(dec);
     d->from = get_str(dec);
+    d->alt = get_str(dec);
     d->is_const = (int)get_small(dec);
     d->ival = get_i(dec);
     d->local = (int)get_small(dec);

@@ -222,11 +222,15 @@ static int add_through_wrappers(bwsc__nonblock *nb, const bwsc__program *prog) {
 /* ---- stores: a slot every store into which is non-blocking joins ------- */
 
 /* `to` takes the value of `from` (NULL: of something the set cannot vouch
- * for). Keys are borrowed from the facts or owned by nb->owned. */
-static void add_store(bwsc__nonblock *nb, const char *to, const char *from) {
+ * for), which is that of `alt` when known (see bwsc__desc_flow). Keys are
+ * borrowed from the facts or owned by nb->owned. */
+static void add_store(bwsc__nonblock *nb, const char *to, const char *from,
+                      const char *alt) {
   bwsc__desc_flow *store = BWSC__PUSH(nb->stores, nb->nstores, nb->capstores);
+  memset(store, 0, sizeof(*store));
   store->to = (char *)to;
   store->from = (char *)from;
+  store->alt = (char *)alt;
 }
 
 static const char *own(bwsc__nonblock *nb, char *key) {
@@ -256,7 +260,8 @@ static void find_stores(bwsc__nonblock *nb, const bwsc__program *prog) {
   find_read(&read, prog);
   for (size_t i = 0; i < prog->ndesc_flows; i++)
     if (!prog->desc_flows[i]->is_const)
-      add_store(nb, prog->desc_flows[i]->to, prog->desc_flows[i]->from);
+      add_store(nb, prog->desc_flows[i]->to, prog->desc_flows[i]->from,
+                prog->desc_flows[i]->alt);
   char key[512];
   for (size_t i = 0; i < prog->ncalls; i++) {
     const bwsc__call_fact *call = prog->calls[i];
@@ -264,9 +269,10 @@ static void find_stores(bwsc__nonblock *nb, const bwsc__program *prog) {
     if (call->result && !rule_of(nb, call))
       add_store(nb, call->result,
                 direct ? own(nb, bwsc__xasprintf("%s#ret", call->callee.ref))
-                       : NULL);
+                       : NULL,
+                NULL);
     else if (call->result && set_by(nb, call) != call->result)
-      add_store(nb, call->result, NULL); /* socket() without SOCK_NONBLOCK */
+      add_store(nb, call->result, NULL, NULL); /* socket() without the flag */
     for (size_t a = 0; direct && a < call->nargs; a++) {
       int len = snprintf(key, sizeof(key), "%s#%zu", call->callee.ref, a);
       if (len <= 0 || (size_t)len >= sizeof(key) ||
@@ -275,7 +281,7 @@ static void find_stores(bwsc__nonblock *nb, const bwsc__program *prog) {
         continue;
       const char *to = own(nb, bwsc__xstrdup(key));
       int taken = address_taken(nb, call->callee.ref);
-      add_store(nb, to, taken ? NULL : bwsc__nonblock_arg(call, a));
+      add_store(nb, to, taken ? NULL : bwsc__nonblock_arg(call, a), NULL);
     }
   }
   bwsc__strmap_free(&read);
@@ -313,7 +319,8 @@ static void find_bad(const bwsc__nonblock *nb, const bwsc__strmap *stored,
     memset(&good_ret, 0, sizeof(good_ret));
     for (size_t i = 0; i < nb->nstores; i++) {
       const bwsc__desc_flow *store = &nb->stores[i];
-      int good = may_be_good(nb, stored, bad, store->from);
+      int good = may_be_good(nb, stored, bad, store->from) ||
+                 may_be_good(nb, stored, bad, store->alt);
       if (is_return_slot(store->to)) {
         if (good)
           bwsc__strmap_put(&good_ret, store->to, 1);
@@ -352,7 +359,8 @@ static int add_through_stores(bwsc__nonblock *nb) {
   for (size_t i = 0; i < nb->nstores; i++) {
     const bwsc__desc_flow *store = &nb->stores[i];
     if (!bwsc__strmap_get(&bad, store->to, NULL) &&
-        bwsc__nonblock_has(nb, store->from))
+        (bwsc__nonblock_has(nb, store->from) ||
+         bwsc__nonblock_has(nb, store->alt)))
       grew |= add(nb, store->to);
   }
   bwsc__strmap_free(&stored);

@@ -435,6 +435,9 @@ static void record_desc_store(visit_ctx *ctx, char *to, int local,
   memset(flow, 0, sizeof(*flow));
   flow->to = to;
   flow->from = from;
+  flow->alt = from ? bwsc__reaching_key(ctx->tu, ctx->func, rhs,
+                                        clang_getCursorReferenced(peeled))
+                   : NULL;
   flow->local = local;
   flow->is_const = !from && !clang_Cursor_isNull(rhs) &&
                    bwsc__maybe_constant(peeled) &&

@@ -436,3 +436,192 @@ int bwsc__spin_loop(CXTranslationUnit tu, CXCursor loop, CXCursor *body_call,
   *body_call = stmts.call;
   return BWSC__SPIN_BODY;
 }
+
+/* ---- the value a local holds at a store: the closest earlier write ------ */
+
+/* Expansion offsets, so that a statement and the expressions in it
+ * compare. */
+static void offsets_of(CXCursor cursor, unsigned *begin, unsigned *end) {
+  CXSourceRange range = clang_getCursorExtent(cursor);
+  clang_getExpansionLocation(clang_getRangeStart(range), NULL, NULL, NULL,
+                             begin);
+  clang_getExpansionLocation(clang_getRangeEnd(range), NULL, NULL, NULL, end);
+}
+
+/* The statements of the innermost block that holds an offset, and which
+ * of them holds it. */
+typedef struct block_find {
+  unsigned at;
+  CXCursor *stmts; /* owned */
+  size_t nstmts, cap, index;
+  int found;
+} block_find;
+
+static enum CXChildVisitResult
+stmt_list_visitor(CXCursor cursor, CXCursor parent, CXClientData data) {
+  (void)parent;
+  block_find *find = data;
+  *BWSC__PUSH(find->stmts, find->nstmts, find->cap) = cursor;
+  return CXChildVisit_Continue;
+}
+
+static enum CXChildVisitResult block_visitor(CXCursor cursor, CXCursor parent,
+                                             CXClientData data) {
+  block_find *find = data;
+  unsigned begin, end;
+  offsets_of(cursor, &begin, &end);
+  if (find->at < begin || find->at >= end)
+    return CXChildVisit_Continue;
+  if (clang_getCursorKind(parent) == CXCursor_CompoundStmt) {
+    find->nstmts = 0;
+    clang_visitChildren(parent, stmt_list_visitor, find);
+    find->found = 0;
+    for (size_t i = 0; i < find->nstmts && !find->found; i++) {
+      unsigned stmt_begin, stmt_end; /* equalCursors compares more than this */
+      offsets_of(find->stmts[i], &stmt_begin, &stmt_end);
+      find->index = i;
+      find->found = find->at >= stmt_begin && find->at < stmt_end;
+    }
+  }
+  return CXChildVisit_Recurse;
+}
+
+/* Whether a statement may write variable `var` or be jumped into. */
+typedef struct write_scan {
+  CXTranslationUnit tu;
+  CXCursor var;
+  int writes, label;
+  CXCursor rhs; /* the statement is `var = rhs` or `int var = rhs` */
+  int defines;
+} write_scan;
+
+static int names_var(CXCursor expr, CXCursor var) {
+  CXCursor target = bwsc__strip_casts(expr);
+  return clang_getCursorKind(target) == CXCursor_DeclRefExpr &&
+         clang_equalCursors(clang_getCursorReferenced(target), var);
+}
+
+static enum CXChildVisitResult write_visitor(CXCursor cursor, CXCursor parent,
+                                             CXClientData data) {
+  (void)parent;
+  write_scan *scan = data;
+  child_pick pick;
+  int addr;
+  switch (clang_getCursorKind(cursor)) {
+  case CXCursor_LabelStmt:
+  case CXCursor_CaseStmt:
+  case CXCursor_DefaultStmt:
+    scan->label = 1;
+    break;
+  case CXCursor_BinaryOperator:
+    pick = bwsc__pick_children(cursor);
+    if (pick.nexpr == 2 && names_var(pick.first, scan->var) &&
+        bwsc__is_assignment(scan->tu, cursor))
+      scan->writes = 1;
+    break;
+  case CXCursor_CompoundAssignOperator:
+  case CXCursor_UnaryOperator:
+    pick = bwsc__pick_children(cursor);
+    if (pick.nexpr == 1 && names_var(pick.first, scan->var)) {
+      char *key = bwsc__desc_written(scan->tu, cursor, &addr);
+      scan->writes |= key != NULL;
+      free(key);
+    }
+    break;
+  case CXCursor_VarDecl:
+    scan->writes |= clang_equalCursors(cursor, scan->var);
+    break;
+  default:
+    break;
+  }
+  return scan->writes || scan->label ? CXChildVisit_Break
+                                     : CXChildVisit_Recurse;
+}
+
+static void scan_stmt(write_scan *scan, CXCursor stmt) {
+  scan->writes = scan->label = scan->defines = 0;
+  enum CXCursorKind kind = clang_getCursorKind(stmt);
+  child_pick pick = bwsc__pick_children(stmt);
+  if (kind == CXCursor_BinaryOperator && pick.nexpr == 2 &&
+      names_var(pick.first, scan->var) && bwsc__is_assignment(scan->tu, stmt)) {
+    scan->defines = 1;
+    scan->rhs = pick.last;
+  } else if (kind == CXCursor_DeclStmt) {
+    unsigned begin, end, at, var_end;
+    offsets_of(stmt, &begin, &end);
+    offsets_of(scan->var, &at, &var_end);
+    if (at >= begin && at < end) {
+      child_pick init = bwsc__pick_children(scan->var);
+      scan->defines = init.nexpr > 0;
+      scan->writes = !init.nexpr; /* `int err;`: nothing known */
+      scan->rhs = init.last;
+    }
+  }
+  if (scan->defines)
+    return;
+  write_visitor(stmt, stmt, scan);
+  if (!scan->writes && !scan->label)
+    clang_visitChildren(stmt, write_visitor, scan);
+}
+
+/* The key a value names: an integer slot's, or for a direct call its
+ * callee's "<USR>#ret"; NULL for anything else. */
+static char *value_key(CXCursor expr) {
+  CXCursor peeled = bwsc__strip_casts(expr);
+  enum CXCursorKind kind = clang_getCursorKind(peeled);
+  if (kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr)
+    return bwsc__desc_key(clang_getCursorReferenced(peeled));
+  if (kind != CXCursor_CallExpr)
+    return NULL;
+  CXCursor callee = clang_getCursorReferenced(peeled);
+  if (!is_function_kind(clang_getCursorKind(callee)))
+    return NULL;
+  char *usr = take_string(clang_getCursorUSR(callee));
+  char *key = *usr ? bwsc__xasprintf("%s#ret", usr) : NULL;
+  free(usr);
+  return key;
+}
+
+/* Reaching definitions through one block: the statement holding `use`
+ * must not write `var` itself, and no statement between the write and it
+ * may write `var` or carry a label (a jump could enter there). */
+static char *reaching(CXTranslationUnit tu, CXCursor body, CXCursor use,
+                      CXCursor var, int depth) {
+  block_find find;
+  memset(&find, 0, sizeof(find));
+  unsigned end;
+  offsets_of(use, &find.at, &end);
+  clang_visitChildren(body, block_visitor, &find);
+  char *key = NULL;
+  write_scan scan;
+  memset(&scan, 0, sizeof(scan));
+  scan.tu = tu;
+  scan.var = var;
+  if (find.found && find.index < find.nstmts) {
+    scan_stmt(&scan, find.stmts[find.index]);
+    for (size_t i = find.index; !scan.writes && !scan.label && i-- > 0;) {
+      scan_stmt(&scan, find.stmts[i]);
+      if (!scan.defines)
+        continue;
+      CXCursor from = bwsc__strip_casts(scan.rhs);
+      CXCursor ref = clang_getCursorReferenced(from);
+      if (depth < 4 && clang_getCursorKind(from) == CXCursor_DeclRefExpr &&
+          clang_getCursorKind(ref) == CXCursor_VarDecl &&
+          bwsc__desc_is_local(ref))
+        key = reaching(tu, body, scan.rhs, ref, depth + 1);
+      if (!key)
+        key = value_key(scan.rhs);
+      break;
+    }
+  }
+  free(find.stmts);
+  return key;
+}
+
+char *bwsc__reaching_key(CXTranslationUnit tu, CXCursor func, CXCursor use,
+                         CXCursor var) {
+  if (clang_getCursorKind(var) != CXCursor_VarDecl ||
+      !bwsc__desc_is_local(var) || clang_Cursor_isNull(func))
+    return NULL;
+  return reaching(tu, func, use, var, 0);
+}

@@ -51,6 +51,7 @@ static void sample(bwsc__tu_facts *tu) {
   bwsc__desc_flow *d =
       BWSC__PUSH(tu->desc_flows, tu->ndesc_flows, tu->capdesc_flows);
   d->to = bwsc__xstrdup("c:@S@ctx@FI@sock");
+  d->alt = bwsc__xstrdup("c:@F@make_socket#ret");
   bwsc__suppress_fact *s =
       BWSC__PUSH(tu->suppress, tu->nsuppress, tu->capsuppress);
   s->file = bwsc__xstrdup("/src/a.c");
@@ -92,6 +93,7 @@ static void test_round_trip_keeps_every_field(void **state) {
   assert_null(back.calls[0].descs[0].key);
   assert_int_equal(back.calls[0].descs[1].bits, 04000);
   assert_null(back.desc_flows[0].from);
+  assert_string_equal(back.desc_flows[0].alt, "c:@F@make_socket#ret");
   assert_null(back.diags[0].loc.file);
   assert_int_equal(back.funcs[0].nparams, 3);
   assert_int_equal(back.failed, 1);

@@ -2,7 +2,7 @@
  * descriptor the program made non-blocking (fixtures/nonblock/setters.c,
  * a wrapper in another TU: use.c + wrapper.c), and on the descriptor a
  * readiness callback was registered for (ready.c), and stored through
- * a cycle of copies (flow.c).
+ * locals that also hold error codes and cycles of copies (flow.c).
  *
  * Invariant: the fixtures say what they expect on the line itself (see
  * marked.h): "expect" must be a warning, "not reported" must not.
@@ -47,7 +47,7 @@ test_io_on_the_registered_descriptor_in_readiness_callback(void **state) {
   check(files);
 }
 
-static void test_descriptor_stored_through_a_cycle_of_copies(void **state) {
+static void test_descriptor_stored_through_locals_and_cycles(void **state) {
   (void)state;
   const char *files[] = {"flow.c", NULL};
   check(files);
@@ -60,7 +60,7 @@ int main(void) {
           test_wrapper_in_another_tu_makes_its_argument_nonblocking),
       cmocka_unit_test(
           test_io_on_the_registered_descriptor_in_readiness_callback),
-      cmocka_unit_test(test_descriptor_stored_through_a_cycle_of_copies),
+      cmocka_unit_test(test_descriptor_stored_through_locals_and_cycles),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
