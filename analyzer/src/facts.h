@@ -69,6 +69,9 @@ typedef struct bwsc__arg_desc {
   /* The argument is `key` itself (through casts and parentheses only), so
    * its value is the slot's (`poll(fds, n, timeout)`), not `-timeout`. */
   int plain;
+  /* Not 0: the argument is `key & mask` with a constant mask (`flags &
+   * UV_NONBLOCK_PIPE`), which has a flag of the mask when `key` has it. */
+  long long mask;
 } bwsc__arg_desc;
 
 /* A call's part in a loop that waits for another thread by polling. */

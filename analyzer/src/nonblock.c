@@ -80,6 +80,24 @@ static int pointee_const(bwsc__nonblock *nb, const char *key, long long *out) {
 /* COND_FALSE: provably not (a constant says so); COND_UNKNOWN: not known. */
 enum { COND_FALSE, COND_TRUE, COND_PARAM, COND_UNKNOWN };
 
+/* A flag condition on `key & mask` (`flags & UV_NONBLOCK_PIPE` in libuv's
+ * uv__make_pipe(fds, flags)): the flag is set when it is one of the mask
+ * and `key` has it, so the condition moves onto `key`. */
+static int masked_holds(bwsc__nonblock *nb, const bw_rule_cond *cond,
+                        const bwsc__arg_desc *desc, const char *usr,
+                        int *param) {
+  long long v = 0;
+  if (cond->kind != BW_COND_HAS_FLAG || !cond->value)
+    return COND_UNKNOWN;
+  if (cond->value & ~desc->mask)
+    return COND_FALSE;
+  if (param_of(desc->key, usr, param))
+    return COND_PARAM;
+  if (!bwsc__nonblock_const(nb, desc->key, &v))
+    return COND_UNKNOWN;
+  return (v & cond->value) == cond->value;
+}
+
 /* Whether a `when` condition holds for `call`, written in function
  * `usr`: COND_PARAM (and *param) when it depends on that function's own
  * parameter (`ioctl(fd, FIONBIO, &set)` in a wrapper taking `set`). */
@@ -93,6 +111,8 @@ static int when_holds(bwsc__nonblock *nb, const bw_rule_cond *cond,
   const bwsc__arg_desc *desc = call->descs ? &call->descs[a] : NULL;
   long long v = 0;
   int known = value->kind == BWSC__VAL_INT;
+  if (!known && desc && desc->key && desc->mask)
+    return masked_holds(nb, cond, desc, usr, param);
   if (known)
     v = value->ival;
   else if (desc && desc->key && param_of(desc->key, usr, param))
@@ -606,7 +626,10 @@ int bwsc__nonblock_const(bwsc__nonblock *nb, const char *key, long long *out) {
 }
 
 const char *bwsc__nonblock_arg(const bwsc__call_fact *call, size_t arg) {
-  return call->descs && arg < call->nargs ? call->descs[arg].key : NULL;
+  /* `fd & mask` is no descriptor */
+  return call->descs && arg < call->nargs && !call->descs[arg].mask
+             ? call->descs[arg].key
+             : NULL;
 }
 
 int bwsc__nonblock_has(const bwsc__nonblock *nb, const char *key) {

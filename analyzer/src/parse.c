@@ -205,7 +205,7 @@ static void value_of(visit_ctx *ctx, CXCursor expr, bwsc__value *out) {
     out->kind = BWSC__VAL_INT;
 }
 
-/* An argument that names an integer slot, or ORs in constant flags. */
+/* An argument that names an integer slot, ORs in or masks flags. */
 static int arg_desc(visit_ctx *ctx, CXCursor arg, const bwsc__value *value,
                     bwsc__arg_desc *out) {
   CXCursor peeled = bwsc__peel(arg);
@@ -214,7 +214,7 @@ static int arg_desc(visit_ctx *ctx, CXCursor arg, const bwsc__value *value,
     out->key = bwsc__desc_key(clang_getCursorReferenced(peeled));
     out->plain = bwsc__is_plain_ref(arg);
   } else if (kind == CXCursor_BinaryOperator && value->kind != BWSC__VAL_INT)
-    out->bits = bwsc__or_bits(ctx->tu, peeled);
+    bwsc__binop_desc(ctx->tu, peeled, out);
   return out->key || out->bits;
 }
 
@@ -379,7 +379,7 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
       CXCursor arg = clang_Cursor_getArgument(call, (unsigned)i);
       value_of(ctx, arg, &fact->args[i]);
       fact->args[i].record = arg_record(ctx, arg);
-      bwsc__arg_desc desc = {NULL, 0, 0};
+      bwsc__arg_desc desc = {NULL, 0, 0, 0};
       if (arg_desc(ctx, arg, &fact->args[i], &desc)) {
         if (!fact->descs)
           fact->descs = bwsc__xcalloc(fact->nargs, sizeof(bwsc__arg_desc));

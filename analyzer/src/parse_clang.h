@@ -59,6 +59,14 @@ long long bwsc__or_bits(CXTranslationUnit tu, CXCursor binop);
 /* 1 when binary operator `binop` is a plain assignment `lhs = rhs`. */
 int bwsc__is_assignment(CXTranslationUnit tu, CXCursor binop);
 
+/* What a binary operator passed as an argument says about descriptors:
+ * the bits of an OR with constant operands (`flags | O_NONBLOCK`), or for
+ * `x & C` (either order) with x an integer variable, field or parameter
+ * and C a non-zero constant, x's key (owned) with mask C. */
+struct bwsc__arg_desc;
+void bwsc__binop_desc(CXTranslationUnit tu, CXCursor binop,
+                      struct bwsc__arg_desc *out);
+
 /* Integer constants, for the rules' "does not block when" conditions:
  * 1 and *out when libclang evaluates `expr` to an integer. */
 int bwsc__eval_int(CXCursor expr, long long *out);

@@ -191,6 +191,34 @@ long long bwsc__or_bits(CXTranslationUnit tu, CXCursor binop) {
   return operand_bits(tu, pick.first) | operand_bits(tu, pick.last);
 }
 
+static char *and_mask(CXTranslationUnit tu, CXCursor binop, long long *mask) {
+  char op[4];
+  operator_of(tu, binop, op, sizeof(op));
+  child_pick pick = bwsc__pick_children(binop);
+  if (strcmp(op, "&") != 0 || pick.nexpr != 2)
+    return NULL;
+  CXCursor sides[2] = {pick.first, pick.last};
+  for (int i = 0; i < 2; i++) {
+    CXCursor ref = bwsc__strip_casts(sides[i]);
+    long long value;
+    if (!bwsc__is_plain_ref(ref) || !bwsc__eval_int(sides[1 - i], &value) ||
+        !value)
+      continue;
+    char *key = bwsc__desc_key(clang_getCursorReferenced(ref));
+    if (key)
+      *mask = value;
+    return key;
+  }
+  return NULL;
+}
+
+void bwsc__binop_desc(CXTranslationUnit tu, CXCursor binop,
+                      bwsc__arg_desc *out) {
+  out->bits = bwsc__or_bits(tu, binop);
+  if (!out->bits)
+    out->key = and_mask(tu, binop, &out->mask);
+}
+
 /* ---- what a reader sees ------------------------------------------------- */
 
 char *bwsc__source_text(CXTranslationUnit tu, CXCursor expr) {

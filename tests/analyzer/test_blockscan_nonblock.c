@@ -2,7 +2,8 @@
  * descriptor the program made non-blocking (fixtures/nonblock/setters.c,
  * a wrapper in another TU: use.c + wrapper.c), and on the descriptor a
  * readiness callback was registered for (ready.c), and stored through
- * locals that also hold error codes and cycles of copies (flow.c).
+ * locals that also hold error codes, cycles of copies and masked flags
+ * (flow.c).
  *
  * Invariant: the fixtures say what they expect on the line itself (see
  * marked.h): "expect" must be a warning, "not reported" must not.
@@ -47,7 +48,8 @@ test_io_on_the_registered_descriptor_in_readiness_callback(void **state) {
   check(files);
 }
 
-static void test_descriptor_stored_through_locals_and_cycles(void **state) {
+static void
+test_descriptor_flows_through_locals_cycles_and_masks(void **state) {
   (void)state;
   const char *files[] = {"flow.c", NULL};
   check(files);
@@ -60,7 +62,7 @@ int main(void) {
           test_wrapper_in_another_tu_makes_its_argument_nonblocking),
       cmocka_unit_test(
           test_io_on_the_registered_descriptor_in_readiness_callback),
-      cmocka_unit_test(test_descriptor_stored_through_locals_and_cycles),
+      cmocka_unit_test(test_descriptor_flows_through_locals_cycles_and_masks),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
