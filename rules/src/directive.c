@@ -24,7 +24,8 @@ static const bwrl__key_spec entry_keys[] = {
     {"object", 0}, {"api", 0}, {"kind", 0},  {NULL, 0}};
 static const bwrl__key_spec posts_keys[] = {{"from", 0}, {"api", 0}, {NULL, 0}};
 static const bwrl__key_spec nonblock_keys[] = {
-    {"fd", 0}, {"when", 1}, {"otherwise", 0}, {"api", 0}, {NULL, 0}};
+    {"fd", 0},    {"when", 1}, {"otherwise", 0}, {"path", 0},
+    {"under", 0}, {"api", 0},  {NULL, 0}};
 static const bwrl__key_spec hint_keys[] = {{"api", 0}, {"hint", 0}, {NULL, 0}};
 static const bwrl__key_spec allow_keys[] = {{"reason", 0}, {NULL, 0}};
 
@@ -356,8 +357,31 @@ static void add_posts(bwrl__line *lc, const bwrl__subject *subj,
     push_rule(lc, posts, &tmp, sizeof(tmp));
 }
 
+/* "path=N under=PREFIX" of a nonblocking rule into *rule: 0, or -1 after
+ * reporting (one without the other, a bad index). */
+static int read_path(bwrl__line *lc, bw_nonblock_rule *rule) {
+  char q[BWRL__QUOTE_BUF];
+  const bwrl__field *path = bwrl__get_field(lc, "path");
+  const bwrl__field *under = bwrl__get_field(lc, "under");
+  if (!path && !under)
+    return 0;
+  if (!path || !under) {
+    bwrl__fail(lc, (path ? path : under)->key_column, "'%s' needs '%s'",
+               path ? "path" : "under", path ? "under" : "path");
+    return -1;
+  }
+  if (bwrl__parse_arg_index(path->value, path->len, &rule->path_arg)) {
+    bwrl__fail(lc, path->column, "bad value '%s' for 'path' (expected 0 to %d)",
+               bwrl__quote(path->value, path->len, q), BWRL__MAX_ARG);
+    return -1;
+  }
+  rule->path_prefix = bwrl__keep(lc, under->value, under->len);
+  return rule->path_prefix ? 0 : -1;
+}
+
 /* nonblocking:FN fd=N|result when="..." - FN makes its descriptor argument
- * N (or the one it returns) non-blocking when every condition holds. */
+ * N (or the one it returns) non-blocking when every condition holds (and,
+ * with path=, the path is under a memory-backed file system). */
 static void add_nonblock(bwrl__line *lc, const bwrl__subject *subj,
                          unsigned kcol) {
   char q[BWRL__QUOTE_BUF];
@@ -395,6 +419,8 @@ static void add_nonblock(bwrl__line *lc, const bwrl__subject *subj,
     return;
   }
   tmp.otherwise_blocking = otherwise != NULL;
+  if (read_path(lc, &tmp))
+    return;
   bwrl__vec *rules = &lc->ld->rs->nonblocks;
   if (is_duplicate(lc, subj, rules, offsetof(bw_nonblock_rule, origin),
                    "nonblocking"))

@@ -31,10 +31,15 @@ static void test_nonblocking_rule_is_parsed(void **state) {
                             "when=\"arg1 has SOCK_NONBLOCK=0x800\"\n"
                             "nonblocking:make_nb fd=3\n"
                             "nonblocking:setblocking fd=0 when=\"arg1 is 0\" "
-                            "otherwise=blocking\n",
+                            "otherwise=blocking\n"
+                            "nonblocking:fopen fd=result path=0 under=/proc/\n",
                             &rc);
   assert_int_equal(rc, 0);
-  assert_int_equal(bw_rules_nonblock_count(rs), 4);
+  assert_int_equal(bw_rules_nonblock_count(rs), 5);
+  assert_string_equal(bw_rules_find_nonblock(rs, "fopen")->path_prefix,
+                      "/proc/");
+  assert_int_equal(bw_rules_find_nonblock(rs, "fopen")->path_arg, 0);
+  assert_null(bw_rules_find_nonblock(rs, "setblocking")->path_prefix);
   assert_true(bw_rules_find_nonblock(rs, "setblocking")->otherwise_blocking);
   const bw_nonblock_rule *r = bw_rules_find_nonblock(rs, "fcntl");
   assert_non_null(r);
@@ -54,7 +59,7 @@ static void test_nonblocking_rule_is_parsed(void **state) {
   assert_int_equal(r->fd_arg, 3);
   assert_int_equal(r->n_when, 0);
   assert_false(r->otherwise_blocking);
-  assert_null(bw_rules_nonblock_at(rs, 4));
+  assert_null(bw_rules_nonblock_at(rs, 5));
   assert_null(bw_rules_find_nonblock(rs, "read"));
   bw_rules_free(rs);
 }
@@ -83,6 +88,13 @@ static void test_nonblocking_rule_errors(void **state) {
   expect_error("nonblocking:f fd=0 when=\"arg0 is 0\" when=\"arg1 is 0\" "
                "when=\"arg2 is 0\" when=\"arg3 is 0\" when=\"arg4 is 0\"\n",
                "t.rules:1:88: error: too many 'when' conditions (at most 4)");
+  expect_error("nonblocking:f fd=result path=0\n",
+               "t.rules:1:25: error: 'path' needs 'under'");
+  expect_error("nonblocking:f fd=result under=/proc/\n",
+               "t.rules:1:25: error: 'under' needs 'path'");
+  expect_error("nonblocking:f fd=result path=x under=/proc/\n",
+               "t.rules:1:30: error: bad value 'x' for 'path' (expected 0 to "
+               "31)");
 }
 
 /* A failed load keeps none of its nonblocking rules, also the good ones

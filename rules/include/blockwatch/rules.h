@@ -251,6 +251,11 @@ typedef struct bw_nonblock_rule {
    * (fcntl(fd, F_SETFL, 0), setblocking(fd, 1)); then it counts as
    * blocking everywhere. */
   int otherwise_blocking;
+  /* "path=N under=PREFIX": the call counts only when argument `path_arg`
+   * is a path known to start with `path_prefix`, a file system served from
+   * memory (fopen("/proc/...")), whose reads never wait; NULL: any path. */
+  const char *path_prefix;
+  int path_arg;
   const char *api;
   bw_rule_origin origin;
 } bw_nonblock_rule;
