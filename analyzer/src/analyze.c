@@ -360,6 +360,9 @@ static int cond_holds(analysis *an, const bw_rule_cond *cond,
   case BW_COND_NONBLOCKING_FD:
     desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
     return bwsc__nonblock_has(&an->nonblock, desc) || on_ready_fd(an, desc, cb);
+  case BW_COND_NONBLOCKING_FILE: /* a FILE the set holds: opened on /proc */
+    desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
+    return bwsc__nonblock_has(&an->nonblock, desc);
   default:
     /* Other descriptor flags and timeout contents are unknown statically:
      * the call counts as blocking. */

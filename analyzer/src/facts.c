@@ -44,8 +44,10 @@ void bwsc__facts_free(bwsc__tu_facts *facts) {
     for (size_t a = 0; a < call->nargs; a++)
       drop_value(facts, &call->args[a]);
     free(call->args);
-    for (size_t a = 0; call->descs && a < call->nargs; a++)
+    for (size_t a = 0; call->descs && a < call->nargs; a++) {
       drop(facts, call->descs[a].key);
+      drop(facts, call->descs[a].text);
+    }
     free(call->descs);
     drop(facts, call->result);
   }
@@ -132,8 +134,10 @@ void bwsc__facts_intern(bwsc__tu_facts *facts) {
     share(&call->loc.file);
     for (size_t a = 0; a < call->nargs; a++)
       share_value(&call->args[a]);
-    for (size_t a = 0; call->descs && a < call->nargs; a++)
+    for (size_t a = 0; call->descs && a < call->nargs; a++) {
       share(&call->descs[a].key);
+      share(&call->descs[a].text);
+    }
     share(&call->result);
   }
   for (size_t i = 0; i < facts->ndesc_flows; i++) {

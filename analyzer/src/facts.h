@@ -60,8 +60,8 @@ typedef struct bwsc__value {
 
 /* What a call argument says about descriptors. */
 typedef struct bwsc__arg_desc {
-  /* An integer variable, field or parameter (or array of integers): its
-   * slot key; NULL for anything else. */
+  /* An integer variable, field or parameter (or array of integers), or a
+   * `FILE *` one: its slot key; NULL for anything else. */
   char *key;
   /* Not a constant, but an OR with constant operands (`flags |
    * O_NONBLOCK`): the bits those operands set. */
@@ -72,6 +72,11 @@ typedef struct bwsc__arg_desc {
   /* Not 0: the argument is `key & mask` with a constant mask (`flags &
    * UV_NONBLOCK_PIPE`), which has a flag of the mask when `key` has it. */
   long long mask;
+  /* A `char *` argument whose text is known: a string literal, or the
+   * format a "...printf" call printed into the local variable passed, in
+   * the closest earlier statement of the block (`xasprintf(&path,
+   * "/proc/%lld/cmdline", pgrp); fopen(path, "r")`); NULL otherwise. */
+  char *text;
 } bwsc__arg_desc;
 
 /* A call's part in a loop that waits for another thread by polling. */

@@ -25,7 +25,7 @@
 _Static_assert(sizeof(bwsc__loc) == 16, "bwsc__loc changed");
 _Static_assert(sizeof(bwsc__func_fact) == 40, "bwsc__func_fact changed");
 _Static_assert(sizeof(bwsc__value) == 40, "bwsc__value changed");
-_Static_assert(sizeof(bwsc__arg_desc) == 32, "bwsc__arg_desc changed");
+_Static_assert(sizeof(bwsc__arg_desc) == 40, "bwsc__arg_desc changed");
 _Static_assert(sizeof(bwsc__call_fact) == 112, "bwsc__call_fact changed");
 _Static_assert(sizeof(bwsc__flow_fact) == 48, "bwsc__flow_fact changed");
 _Static_assert(sizeof(bwsc__desc_flow) == 48, "bwsc__desc_flow changed");
@@ -164,6 +164,7 @@ static void put_call(encoder *enc, const bwsc__call_fact *call) {
     put_i(&enc->body, call->descs[a].bits);
     put_u(&enc->body, (uint64_t)call->descs[a].plain);
     put_i(&enc->body, call->descs[a].mask);
+    put_str(enc, call->descs[a].text);
   }
   put_str(enc, call->result);
 }
@@ -364,6 +365,7 @@ static void get_call(decoder *dec, bwsc__call_fact *call) {
       call->descs[a].bits = get_i(dec);
       call->descs[a].plain = (int)get_small(dec);
       call->descs[a].mask = get_i(dec);
+      call->descs[a].text = get_str(dec);
     }
   }
   call->result = get_str(dec);

@@ -176,11 +176,23 @@ static const bw_nonblock_rule *rule_of(const bwsc__nonblock *nb,
   return bw_rules_find_nonblock(nb->rules, call->callee.name);
 }
 
+/* A rule's "path=N under=PREFIX" holds: the path is known to start with
+ * the prefix (or the rule has none). */
+static int path_under(const bwsc__call_fact *call,
+                      const bw_nonblock_rule *rule) {
+  size_t a = (size_t)rule->path_arg;
+  if (!rule->path_prefix)
+    return 1;
+  const char *text =
+      call->descs && a < call->nargs ? call->descs[a].text : NULL;
+  return text && !strncmp(text, rule->path_prefix, strlen(rule->path_prefix));
+}
+
 /* The key a setter call makes non-blocking, or NULL; a setter call on
  * the caller's parameters derives a rule for the caller instead. */
 static const char *set_by(bwsc__nonblock *nb, const bwsc__call_fact *call) {
   const bw_nonblock_rule *rule = rule_of(nb, call);
-  if (!rule)
+  if (!rule || !path_under(call, rule))
     return NULL;
   const char *key = rule->fd_arg < 0
                         ? call->result

@@ -215,7 +215,8 @@ static int arg_desc(visit_ctx *ctx, CXCursor arg, const bwsc__value *value,
     out->plain = bwsc__is_plain_ref(arg);
   } else if (kind == CXCursor_BinaryOperator && value->kind != BWSC__VAL_INT)
     bwsc__binop_desc(ctx->tu, peeled, out);
-  return out->key || out->bits;
+  out->text = bwsc__known_text(ctx->tu, ctx->func, arg);
+  return out->key || out->bits || out->text;
 }
 
 static int holds_function(const bwsc__value *value) {
@@ -379,7 +380,7 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
       CXCursor arg = clang_Cursor_getArgument(call, (unsigned)i);
       value_of(ctx, arg, &fact->args[i]);
       fact->args[i].record = arg_record(ctx, arg);
-      bwsc__arg_desc desc = {NULL, 0, 0, 0};
+      bwsc__arg_desc desc = {NULL, 0, 0, 0, NULL};
       if (arg_desc(ctx, arg, &fact->args[i], &desc)) {
         if (!fact->descs)
           fact->descs = bwsc__xcalloc(fact->nargs, sizeof(bwsc__arg_desc));
@@ -435,9 +436,7 @@ static void record_desc_store(visit_ctx *ctx, char *to, int local,
   memset(flow, 0, sizeof(*flow));
   flow->to = to;
   flow->from = from;
-  flow->alt = from ? bwsc__reaching_key(ctx->tu, ctx->func, rhs,
-                                        clang_getCursorReferenced(peeled))
-                   : NULL;
+  flow->alt = from ? bwsc__reaching_key(ctx->tu, ctx->func, rhs, peeled) : NULL;
   flow->local = local;
   flow->is_const = !from && !clang_Cursor_isNull(rhs) &&
                    bwsc__maybe_constant(peeled) &&

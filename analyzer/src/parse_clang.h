@@ -103,12 +103,16 @@ int bwsc__spin_loop(CXTranslationUnit tu, CXCursor loop, CXCursor *body_call,
  * slot x it may write (owned), else NULL; *addr is 1 for `&x`. */
 char *bwsc__desc_written(CXTranslationUnit tu, CXCursor op, int *addr);
 
-/* The value local variable `var` (a VarDecl) holds where `use` reads it
- * in function `func`, when the closest earlier statement of the same block
- * that writes it is `var = value` and nothing between can write it or be
- * jumped to: `value`'s slot key, or a direct call's "<USR>#ret" (owned);
- * else NULL. */
+/* The value the local variable `ref` (an expression naming it) refers to
+ * holds where `use` reads it in function `func`, when the closest earlier
+ * statement of the same block that writes it is `var = value` and nothing
+ * between can write it or be jumped to: `value`'s slot key, or a direct
+ * call's "<USR>#ret" (owned); else NULL. */
 char *bwsc__reaching_key(CXTranslationUnit tu, CXCursor func, CXCursor use,
-                         CXCursor var);
+                         CXCursor ref);
+
+/* The text call argument `arg` of function `func` is known to hold (see
+ * bwsc__arg_desc.text), owned, or NULL. */
+char *bwsc__known_text(CXTranslationUnit tu, CXCursor func, CXCursor arg);
 
 #endif /* BLOCKSCAN_PARSE_CLANG_H */

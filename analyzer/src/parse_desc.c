@@ -103,6 +103,20 @@ static int is_integer(CXType type) {
   }
 }
 
+/* A `FILE *`: stdio streams are tracked like descriptors (a FILE opened
+ * on a memory-backed file never waits). */
+static int is_file_pointer(CXType type) {
+  type = clang_getCanonicalType(type);
+  if (type.kind != CXType_Pointer)
+    return 0;
+  char *name = take_string(clang_getTypeSpelling(
+      clang_getCanonicalType(clang_getPointeeType(type))));
+  int file = !strcmp(name, "struct _IO_FILE") || !strcmp(name, "FILE") ||
+             !strcmp(name, "struct __sFILE");
+  free(name);
+  return file;
+}
+
 int bwsc__desc_key_is_int(CXCursor ref) {
   enum CXCursorKind kind = clang_getCursorKind(ref);
   return (kind == CXCursor_VarDecl || kind == CXCursor_FieldDecl ||
@@ -115,7 +129,8 @@ char *bwsc__desc_key(CXCursor ref) {
   if (kind != CXCursor_VarDecl && kind != CXCursor_FieldDecl &&
       kind != CXCursor_ParmDecl)
     return NULL;
-  if (!is_integer(clang_getCursorType(ref)))
+  if (!is_integer(clang_getCursorType(ref)) &&
+      !is_file_pointer(clang_getCursorType(ref)))
     return NULL;
   if (kind == CXCursor_ParmDecl)
     return bwsc__param_slot(ref);
@@ -514,12 +529,16 @@ static enum CXChildVisitResult block_visitor(CXCursor cursor, CXCursor parent,
   return CXChildVisit_Recurse;
 }
 
-/* Whether a statement may write variable `var` or be jumped into. */
+/* Whether a statement may write variable `var` or be jumped into; with
+ * `strict`, whether it names `var` at all (a call given a buffer may
+ * write into it). */
 typedef struct write_scan {
   CXTranslationUnit tu;
   CXCursor var;
+  int strict;
   int writes, label;
-  CXCursor rhs; /* the statement is `var = rhs` or `int var = rhs` */
+  CXCursor rhs; /* `var = rhs`, `T var = rhs`, or a format `rhs` printed
+                   into var */
   int defines;
 } write_scan;
 
@@ -529,17 +548,28 @@ static int names_var(CXCursor expr, CXCursor var) {
          clang_equalCursors(clang_getCursorReferenced(target), var);
 }
 
+/* `&x`, `x++`, `--x`: a unary operator that may change its operand. */
+static int unary_writes(CXTranslationUnit tu, CXCursor op) {
+  char first[4], last[4];
+  edge_token(tu, op, 0, first, sizeof(first));
+  edge_token(tu, op, 1, last, sizeof(last));
+  return !strcmp(first, "&") || !strcmp(first, "++") || !strcmp(first, "--") ||
+         !strcmp(last, "++") || !strcmp(last, "--");
+}
+
 static enum CXChildVisitResult write_visitor(CXCursor cursor, CXCursor parent,
                                              CXClientData data) {
   (void)parent;
   write_scan *scan = data;
   child_pick pick;
-  int addr;
   switch (clang_getCursorKind(cursor)) {
   case CXCursor_LabelStmt:
   case CXCursor_CaseStmt:
   case CXCursor_DefaultStmt:
     scan->label = 1;
+    break;
+  case CXCursor_DeclRefExpr:
+    scan->writes |= scan->strict && names_var(cursor, scan->var);
     break;
   case CXCursor_BinaryOperator:
     pick = bwsc__pick_children(cursor);
@@ -550,11 +580,10 @@ static enum CXChildVisitResult write_visitor(CXCursor cursor, CXCursor parent,
   case CXCursor_CompoundAssignOperator:
   case CXCursor_UnaryOperator:
     pick = bwsc__pick_children(cursor);
-    if (pick.nexpr == 1 && names_var(pick.first, scan->var)) {
-      char *key = bwsc__desc_written(scan->tu, cursor, &addr);
-      scan->writes |= key != NULL;
-      free(key);
-    }
+    if (pick.nexpr == 1 && names_var(pick.first, scan->var))
+      scan->writes |=
+          clang_getCursorKind(cursor) == CXCursor_CompoundAssignOperator ||
+          unary_writes(scan->tu, cursor);
     break;
   case CXCursor_VarDecl:
     scan->writes |= clang_equalCursors(cursor, scan->var);
@@ -566,6 +595,36 @@ static enum CXChildVisitResult write_visitor(CXCursor cursor, CXCursor parent,
                                      : CXChildVisit_Recurse;
 }
 
+/* A call of a function named "...printf" whose first argument is `&var`
+ * or `var` (asprintf, xasprintf, snprintf, sprintf, g_snprintf) prints
+ * into var: its first string literal argument is the format. */
+static int prints_into(write_scan *scan, CXCursor call) {
+  int nargs = clang_Cursor_getNumArguments(call);
+  char *name = take_string(clang_getCursorSpelling(call));
+  size_t len = strlen(name);
+  int printf_like = len >= 6 && strcmp(name + len - 6, "printf") == 0;
+  free(name);
+  if (!printf_like || nargs < 2)
+    return 0;
+  CXCursor target = bwsc__strip_casts(clang_Cursor_getArgument(call, 0));
+  if (clang_getCursorKind(target) == CXCursor_UnaryOperator) {
+    child_pick pick = bwsc__pick_children(target);
+    if (pick.nexpr != 1)
+      return 0;
+    target = pick.first;
+  }
+  if (!names_var(target, scan->var))
+    return 0;
+  for (int i = 1; i < nargs; i++) {
+    CXCursor arg = bwsc__strip_casts(clang_Cursor_getArgument(call, i));
+    if (clang_getCursorKind(arg) == CXCursor_StringLiteral) {
+      scan->rhs = arg;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 static void scan_stmt(write_scan *scan, CXCursor stmt) {
   scan->writes = scan->label = scan->defines = 0;
   enum CXCursorKind kind = clang_getCursorKind(stmt);
@@ -574,6 +633,8 @@ static void scan_stmt(write_scan *scan, CXCursor stmt) {
       names_var(pick.first, scan->var) && bwsc__is_assignment(scan->tu, stmt)) {
     scan->defines = 1;
     scan->rhs = pick.last;
+  } else if (kind == CXCursor_CallExpr) {
+    scan->defines = prints_into(scan, stmt);
   } else if (kind == CXCursor_DeclStmt) {
     unsigned begin, end, at, var_end;
     offsets_of(stmt, &begin, &end);
@@ -610,46 +671,90 @@ static char *value_key(CXCursor expr) {
   return key;
 }
 
-/* Reaching definitions through one block: the statement holding `use`
- * must not write `var` itself, and no statement between the write and it
- * may write `var` or carry a label (a jump could enter there). */
-static char *reaching(CXTranslationUnit tu, CXCursor body, CXCursor use,
-                      CXCursor var, int depth) {
+/* Reaching definitions through one block: 1 and *rhs when the closest
+ * earlier statement of the block holding `use` that writes `var` defines
+ * it; the statement holding `use` must not write `var` itself, and no
+ * statement between may write it (with `strict`, name it) or carry a
+ * label (a jump could enter there). */
+static int find_def(CXTranslationUnit tu, CXCursor body, CXCursor use,
+                    CXCursor var, int strict, CXCursor *rhs) {
   block_find find;
   memset(&find, 0, sizeof(find));
   unsigned end;
   offsets_of(use, &find.at, &end);
   clang_visitChildren(body, block_visitor, &find);
-  char *key = NULL;
   write_scan scan;
   memset(&scan, 0, sizeof(scan));
   scan.tu = tu;
   scan.var = var;
+  int found = 0;
   if (find.found && find.index < find.nstmts) {
     scan_stmt(&scan, find.stmts[find.index]);
-    for (size_t i = find.index; !scan.writes && !scan.label && i-- > 0;) {
+    scan.strict = strict;
+    for (size_t i = find.index;
+         !scan.writes && !scan.label && !scan.defines && i-- > 0;) {
       scan_stmt(&scan, find.stmts[i]);
-      if (!scan.defines)
-        continue;
-      CXCursor from = bwsc__strip_casts(scan.rhs);
-      CXCursor ref = clang_getCursorReferenced(from);
-      if (depth < 4 && clang_getCursorKind(from) == CXCursor_DeclRefExpr &&
-          clang_getCursorKind(ref) == CXCursor_VarDecl &&
-          bwsc__desc_is_local(ref))
-        key = reaching(tu, body, scan.rhs, ref, depth + 1);
-      if (!key)
-        key = value_key(scan.rhs);
-      break;
+      found = scan.defines;
     }
   }
   free(find.stmts);
-  return key;
+  *rhs = scan.rhs;
+  return found;
+}
+
+static int is_local_var(CXCursor ref) {
+  return clang_getCursorKind(ref) == CXCursor_VarDecl &&
+         bwsc__desc_is_local(ref);
+}
+
+static char *reaching(CXTranslationUnit tu, CXCursor body, CXCursor use,
+                      CXCursor var, int depth) {
+  CXCursor rhs;
+  if (!find_def(tu, body, use, var, 0, &rhs))
+    return NULL;
+  CXCursor from = bwsc__strip_casts(rhs);
+  CXCursor ref = clang_getCursorReferenced(from);
+  char *key = NULL;
+  if (depth < 4 && clang_getCursorKind(from) == CXCursor_DeclRefExpr &&
+      is_local_var(ref))
+    key = reaching(tu, body, rhs, ref, depth + 1);
+  return key ? key : value_key(rhs);
 }
 
 char *bwsc__reaching_key(CXTranslationUnit tu, CXCursor func, CXCursor use,
-                         CXCursor var) {
-  if (clang_getCursorKind(var) != CXCursor_VarDecl ||
-      !bwsc__desc_is_local(var) || clang_Cursor_isNull(func))
+                         CXCursor ref) {
+  CXCursor var = clang_getCursorReferenced(ref);
+  if (!is_local_var(var) || clang_Cursor_isNull(func))
     return NULL;
   return reaching(tu, func, use, var, 0);
+}
+
+/* A string literal's text (owned) as written between its quotes, escapes
+ * kept (a path prefix has none), or NULL: libclang 14 does not evaluate a
+ * literal standing alone. */
+static char *literal_text(CXCursor expr) {
+  CXCursor literal = bwsc__strip_casts(expr);
+  if (clang_getCursorKind(literal) != CXCursor_StringLiteral)
+    return NULL;
+  char *text = take_string(clang_getCursorSpelling(literal));
+  size_t len = strlen(text);
+  if (len < 2 || text[0] != '"' || text[len - 1] != '"') {
+    free(text); /* L"...", adjacent literals: not read */
+    return NULL;
+  }
+  memmove(text, text + 1, len - 2);
+  text[len - 2] = '\0';
+  return text;
+}
+
+char *bwsc__known_text(CXTranslationUnit tu, CXCursor func, CXCursor arg) {
+  char *text = literal_text(arg);
+  CXCursor ref = bwsc__strip_casts(arg), rhs;
+  if (text || clang_getCursorKind(ref) != CXCursor_DeclRefExpr ||
+      clang_Cursor_isNull(func))
+    return text;
+  ref = clang_getCursorReferenced(ref);
+  if (!is_local_var(ref) || !find_def(tu, func, arg, ref, 1, &rhs))
+    return NULL;
+  return literal_text(rhs);
 }

@@ -3,7 +3,7 @@
  * a wrapper in another TU: use.c + wrapper.c), and on the descriptor a
  * readiness callback was registered for (ready.c), and stored through
  * locals that also hold error codes, cycles of copies and masked flags
- * (flow.c).
+ * (flow.c); and reads of files on procfs, which never wait (procfs.c).
  *
  * Invariant: the fixtures say what they expect on the line itself (see
  * marked.h): "expect" must be a warning, "not reported" must not.
@@ -55,6 +55,12 @@ test_descriptor_flows_through_locals_cycles_and_masks(void **state) {
   check(files);
 }
 
+static void test_reads_of_procfs_files_are_quiet(void **state) {
+  (void)state;
+  const char *files[] = {"procfs.c", NULL};
+  check(files);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_io_on_descriptors_made_nonblocking_is_quiet),
@@ -63,6 +69,7 @@ int main(void) {
       cmocka_unit_test(
           test_io_on_the_registered_descriptor_in_readiness_callback),
       cmocka_unit_test(test_descriptor_flows_through_locals_cycles_and_masks),
+      cmocka_unit_test(test_reads_of_procfs_files_are_quiet),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

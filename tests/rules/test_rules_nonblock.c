@@ -131,6 +131,10 @@ static void test_packs_name_the_setters(void **state) {
                                         "g_unix_set_fd_nonblocking",
                                         "uv_poll_init",
                                         "uv_poll_init_socket",
+                                        "uv_pipe",
+                                        "fopen",
+                                        "open",
+                                        "openat",
                                         NULL};
   for (size_t i = 0; setters[i]; i++)
     if (!bw_rules_find_nonblock(rs, setters[i]))
@@ -138,6 +142,8 @@ static void test_packs_name_the_setters(void **state) {
   const bw_nonblock_rule *ioctl = bw_rules_find_nonblock(rs, "ioctl");
   assert_int_equal(ioctl->when[0].value, 0x5421);
   assert_string_equal(ioctl->when[0].name, "FIONBIO");
+  assert_string_equal(bw_rules_find_nonblock(rs, "fopen")->path_prefix,
+                      "/proc/");
   bw_rules_free(rs);
 }
 
