@@ -482,15 +482,6 @@ int bwsc__spin_loop(CXTranslationUnit tu, CXCursor loop, CXCursor *body_call,
 
 /* ---- the value a local holds at a store: the closest earlier write ------ */
 
-/* Expansion offsets, so that a statement and the expressions in it
- * compare. */
-static void offsets_of(CXCursor cursor, unsigned *begin, unsigned *end) {
-  CXSourceRange range = clang_getCursorExtent(cursor);
-  clang_getExpansionLocation(clang_getRangeStart(range), NULL, NULL, NULL,
-                             begin);
-  clang_getExpansionLocation(clang_getRangeEnd(range), NULL, NULL, NULL, end);
-}
-
 /* The statements of the innermost block that holds an offset, and which
  * of them holds it. */
 typedef struct block_find {
@@ -499,6 +490,15 @@ typedef struct block_find {
   size_t nstmts, cap, index;
   int found;
 } block_find;
+
+/* Expansion offsets, so that a statement and the expressions in it
+ * compare. */
+static void offsets_of(CXCursor cursor, unsigned *begin, unsigned *end) {
+  CXSourceRange range = clang_getCursorExtent(cursor);
+  clang_getExpansionLocation(clang_getRangeStart(range), NULL, NULL, NULL,
+                             begin);
+  clang_getExpansionLocation(clang_getRangeEnd(range), NULL, NULL, NULL, end);
+}
 
 static enum CXChildVisitResult
 stmt_list_visitor(CXCursor cursor, CXCursor parent, CXClientData data) {
