@@ -80,6 +80,10 @@ def pct(num, den):
 
 def cmd_run(name, src, db, blockscan, triage_path, extra):
     out = os.path.join(db, "blockscan-corpus.json")
+    # A run that writes no report (a rules file it cannot load exits 2 too)
+    # must not be scored on the previous run's.
+    if os.path.exists(out):
+        os.remove(out)
     start = time.monotonic()
     proc = subprocess.run([blockscan, "-p", db, "-j2", "--format", "json", "-o", out, *extra],
                           cwd=src, stderr=subprocess.PIPE, text=True, check=False)
