@@ -19,7 +19,8 @@
 # What varies from run to run is normalised, the same way every time:
 #   - a number with a decimal point (every measured time the samples and the
 #     shim print) becomes <t>, with the spaces before it cut to one;
-#   - the address in a caller frame of the shim's report becomes <addr>;
+#   - the address in a caller frame of the shim's report becomes <addr>,
+#     and so does a JSON frame's offset; its build_id becomes <id>;
 #   - the pid becomes <pid>; counts that depend on timing (calls on other
 #     threads, items that were starved, timed items, and in the polling
 #     sample the number of naps) become <n>, and the calls on other threads
@@ -82,6 +83,7 @@ normalise() {
     -e 's/report for pid [0-9]+/report for pid <pid>/; s/"pid":[0-9]+/"pid":<pid>/' \
     -e 's/ +[0-9]+\.[0-9]+/ <t>/g; s/([:(])[0-9]+\.[0-9]+/\1<t>/g' \
     -e 's/^(blockwatch: +#[0-9]+) 0x[0-9a-f]+ /\1 <addr> /' \
+    -e 's/"build_id":"[0-9a-f]+"/"build_id":"<id>"/g; s/"offset":"0x[0-9a-f]+"/"offset":"<addr>"/g' \
     -e 's/; [0-9]+ on other threads/; <n> on other threads/' \
     -e 's/^(blockwatch:   on other threads: ).*/\1<by function>/' \
     -e 's/"on_other_threads_by_function":\[[^]]*\]/"on_other_threads_by_function":[<by function>]/' \

@@ -1,5 +1,6 @@
-/* merge.h - reports of several processes in one file: the merge (out.c)
- * and the shared file of a run (lifecycle.c), for report.c.
+/* merge.h - reports of several processes in one file: the merge (out.c),
+ * the shared file of a run (lifecycle.c), and what lets another process
+ * name a frame later: its module and offset (modules.c), for report.c.
  *
  * Invariants:
  *  - A merged file is one JSON object: the totals under the keys of one
@@ -16,6 +17,29 @@
 #define BW_SHIM_MERGE_H
 
 #include "shim.h"
+
+/* The module a code address lies in, as another process can open it: its
+ * file as mapped, its GNU build-id (hex; NULL when it has none) and the
+ * address in the file (pc less the load bias, what addr2line -e takes). */
+typedef struct bwsh__module {
+  const char *path, *build_id;
+  uintptr_t offset;
+} bwsh__module;
+
+/* Finds pc's module among those the last bwsh__modules_scan saw: 1, or 0
+ * with path NULL and offset pc itself. No lock, no allocation (a signal
+ * handler may call it). */
+BWSH__HIDDEN int bwsh__module_of(const void *pc, bwsh__module *out);
+
+/* Names the frame at offset in the module file path as
+ * bwsh__symbolize_inline names a pc (same code, same output), up to max
+ * frames into out; build_id (hex, NULL: unchecked) must be the file's.
+ * 0 when the module cannot name it, with the reason in *note. */
+BWSH__HIDDEN int bwsh__symbolize_file(const char *path, const char *build_id,
+                                      uintptr_t offset, bwsh__sym *out, int max,
+                                      const char **note);
+/* Closes the module files bwsh__symbolize_file opened. */
+BWSH__HIDDEN void bwsh__symbolize_files_end(void);
 
 /* A piece of JSON text (not NUL-terminated). */
 typedef struct bwsh__span {

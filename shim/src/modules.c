@@ -15,16 +15,22 @@
  *  - The program itself (the module with an empty name) is never a system
  *    module, so a program that links libuv statically files its sites
  *    under libuv's code: the names are all there is to go by.
+ *  - The same scan records every module with a file (objects[]: its path,
+ *    load bias, code range and GNU build-id, read from its mapped notes),
+ *    published the same way, so that a frame is named by module + offset
+ *    without a lock or an allocation, in a signal handler too.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "shim.h"
+#include "merge.h"
 
 #include <link.h>
 #include <string.h>
+#include <unistd.h>
 
 #define MAX_RANGES 96
+#define MAX_OBJECTS 128
 
 typedef struct range {
   uintptr_t lo, hi;
@@ -34,6 +40,16 @@ typedef struct range {
 static range ranges[MAX_RANGES];
 static atomic_int count;
 static atomic_int scanning;
+
+/* A module with a file: where it is mapped and what it is. */
+typedef struct object {
+  uintptr_t bias, lo, hi; /* lo..hi: its PT_LOAD segments */
+  char path[384];
+  char build_id[2 * 32 + 1]; /* hex, "" when it has none */
+} object;
+
+static object objects[MAX_OBJECTS];
+static atomic_int nobjects;
 
 /* Libraries whose frames are the means of a blocking call, not its
  * cause: a call site is the first frame below them. Prefixes of the file
@@ -101,9 +117,86 @@ static int known(uintptr_t lo, int n) {
   return 0;
 }
 
+/* The GNU build-id of a mapped module, from its PT_NOTE segments, as hex
+ * into out ("" when it has none). */
+static void read_build_id(const struct dl_phdr_info *info, char *out,
+                          size_t size) {
+  static const char hex[] = "0123456789abcdef";
+  out[0] = '\0';
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_NOTE)
+      continue;
+    const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+    const char *end = p + ph->p_memsz;
+    while (p + sizeof(ElfW(Nhdr)) <= end) {
+      const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)(const void *)p;
+      const char *name = p + sizeof *n;
+      const unsigned char *desc =
+          (const unsigned char *)name + ((n->n_namesz + 3) & ~3u);
+      p = (const char *)desc + ((n->n_descsz + 3) & ~3u);
+      if (p > end)
+        break;
+      if (n->n_type != NT_GNU_BUILD_ID || n->n_namesz != 4 ||
+          memcmp(name, "GNU", 4) != 0 || 2 * n->n_descsz >= size)
+        continue;
+      for (unsigned k = 0; k < n->n_descsz; k++) {
+        out[2 * k] = hex[desc[k] >> 4];
+        out[2 * k + 1] = hex[desc[k] & 15];
+      }
+      out[2 * n->n_descsz] = '\0';
+      return;
+    }
+  }
+}
+
+/* Appends the module to objects[] unless it is there (by bias and path)
+ * or has no file (the vDSO). The program's own, whose name is empty, is
+ * the file /proc/self/exe names. */
+static void add_object(struct dl_phdr_info *info) {
+  int n = atomic_load_explicit(&nobjects, memory_order_relaxed);
+  const char *name = info->dlpi_name;
+  if (n == MAX_OBJECTS || (name && name[0] && !strchr(name, '/')))
+    return;
+  object *o = &objects[n];
+  if (name && name[0]) {
+    size_t len = strlen(name);
+    if (len >= sizeof o->path)
+      return;
+    memcpy(o->path, name, len + 1);
+  } else {
+    ssize_t len = readlink("/proc/self/exe", o->path, sizeof o->path - 1);
+    if (len <= 0)
+      return;
+    o->path[len] = '\0';
+  }
+  for (int i = 0; i < n; i++)
+    if (objects[i].bias == info->dlpi_addr &&
+        strcmp(objects[i].path, o->path) == 0)
+      return;
+  o->bias = info->dlpi_addr;
+  o->lo = UINTPTR_MAX;
+  o->hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD)
+      continue;
+    uintptr_t lo = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
+    if (lo < o->lo)
+      o->lo = lo;
+    if (lo + ph->p_memsz > o->hi)
+      o->hi = lo + ph->p_memsz;
+  }
+  if (o->hi == 0)
+    return;
+  read_build_id(info, o->build_id, sizeof o->build_id);
+  atomic_store_explicit(&nobjects, n + 1, memory_order_release);
+}
+
 static int add_module(struct dl_phdr_info *info, size_t size, void *data) {
   (void)size;
   (void)data;
+  add_object(info);
   int kind = kind_of_name(info->dlpi_name);
   if (kind == 0)
     return 0;
@@ -138,4 +231,20 @@ int bwsh__code_kind(const void *pc) {
     if (a >= ranges[i].lo && a < ranges[i].hi)
       return ranges[i].kind;
   return BW_CODE_PROGRAM;
+}
+
+int bwsh__module_of(const void *pc, bwsh__module *out) {
+  uintptr_t a = (uintptr_t)pc;
+  int n = atomic_load_explicit(&nobjects, memory_order_acquire);
+  /* Newest first: a range reused after a dlclose is the newer module's. */
+  for (int i = n - 1; i >= 0; i--)
+    if (a >= objects[i].lo && a < objects[i].hi) {
+      out->path = objects[i].path;
+      out->build_id = objects[i].build_id[0] ? objects[i].build_id : NULL;
+      out->offset = a - objects[i].bias;
+      return 1;
+    }
+  out->path = out->build_id = NULL;
+  out->offset = a;
+  return 0;
 }

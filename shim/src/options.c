@@ -88,6 +88,8 @@ static const option OPTIONS[] = {
         "1: write the report on a fatal signal, then die of it"),
     OPT("frames", K_UINT, frames, BW_SITE_FRAMES, "4",
         "caller frames kept per call site"),
+    OPT("symbolize", K_BOOL, symbolize, 1, "1",
+        "0: frames as module+offset only, named by bw-merge (blockwatch --)"),
     OPT("sample_items", K_UINT, sample_items, 65536, "16",
         "time the queue wait of one runtime item in this many"),
     OPT("help", K_BOOL, help, 1, "0",

@@ -23,8 +23,12 @@
  *    function name), in both; the text's last line is the SUMMARY.
  *  - Quiet by default: the text summary is printed only when something
  *    blocked a worker (or verbosity >= 1).
+ *  - Every frame names its module (file, build-id) and offset there, read
+ *    from modules.c's table without a lock: a report written in a signal
+ *    handler, or with symbolize=0 (the wrapper's, named once by bw-merge),
+ *    gives no function, file or line but can still be named later.
  *  - In a signal handler nothing that can allocate is called: frames are
- *    raw addresses (safe_only symbolization).
+ *    unnamed (safe_only symbolization).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -45,6 +49,13 @@ static atomic_int final_done;
 static atomic_int report_busy;
 static int in_fork_child;
 static BWSH__TLS __thread int in_signal;
+
+/* Frames stay unnamed (module + offset only): in a signal handler, where
+ * libdw cannot run, and with symbolize=0, where another process names
+ * them once for every process of the run. */
+static int unnamed(void) {
+  return in_signal || !bwsh__opt.symbolize;
+}
 
 void bwsh__report_mark_fork_child(void) {
   in_fork_child = 1;
@@ -213,7 +224,7 @@ static int worst_site(const snapshot *s, bwsh__sym *sym) {
   if (s->nsites == 0 || s->sites[0].nframes == 0)
     return 0;
   bwsh__sym frames[MAX_INLINE];
-  bwsh__symbolize_inline(s->sites[0].frames[0], frames, MAX_INLINE, in_signal);
+  bwsh__symbolize_inline(s->sites[0].frames[0], frames, MAX_INLINE, unnamed());
   *sym = frames[0];
   return 1;
 }
@@ -295,20 +306,49 @@ static void write_loop(bwsh__out *o, const bwsh__loop_report *l) {
   bwsh__out_str(o, "}");
 }
 
-static void write_frame(bwsh__out *o, const bwsh__sym *sym, int first) {
+/* "0x" and v in hex. */
+static void out_hex(bwsh__out *o, uintptr_t v) {
+  static const char hex[] = "0123456789abcdef";
+  char buf[2 + 2 * sizeof v];
+  int i = sizeof buf;
+  do {
+    buf[--i] = hex[v & 15];
+    v >>= 4;
+  } while (v);
+  buf[--i] = 'x';
+  buf[--i] = '0';
+  bwsh__out_bytes(o, buf + i, sizeof buf - (size_t)i);
+}
+
+/* A frame: its name (null when unnamed) and its module and offset. */
+static void write_frame(bwsh__out *o, const bwsh__sym *sym, void *pc,
+                        int first) {
+  int named = !unnamed();
   bwsh__out_str(o, first ? "{" : ",{");
   key(o, "function");
-  bwsh__out_jstr(o, sym->function);
+  bwsh__out_jstr(o, named ? sym->function : NULL);
   bwsh__out_str(o, ",");
   key(o, "file");
-  bwsh__out_jstr(o, sym->file[0] ? sym->file : NULL);
+  bwsh__out_jstr(o, named && sym->file[0] ? sym->file : NULL);
   bwsh__out_str(o, ",");
   key(o, "line");
-  bwsh__out_i64(o, sym->line);
+  bwsh__out_i64(o, named ? sym->line : 0);
   bwsh__out_str(o, ",");
   key(o, "inlined");
   bwsh__out_str(o, sym->inlined ? "true" : "false");
-  bwsh__out_str(o, "}");
+  bwsh__module m;
+  bwsh__module_of(pc, &m);
+  bwsh__out_str(o, ",");
+  key(o, "module");
+  bwsh__out_jstr(o, m.path);
+  bwsh__out_str(o, ",");
+  key(o, "build_id");
+  bwsh__out_jstr(o, m.build_id);
+  bwsh__out_str(o, ",");
+  key(o, "offset");
+  bwsh__out_str(o, "\"");
+  out_hex(o, m.offset);
+  bwsh__out_str(o, "\"}");
 }
 
 /* The library function the program called to make the blocking call
@@ -318,8 +358,10 @@ static const char *via_name(const bwsh__site_view *site, char *buf,
                             size_t size) {
   if (site->via == NULL)
     return NULL;
+  if (unnamed())
+    return NULL; /* "via_frame" says where, for whoever names it */
   bwsh__sym sym;
-  bwsh__symbolize(site->via, &sym, in_signal);
+  bwsh__symbolize(site->via, &sym, 0);
   snprintf(buf, size, "%s", sym.function);
   return buf;
 }
@@ -335,6 +377,13 @@ static void write_site(bwsh__out *o, const bwsh__site_view *s) {
   key(o, "via");
   char via[128];
   bwsh__out_jstr(o, via_name(s, via, sizeof via));
+  if (s->via) {
+    bwsh__sym sym;
+    bwsh__symbolize(s->via, &sym, unnamed());
+    bwsh__out_str(o, ",");
+    key(o, "via_frame");
+    write_frame(o, &sym, s->via, 1);
+  }
   bwsh__out_str(o, ",");
   key(o, "hint");
   bwsh__out_jstr(o, bwsh__fn_hint(s->fn));
@@ -344,9 +393,9 @@ static void write_site(bwsh__out *o, const bwsh__site_view *s) {
   int shown = 0;
   for (int f = 0; f < s->nframes; f++) {
     bwsh__sym sym[MAX_INLINE];
-    int n = bwsh__symbolize_inline(s->frames[f], sym, MAX_INLINE, in_signal);
+    int n = bwsh__symbolize_inline(s->frames[f], sym, MAX_INLINE, unnamed());
     for (int k = 0; k < n; k++)
-      write_frame(o, &sym[k], shown++ == 0);
+      write_frame(o, &sym[k], s->frames[f], shown++ == 0);
   }
   bwsh__out_str(o, "]}");
 }
@@ -368,10 +417,10 @@ static void write_summary(bwsh__out *o, const snapshot *s) {
     bwsh__out_jstr(o, bwsh__fn_name(s->sites[0].fn));
     bwsh__out_str(o, ",");
     key(o, "caller");
-    bwsh__out_jstr(o, sym.function);
+    bwsh__out_jstr(o, unnamed() ? NULL : sym.function);
     bwsh__out_str(o, ",");
     key(o, "file");
-    bwsh__out_jstr(o, sym.file[0] ? sym.file : NULL);
+    bwsh__out_jstr(o, !unnamed() && sym.file[0] ? sym.file : NULL);
     bwsh__out_str(o, ",");
     key(o, "line");
     bwsh__out_i64(o, sym.line);
@@ -500,9 +549,14 @@ static ms_text ms(uint64_t ns) {
 }
 
 /* "#N 0xPC in FUNCTION FILE:LINE", as the sanitizers print a frame; the
- * frames inlined at one address share it. */
+ * frames inlined at one address share it. Unnamed: "#N 0xPC (MODULE+0xOFF)",
+ * as they print a frame without symbols. */
 static void log_frame(int index, void *pc, const bwsh__sym *sym) {
-  if (in_signal) /* raw: the function is the address itself */
+  bwsh__module m;
+  if (unnamed() && bwsh__module_of(pc, &m))
+    bwsh__log("    #%d %p (%s+0x%lx)", index, pc, m.path,
+              (unsigned long)m.offset);
+  else if (unnamed())
     bwsh__log("    #%d %p", index, pc);
   else if (sym->file[0])
     bwsh__log("    #%d %p in %s %s:%d", index, pc, sym->function, sym->file,
@@ -522,7 +576,7 @@ static void log_site(const bwsh__site_view *s) {
   int index = 0;
   for (int f = 0; f < s->nframes; f++) {
     bwsh__sym sym[MAX_INLINE];
-    int n = bwsh__symbolize_inline(s->frames[f], sym, MAX_INLINE, in_signal);
+    int n = bwsh__symbolize_inline(s->frames[f], sym, MAX_INLINE, unnamed());
     for (int k = 0; k < n; k++)
       log_frame(index++, s->frames[f], &sym[k]);
   }
@@ -639,6 +693,8 @@ void bwsh__report_write(int why) {
   }
   bwsh__self.depth++;
   int saved = errno;
+  if (!in_signal)
+    bwsh__modules_scan(); /* a library loaded since names its frames too */
   snapshot_take(&snap);
   if (bwsh__opt.report & BW_REPORT_TEXT)
     write_text(&snap, why);

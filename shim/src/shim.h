@@ -48,6 +48,7 @@ typedef struct bwsh__options {
   unsigned frames;        /* caller frames kept per call site */
   unsigned sample_items;  /* time one runtime item in this many (gate) */
   int help;               /* print the options at start */
+  int symbolize;          /* 0: frames as module + offset, named later */
 } bwsh__options;
 
 BWSH__HIDDEN extern bwsh__options bwsh__opt;

@@ -15,11 +15,16 @@
  *    named by its DIE and located at the line the line table gives for the
  *    innermost one, else at the call site recorded in the scope inside it.
  *    The outermost frame keeps the ELF symbol name.
+ *  - A frame of another process (a report read back, bw-merge) is named
+ *    from its module file and offset (bwsh__symbolize_file) by the same
+ *    code, one offline Dwfl per module file, kept until
+ *    bwsh__symbolize_files_end: N frames in one module cost one open. A
+ *    file whose build-id is not the one the report gives names nothing.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "shim.h"
+#include "merge.h"
 
 #include <dlfcn.h>
 #include <dwarf.h>
@@ -53,7 +58,14 @@ typedef struct libdw_api {
   int (*getsrcfiles)(Dwarf_Die *, Dwarf_Files **, size_t *);
   const char *(*filesrc)(Dwarf_Files *, size_t, Dwarf_Word *, Dwarf_Word *);
   int has_inline;
-  Dwfl_Callbacks callbacks;
+  /* Offline modules (optional: without them frames of other processes
+   * stay unnamed). */
+  Dwfl_Module *(*report_elf)(Dwfl *, const char *, const char *, int, GElf_Addr,
+                             bool);
+  int (*build_id)(Dwfl_Module *, const unsigned char **, GElf_Addr *);
+  Elf *(*getelf)(Dwfl_Module *, GElf_Addr *);
+  int has_offline;
+  Dwfl_Callbacks callbacks, offline_callbacks;
   char *debuginfo_path;
 } libdw_api;
 
@@ -92,6 +104,16 @@ static void load_libdw(void) {
       SYM(tag, "dwarf_tag") & SYM(diename, "dwarf_diename") &
       SYM(attr, "dwarf_attr") & SYM(formudata, "dwarf_formudata") &
       SYM(getsrcfiles, "dwarf_getsrcfiles") & SYM(filesrc, "dwarf_filesrc");
+  dw.offline_callbacks = dw.callbacks;
+  dw.has_offline =
+      SYM(report_elf, "dwfl_report_elf") &
+      SYM(build_id, "dwfl_module_build_id") &
+      SYM(getelf, "dwfl_module_getelf") &
+      sym(lib, "dwfl_build_id_find_elf", &dw.offline_callbacks.find_elf,
+          sizeof dw.offline_callbacks.find_elf) &
+      sym(lib, "dwfl_offline_section_address",
+          &dw.offline_callbacks.section_address,
+          sizeof dw.offline_callbacks.section_address);
   dw.loaded = 1;
 }
 
@@ -136,10 +158,37 @@ static void raw_address(void *pc, bwsh__sym *out) {
   copy(out->function, sizeof out->function, buf + i);
 }
 
-void bwsh__symbolize(void *pc, bwsh__sym *out, int safe_only) {
+static void clear(bwsh__sym *out) {
   out->function[0] = out->file[0] = '\0';
   out->line = 0;
   out->inlined = 0;
+}
+
+/* The ELF symbol and the line of addr (a module address) into out. */
+static void name_physical(Dwfl_Module *mod, Dwarf_Addr addr, bwsh__sym *out) {
+  const char *name = dw.addrname(mod, addr);
+  if (name)
+    copy(out->function, sizeof out->function, name);
+  Dwfl_Line *line = dw.getsrc(mod, addr);
+  int lineno = 0;
+  const char *file =
+      line ? dw.lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+  if (file) {
+    copy(out->file, sizeof out->file, file);
+    out->line = lineno;
+  }
+}
+
+/* No symbol (a stripped library): module and offset, which addr2line -e
+ * MODULE can still resolve with its debug file. */
+static void module_offset(const char *path, uintptr_t offset, bwsh__sym *out) {
+  const char *base = strrchr(path, '/');
+  snprintf(out->function, sizeof out->function, "%s+0x%lx",
+           base ? base + 1 : path, (unsigned long)offset);
+}
+
+void bwsh__symbolize(void *pc, bwsh__sym *out, int safe_only) {
+  clear(out);
   if (safe_only) {
     raw_address(pc, out);
     return;
@@ -148,31 +197,16 @@ void bwsh__symbolize(void *pc, bwsh__sym *out, int safe_only) {
   Dwarf_Addr addr = (Dwarf_Addr)(uintptr_t)pc - 1;
   Dwfl *d = get_session();
   Dwfl_Module *mod = d ? dw.addrmodule(d, addr) : NULL;
-  if (mod) {
-    const char *name = dw.addrname(mod, addr);
-    if (name)
-      copy(out->function, sizeof out->function, name);
-    Dwfl_Line *line = dw.getsrc(mod, addr);
-    int lineno = 0;
-    const char *file =
-        line ? dw.lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-    if (file) {
-      copy(out->file, sizeof out->file, file);
-      out->line = lineno;
-    }
-  }
+  if (mod)
+    name_physical(mod, addr, out);
   if (!out->function[0]) {
     Dl_info info;
     int found = dladdr((void *)(uintptr_t)addr, &info);
     if (found && info.dli_sname) {
       copy(out->function, sizeof out->function, info.dli_sname);
     } else if (found && info.dli_fname) {
-      /* No symbol (a stripped library): module and offset, which
-       * addr2line -e MODULE can still resolve with its debug file. */
-      const char *base = strrchr(info.dli_fname, '/');
-      snprintf(out->function, sizeof out->function, "%s+0x%lx",
-               base ? base + 1 : info.dli_fname,
-               (unsigned long)((uintptr_t)pc - (uintptr_t)info.dli_fbase));
+      module_offset(info.dli_fname, (uintptr_t)pc - (uintptr_t)info.dli_fbase,
+                    out);
     } else {
       raw_address(pc, out);
     }
@@ -259,4 +293,100 @@ void bwsh__symbolize_end(void) {
     session = NULL;
     bwsh__self.depth--;
   }
+}
+
+/* ---- frames of other processes: module file + offset --------------------- */
+
+/* One module file opened offline, by its path; mod NULL when it cannot
+ * name frames (gone, not ELF, another build), note then says why. */
+typedef struct offline {
+  char *path;
+  Dwfl *dwfl;
+  Dwfl_Module *mod;
+  GElf_Addr bias;
+  const char *note;
+} offline;
+
+#define MAX_OFFLINE 64
+static offline offlines[MAX_OFFLINE];
+static int noffline;
+
+/* The module's build-id as hex in out (size >= 2 * 32 + 1); "" if none. */
+static void file_build_id(Dwfl_Module *mod, char *out, size_t size) {
+  static const char hex[] = "0123456789abcdef";
+  const unsigned char *bits;
+  GElf_Addr vaddr;
+  int n = dw.build_id(mod, &bits, &vaddr);
+  out[0] = '\0';
+  for (int i = 0; i < n && (size_t)(2 * i + 2) < size; i++) {
+    out[2 * i] = hex[bits[i] >> 4];
+    out[2 * i + 1] = hex[bits[i] & 15];
+    out[2 * i + 2] = '\0';
+  }
+}
+
+static void open_offline(offline *e, const char *build_id) {
+  e->note = "module not found or not readable";
+  e->dwfl = dw.begin(&dw.offline_callbacks);
+  if (!e->dwfl)
+    return;
+  Dwfl_Module *mod = dw.report_elf(e->dwfl, e->path, e->path, -1, 0, false);
+  if (!mod || dw.report_end(e->dwfl, NULL, NULL) != 0)
+    return;
+  char have[2 * 32 + 1];
+  file_build_id(mod, have, sizeof have);
+  if (build_id && strcmp(have, build_id) != 0) {
+    e->note = "module rebuilt since the run (build-id differs)";
+    return;
+  }
+  dw.getelf(mod, &e->bias);
+  e->mod = mod;
+  e->note = NULL;
+}
+
+/* The entry of path, opened on first use (NULL: table full, or no libdw). */
+static offline *offline_module(const char *path, const char *build_id) {
+  for (int i = 0; i < noffline; i++)
+    if (strcmp(offlines[i].path, path) == 0)
+      return &offlines[i];
+  if (dw.loaded == 0)
+    load_libdw();
+  if (dw.loaded != 1 || !dw.has_offline || noffline == MAX_OFFLINE)
+    return NULL;
+  offline *e = &offlines[noffline];
+  *e = (offline){.path = strdup(path)};
+  if (!e->path)
+    return NULL;
+  noffline++;
+  open_offline(e, build_id);
+  return e;
+}
+
+int bwsh__symbolize_file(const char *path, const char *build_id,
+                         uintptr_t offset, bwsh__sym *out, int max,
+                         const char **note) {
+  offline *e = offline_module(path, build_id);
+  *note = e ? e->note : "no libdw to read the module with";
+  if (!e || !e->mod || max < 1)
+    return 0;
+  bwsh__self.depth++;
+  Dwarf_Addr addr = (Dwarf_Addr)offset - 1 + e->bias;
+  clear(&out[0]);
+  name_physical(e->mod, addr, &out[0]);
+  if (!out[0].function[0])
+    module_offset(path, offset, &out[0]);
+  int n = max >= 2 && dw.has_inline ? expand_inline(e->mod, addr, out, max) : 1;
+  bwsh__self.depth--;
+  return n;
+}
+
+void bwsh__symbolize_files_end(void) {
+  bwsh__self.depth++;
+  for (int i = 0; i < noffline; i++) {
+    if (offlines[i].dwfl)
+      dw.end(offlines[i].dwfl);
+    free(offlines[i].path);
+  }
+  noffline = 0;
+  bwsh__self.depth--;
 }

@@ -315,6 +315,7 @@ int main(int argc, char **argv) {
       }
     }
   }
+  bwm_name_frames(procs);
   json_t *merged = bwm_merge(procs);
   if (a.out)
     write_json(merged, a.out);

@@ -246,7 +246,13 @@ static void print_site(FILE *f, json_t *s) {
   json_t *fr;
   json_array_foreach(json_object_get(s, "frames"), i, fr) {
     const char *file = json_string_value(json_object_get(fr, "file"));
-    if (file)
+    const char *note = json_string_value(json_object_get(fr, "note"));
+    if (json_is_null(json_object_get(fr, "function")))
+      fprintf(f, "blockwatch:     #%zu (%s+%s)%s%s\n", i,
+              str(json_object_get(fr, "module"), "?"),
+              str(json_object_get(fr, "offset"), "?"), note ? ": " : "",
+              note ? note : "");
+    else if (file)
       fprintf(f, "blockwatch:     #%zu in %s %s:%lld\n", i,
               str(json_object_get(fr, "function"), "?"), file,
               count(json_object_get(fr, "line")));

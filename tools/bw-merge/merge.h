@@ -13,6 +13,10 @@
  * merged file's "processes") to procs. -1 with "file:line: what" in err
  * when the file is not a report. */
 int bwm_add_file(json_t *procs, const char *path, char *err, size_t size);
+/* Names every frame of procs that its process left unnamed (symbolize=0,
+ * a signal handler) from its module file and offset (names.c); a frame
+ * that cannot be named keeps them and gets a "note". */
+void bwm_name_frames(json_t *procs);
 /* The merged report of procs (an array of process reports; referenced). */
 json_t *bwm_merge(json_t *procs);
 /* The text summary: each process that blocked a worker (every one, when

@@ -1,0 +1,358 @@
+/* test_symbolize.c - frames named once, from module + offset: every frame
+ * of a report carries its module, build-id and offset (a signal handler's
+ * report too), symbolize=0 leaves naming (and libdw) to bw-merge, and the
+ * names bw-merge gives, under `blockwatch --` or to files given to it, are
+ * the ones the process gives itself.
+ *
+ * Invariants: the program run is sym_target (20 sites and an inlined one
+ * on its "sym-worker"); reports are compared by their sites' function and
+ * frames (names, files, lines, inlined), sorted, never by time.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "shim_run.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *tmp_path(const char *name) {
+  static char bufs[4][600];
+  static int next;
+  return shim_tmpfile(bufs[next++ % 4], sizeof bufs[0], name);
+}
+
+/* Runs argv (under the shim when preload) with BLOCKWATCH_OPTIONS=options
+ * and one more variable (NULL: none). */
+static void run(char *const argv[], const char *options, const char *extra,
+                int preload, shim_result *res) {
+  char env0[1400];
+  snprintf(env0, sizeof env0, "BLOCKWATCH_OPTIONS=%s", options);
+  char *env[] = {env0, (char *)extra, NULL};
+  assert_int_equal(shim_run(argv, env, preload, 120, res), 0);
+  assert_false(res->timedout);
+}
+
+/* sym_target [mode] into json with extra options; its report. */
+static json_t *run_target(const char *program, const char *mode,
+                          const char *json, const char *extra,
+                          shim_result *res) {
+  char *argv[] = {(char *)program, (char *)mode, NULL};
+  char options[1200];
+  snprintf(options, sizeof options,
+           "report=json:report_path=%s:worker_name=sym-*%s%s", json,
+           extra ? ":" : "", extra ? extra : "");
+  unlink(json);
+  run(argv, options, NULL, 1, res);
+  return shim_load_json(json);
+}
+
+static const char *str(json_t *v) {
+  const char *s = json_string_value(v);
+  return s ? s : "(null)";
+}
+
+/* Every site as one line (function, via, then each frame's name, file,
+ * line, inlined), sorted, into buf. */
+static const char *signature(json_t *report, char *buf, size_t size) {
+  json_t *sites = json_object_get(report, "call_sites");
+  size_t n = json_array_size(sites);
+  char **lines = calloc(n ? n : 1, sizeof *lines);
+  for (size_t i = 0; i < n; i++) {
+    json_t *s = json_array_get(sites, i);
+    char line[1024];
+    size_t at = (size_t)snprintf(
+        line, sizeof line, "%s via %s:", str(json_object_get(s, "function")),
+        str(json_object_get(s, "via")));
+    json_t *frames = json_object_get(s, "frames");
+    for (size_t k = 0; k < json_array_size(frames) && at < sizeof line; k++) {
+      json_t *f = json_array_get(frames, k);
+      at += (size_t)snprintf(
+          line + at, sizeof line - at, " %s@%s:%lld%s",
+          str(json_object_get(f, "function")), str(json_object_get(f, "file")),
+          (long long)json_integer_value(json_object_get(f, "line")),
+          json_is_true(json_object_get(f, "inlined")) ? "(inlined)" : "");
+    }
+    lines[i] = strdup(line);
+  }
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && strcmp(lines[j], lines[j - 1]) < 0; j--) {
+      char *t = lines[j];
+      lines[j] = lines[j - 1];
+      lines[j - 1] = t;
+    }
+  size_t at = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < n; i++) {
+    if (at < size)
+      at += (size_t)snprintf(buf + at, size - at, "%s\n", lines[i]);
+    free(lines[i]);
+  }
+  free(lines);
+  return buf;
+}
+
+/* The first line a command prints (NUL-terminated, newline cut). */
+static void first_line(const char *cmd, char *out, size_t size) {
+  FILE *p = popen(cmd, "r");
+  assert_non_null(p);
+  out[0] = '\0';
+  if (!fgets(out, (int)size, p))
+    out[0] = '\0';
+  out[strcspn(out, "\n")] = '\0';
+  pclose(p);
+}
+
+/* A named report of sym_target, as a single process writes it. */
+static json_t *named_report(shim_result *res) {
+  json_t *j = run_target(SYM_TARGET, NULL, tmp_path("named.json"), NULL, res);
+  assert_non_null(j);
+  assert_true(res->exited);
+  assert_int_equal(res->status, 0);
+  return j;
+}
+
+/* ---- tests --------------------------------------------------------------- */
+
+static void test_every_frame_carries_module_build_id_and_offset(void **state) {
+  (void)state;
+  shim_result res;
+  json_t *j = named_report(&res);
+  char exe[PATH_MAX], build_id[256], cmd[PATH_MAX + 5000];
+  assert_non_null(realpath(SYM_TARGET, exe));
+  snprintf(cmd, sizeof cmd, "readelf -n '%s' | sed -n 's/.*Build ID: *//p'",
+           exe);
+  first_line(cmd, build_id, sizeof build_id);
+  assert_true(strlen(build_id) >= 16);
+  json_t *sites = json_object_get(j, "call_sites");
+  assert_int_equal(json_array_size(sites), 21);
+  int own = 0;
+  for (size_t i = 0; i < json_array_size(sites); i++) {
+    json_t *frames = json_object_get(json_array_get(sites, i), "frames");
+    for (size_t k = 0; k < json_array_size(frames); k++) {
+      json_t *f = json_array_get(frames, k);
+      const char *module = json_string_value(json_object_get(f, "module"));
+      const char *offset = json_string_value(json_object_get(f, "offset"));
+      assert_non_null(module);
+      assert_non_null(offset);
+      assert_true(strncmp(offset, "0x", 2) == 0);
+      json_t *prev = k ? json_array_get(frames, k - 1) : NULL;
+      if (strcmp(module, exe) != 0 ||
+          strcmp(str(json_object_get(prev, "offset")), offset) == 0)
+        continue;
+      /* The program's own frame, the innermost at its address: addr2line
+       * names it from the module and offset alone (the return address
+       * less one). */
+      own++;
+      assert_string_equal(str(json_object_get(f, "build_id")), build_id);
+      snprintf(cmd, sizeof cmd, "addr2line -f -e '%s' 0x%llx", module,
+               strtoull(offset, NULL, 16) - 1);
+      char fn[256];
+      first_line(cmd, fn, sizeof fn);
+      assert_string_equal(fn, str(json_object_get(f, "function")));
+    }
+  }
+  assert_true(own >= 21);
+  json_decref(j);
+  shim_result_free(&res);
+}
+
+/* Runs bw-merge with args; its result. */
+static void bw_merge(char *const args[], shim_result *res) {
+  char *argv[16] = {BW_MERGE};
+  int n = 1;
+  for (int i = 0; args[i] && n < 15; i++)
+    argv[n++] = args[i];
+  argv[n] = NULL;
+  assert_int_equal(shim_run(argv, NULL, 0, 120, res), 0);
+  assert_false(res->timedout);
+  assert_true(res->exited);
+}
+
+static void assert_unnamed(json_t *report) {
+  json_t *sites = json_object_get(report, "call_sites");
+  assert_true(json_array_size(sites) > 0);
+  for (size_t i = 0; i < json_array_size(sites); i++) {
+    json_t *frames = json_object_get(json_array_get(sites, i), "frames");
+    for (size_t k = 0; k < json_array_size(frames); k++) {
+      json_t *f = json_array_get(frames, k);
+      assert_true(json_is_null(json_object_get(f, "function")));
+      assert_true(json_is_string(json_object_get(f, "module")));
+    }
+  }
+}
+
+static void
+test_signal_handler_report_is_named_by_bw_merge_as_in_process(void **state) {
+  (void)state;
+  shim_result named_res, dead, merged;
+  json_t *named = named_report(&named_res);
+  const char *dead_json = tmp_path("dead.json");
+  json_t *unnamed =
+      run_target(SYM_TARGET, "die", dead_json, "handle_fatal=1", &dead);
+  assert_false(dead.exited); /* died of SIGTERM, the report written first */
+  assert_non_null(unnamed);
+  assert_unnamed(unnamed);
+  const char *out = tmp_path("dead-named.json");
+  char *args[] = {"--no-text", "-o", (char *)out, (char *)dead_json, NULL};
+  bw_merge(args, &merged);
+  json_t *j = shim_load_json(out);
+  assert_non_null(j);
+  static char a[65536], b[65536];
+  assert_string_equal(
+      signature(json_array_get(json_object_get(j, "processes"), 0), a,
+                sizeof a),
+      signature(named, b, sizeof b));
+  json_decref(j);
+  json_decref(unnamed);
+  json_decref(named);
+  shim_result_free(&named_res);
+  shim_result_free(&dead);
+  shim_result_free(&merged);
+}
+
+static void test_wrapper_names_frames_as_the_process_does(void **state) {
+  (void)state;
+  shim_result named_res, wrapped;
+  json_t *named = named_report(&named_res);
+  const char *out = tmp_path("wrapped.json");
+  unlink(out);
+  char *argv[] = {BLOCKWATCH_CMD, "--worker-name", "sym-*", "-o", (char *)out,
+                  "--",           SYM_TARGET,      NULL};
+  assert_int_equal(shim_run(argv, NULL, 0, 120, &wrapped), 0);
+  assert_true(wrapped.exited);
+  assert_int_equal(wrapped.status, 0);
+  json_t *j = shim_load_json(out);
+  assert_non_null(j);
+  static char a[65536], b[65536];
+  assert_string_equal(signature(j, a, sizeof a), signature(named, b, sizeof b));
+  /* ... from the module and offset each frame still carries. */
+  json_t *sites = json_object_get(j, "call_sites");
+  for (size_t i = 0; i < json_array_size(sites); i++) {
+    json_t *frames = json_object_get(json_array_get(sites, i), "frames");
+    for (size_t k = 0; k < json_array_size(frames); k++)
+      assert_true(
+          json_is_string(json_object_get(json_array_get(frames, k), "offset")));
+  }
+  /* The text summary names the worst site's line as the process does. */
+  json_t *worst = json_object_get(json_object_get(named, "summary"), "worst");
+  const char *at =
+      shim_fmt("worst: %s at %s:%lld", str(json_object_get(worst, "function")),
+               str(json_object_get(worst, "file")),
+               (long long)json_integer_value(json_object_get(worst, "line")));
+  assert_non_null(strstr(wrapped.err, at));
+  assert_string_equal(
+      str(json_object_get(
+          json_object_get(json_object_get(j, "summary"), "worst"), "caller")),
+      str(json_object_get(worst, "caller")));
+  json_decref(j);
+  json_decref(named);
+  shim_result_free(&named_res);
+  shim_result_free(&wrapped);
+}
+
+/* How many times the loader says it loaded libdw (LD_DEBUG=files). */
+static int libdw_loads(const char *err) {
+  int n = 0;
+  for (const char *p = err; (p = strstr(p, "file=libdw.so")); p++)
+    n++;
+  return n;
+}
+
+static void test_symbolize_0_leaves_names_and_libdw_to_bw_merge(void **state) {
+  (void)state;
+  const char *json = tmp_path("nosym.json");
+  char *argv[] = {SYM_TARGET, NULL};
+  shim_result on, off;
+  run(argv, shim_fmt("report=json:report_path=%s:worker_name=sym-*", json),
+      "LD_DEBUG=files", 1, &on);
+  assert_true(libdw_loads(on.err) > 0);
+  run(argv,
+      shim_fmt("report=json:report_path=%s:worker_name=sym-*:symbolize=0",
+               json),
+      "LD_DEBUG=files", 1, &off);
+  assert_int_equal(off.status, 0);
+  assert_null(strstr(off.err, "blockwatch: warning"));
+  assert_int_equal(libdw_loads(off.err), 0);
+  json_t *j = shim_load_json(json);
+  assert_non_null(j);
+  assert_unnamed(j);
+  json_decref(j);
+  shim_result_free(&on);
+  shim_result_free(&off);
+}
+
+/* A frame of the program's own module, from a merged file. */
+static json_t *own_frame(json_t *merged, const char *module) {
+  json_t *sites = json_object_get(merged, "call_sites");
+  for (size_t i = 0; i < json_array_size(sites); i++) {
+    json_t *frames = json_object_get(json_array_get(sites, i), "frames");
+    for (size_t k = 0; k < json_array_size(frames); k++) {
+      json_t *f = json_array_get(frames, k);
+      if (strcmp(str(json_object_get(f, "module")), module) == 0)
+        return f;
+    }
+  }
+  return NULL;
+}
+
+static void test_rebuilt_or_gone_module_keeps_offset_and_a_note(void **state) {
+  (void)state;
+  char copy[600], cmd[1400];
+  snprintf(copy, sizeof copy, "%s", tmp_path("sym_copy"));
+  snprintf(cmd, sizeof cmd, "cp '%s' '%s'", SYM_TARGET, copy);
+  assert_int_equal(system(cmd), 0);
+  shim_result res, merged;
+  const char *json = tmp_path("copy.json");
+  json_t *j = run_target(copy, NULL, json, "symbolize=0", &res);
+  assert_non_null(j);
+  json_decref(j);
+  char exe[PATH_MAX];
+  assert_non_null(realpath(copy, exe));
+  /* Another build in its place: the frame is not named from it. */
+  snprintf(cmd, sizeof cmd, "cp /bin/true '%s'", copy);
+  assert_int_equal(system(cmd), 0);
+  const char *out = tmp_path("copy-named.json");
+  char *args[] = {"--no-text", "-o", (char *)out, (char *)json, NULL};
+  bw_merge(args, &merged);
+  j = shim_load_json(out);
+  json_t *f = own_frame(j, exe);
+  assert_non_null(f);
+  assert_true(json_is_null(json_object_get(f, "function")));
+  assert_true(json_is_string(json_object_get(f, "offset")));
+  assert_non_null(strstr(str(json_object_get(f, "note")), "build-id"));
+  json_decref(j);
+  shim_result_free(&merged);
+  /* Gone: the same, with the text summary saying so. */
+  unlink(copy);
+  char *text_args[] = {"-o", (char *)out, (char *)json, NULL};
+  bw_merge(text_args, &merged);
+  j = shim_load_json(out);
+  f = own_frame(j, exe);
+  assert_non_null(f);
+  assert_true(json_is_null(json_object_get(f, "function")));
+  assert_non_null(strstr(str(json_object_get(f, "note")), "not found"));
+  assert_non_null(strstr(merged.err, shim_fmt("(%s+0x", exe)));
+  json_decref(j);
+  shim_result_free(&merged);
+  shim_result_free(&res);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_every_frame_carries_module_build_id_and_offset),
+      cmocka_unit_test(
+          test_signal_handler_report_is_named_by_bw_merge_as_in_process),
+      cmocka_unit_test(test_wrapper_names_frames_as_the_process_does),
+      cmocka_unit_test(test_symbolize_0_leaves_names_and_libdw_to_bw_merge),
+      cmocka_unit_test(test_rebuilt_or_gone_module_keeps_offset_and_a_note),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
