@@ -585,6 +585,22 @@ static void log_site(const bwsh__site_view *s) {
     bwsh__log("    hint: %s", hint);
 }
 
+/* What the count "on workers" holds, as the text says it after the count:
+ * " on pool workers", " in event-loop callbacks" (the loop threads'), or
+ * both with each one's count (": 2 on pool workers, 3 in ..."). */
+static const char *where_counted(const snapshot *s, char *buf, size_t size) {
+  uint64_t in_loops = 0, all = s->totals.calls_worker;
+  for (int i = 0; i < s->nloops; i++)
+    in_loops += s->loops[i].calls;
+  if (in_loops == 0)
+    return " on pool workers";
+  if (in_loops >= all)
+    return " in event-loop callbacks";
+  snprintf(buf, size, ": %llu on pool workers, %llu in event-loop callbacks",
+           (unsigned long long)(all - in_loops), (unsigned long long)in_loops);
+  return buf;
+}
+
 /* The closing line, last in the text report (sanitizers end with one):
  * the worst site named by its blocking function and where it was called
  * (or, without a line, the function it was called from). */
@@ -598,11 +614,12 @@ static void log_summary(const snapshot *s) {
   else if (s->nsites > 0 && s->sites[0].nframes > 0)
     snprintf(worst, sizeof worst, "%s in %s", bwsh__fn_name(s->sites[0].fn),
              sym.function);
-  bwsh__log("SUMMARY: blockwatch: %llu blocking call%s on pool workers (%s "
-            "ms), starvation delay %s ms; worst: %s",
+  char buf[96];
+  bwsh__log("SUMMARY: blockwatch: %llu blocking call%s%s (%s ms), "
+            "starvation delay %s ms; worst: %s",
             (unsigned long long)t->calls_worker,
-            t->calls_worker == 1 ? "" : "s", ms(t->blocked_ns_worker).s,
-            ms(s->starvation_ns).s, worst);
+            t->calls_worker == 1 ? "" : "s", where_counted(s, buf, sizeof buf),
+            ms(t->blocked_ns_worker).s, ms(s->starvation_ns).s, worst);
 }
 
 /* "other threads: read() x120, write() x4, ... (and 3 more functions)":
@@ -633,9 +650,10 @@ static void write_text(const snapshot *s, int why) {
   const char *when = why == BW_WHY_INTERIM ? "interim report" : "report";
   bwsh__log("==== %s for pid %d (%s)", when, (int)getpid(),
             program_invocation_name);
-  bwsh__log("%llu blocking call(s) on pool workers, %s ms blocked; %llu on "
-            "other threads",
-            (unsigned long long)t->calls_worker, ms(t->blocked_ns_worker).s,
+  char buf[96];
+  bwsh__log("%llu blocking call(s)%s, %s ms blocked; %llu on other threads",
+            (unsigned long long)t->calls_worker,
+            where_counted(s, buf, sizeof buf), ms(t->blocked_ns_worker).s,
             (unsigned long long)t->calls_other);
   log_other_threads(s);
   if (t->calls_blocking)

@@ -283,16 +283,43 @@ static void print_other_threads(FILE *f, json_t *by_fn) {
   fputc('\n', f);
 }
 
+/* The calls of reports[] in event-loop callbacks (loops[].blocking_calls). */
+static long long loop_calls(json_t *report) {
+  long long n = 0;
+  size_t i;
+  json_t *l;
+  json_array_foreach(json_object_get(report, "loops"), i, l) {
+    n += count(json_object_get(l, "blocking_calls"));
+  }
+  return n;
+}
+
+/* Where the count "on workers" was, as the shim's text says it after the
+ * count: on pool workers, in event-loop callbacks, or both with each one's
+ * count. */
+static const char *where_counted(long long all, long long in_loops, char *buf,
+                                 size_t size) {
+  if (in_loops == 0)
+    return " on pool workers";
+  if (in_loops >= all)
+    return " in event-loop callbacks";
+  snprintf(buf, size, ": %lld on pool workers, %lld in event-loop callbacks",
+           all - in_loops, in_loops);
+  return buf;
+}
+
 /* One process as the shim prints its own report, without the SUMMARY. */
 static void print_process(FILE *f, json_t *report, const char *json_path) {
   json_t *calls = json_object_get(report, "blocking_calls");
   fprintf(f, "blockwatch: ==== report for pid %lld (%s)\n",
           count(json_object_get(report, "pid")),
           str(json_object_get(report, "program"), "?"));
+  char buf[96];
+  long long on = count(json_object_get(calls, "on_workers"));
   fprintf(f,
-          "blockwatch: %lld blocking call(s) on pool workers, %.3f ms "
-          "blocked; %lld on other threads\n",
-          count(json_object_get(calls, "on_workers")),
+          "blockwatch: %lld blocking call(s)%s, %.3f ms blocked; %lld on "
+          "other threads\n",
+          on, where_counted(on, loop_calls(report), buf, sizeof buf),
           ms(json_object_get(calls, "blocked_ms")),
           count(json_object_get(calls, "on_other_threads")));
   print_other_threads(f,
@@ -375,11 +402,16 @@ void bwm_print(FILE *f, json_t *merged, const char *json_path) {
   json_t *sum = json_object_get(merged, "summary");
   char worst[512];
   worst_text(json_object_get(sum, "worst"), worst, sizeof worst);
-  long long on = count(json_object_get(sum, "on_workers"));
+  long long on = count(json_object_get(sum, "on_workers")), in_loops = 0;
+  json_array_foreach(procs, i, report) {
+    in_loops += loop_calls(report);
+  }
+  char buf[96];
   fprintf(f,
-          "blockwatch: SUMMARY: blockwatch: %lld blocking call%s on pool "
-          "workers (%.3f ms), starvation delay %.3f ms; worst: %s\n",
-          on, on == 1 ? "" : "s", ms(json_object_get(sum, "blocked_ms")),
+          "blockwatch: SUMMARY: blockwatch: %lld blocking call%s%s (%.3f "
+          "ms), starvation delay %.3f ms; worst: %s\n",
+          on, on == 1 ? "" : "s", where_counted(on, in_loops, buf, sizeof buf),
+          ms(json_object_get(sum, "blocked_ms")),
           ms(json_object_get(sum, "starvation_delay_ms")), worst);
 }
 
