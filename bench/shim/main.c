@@ -16,7 +16,10 @@
  * sharing a mutex, computing, polling) and prints "whole.ms MS";
  * `bw_bench_shim N fork` forks N children that each try to exec a program
  * that does not exist and _exit (libuv's uv_spawn of a missing file, run
- * 100 times by one of its tests) and prints "fork.ms MS", per child.
+ * 100 times by one of its tests) and prints "fork.ms MS", per child;
+ * `bw_bench_shim N sites` makes one 100 us usleep from each of N (at most
+ * 20) distinct call sites on the "work-0" thread and prints nothing: the
+ * report's cost at exit is what the bench times.
  * Exit status 1 when libc cannot be found (nothing is printed then).
  */
 #include <dlfcn.h>
@@ -196,6 +199,46 @@ static void forks(void) {
   printf("fork.ms %.3f\n", (now_ns() - t0) / 1e6 / (double)iters);
 }
 
+/* ---- call sites: one blocking call from each of SITES functions --------- */
+
+/* The call sites, by number: X(n) for each (laid out by hand: clang-format 14
+ * moves a list of macro calls by one more on every run). */
+// clang-format off
+#define BENCH_SITES(X) \
+  X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) \
+  X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17) X(18) X(19)
+// clang-format on
+
+/* One call site per function (site_calls[n] after the call keeps it from
+ * being a tail call). */
+static volatile int site_calls[32];
+#define SITE_FN(n)                                                             \
+  static __attribute__((noinline)) void site_##n(void) {                       \
+    usleep(100);                                                               \
+    site_calls[n]++;                                                           \
+  }
+BENCH_SITES(SITE_FN)
+#undef SITE_FN
+
+#define SITE_ENTRY(n) site_##n,
+static void (*const site_fns[])(void) = {BENCH_SITES(SITE_ENTRY)};
+#undef SITE_ENTRY
+enum { SITES = sizeof site_fns / sizeof site_fns[0] };
+
+static void *sites_thread(void *arg) {
+  (void)arg;
+  pthread_setname_np(pthread_self(), "work-0");
+  for (long i = 0; i < iters && i < SITES; i++)
+    site_fns[i]();
+  return NULL;
+}
+
+static void sites(void) {
+  pthread_t th;
+  pthread_create(&th, NULL, sites_thread, NULL);
+  pthread_join(th, NULL);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1)
     iters = strtol(argv[1], NULL, 10);
@@ -207,6 +250,10 @@ int main(int argc, char **argv) {
   }
   if (argc > 2 && strcmp(argv[2], "fork") == 0) {
     forks();
+    return 0;
+  }
+  if (argc > 2 && strcmp(argv[2], "sites") == 0) {
+    sites();
     return 0;
   }
   if (find_libc() != 0) {

@@ -122,6 +122,44 @@ n=$(col "$tmp/native" fork fork.ms 3)
 s=$(col "$tmp/shim" fork fork.ms 3)
 awk -v n="$n" -v s="$s" 'BEGIN { printf "%-34s %10.3f %10.3f %8.3f\n", "fork + failed exec, ms per child", n, s, s / n }'
 
+# ---- exit with 20 call sites: named in the process, or once by bw-merge ----
+# One process under LD_PRELOAD with the options `blockwatch --` gives it
+# (a JSON report), symbolize=1 (each process names its own frames, as
+# before) against symbolize=0 (the wrapper's now): wall ms and the peak
+# RSS (KiB, GNU time); then a whole `blockwatch --` run of 10 such
+# processes, whose bw-merge names the frames once for all of them.
+wrapper=$build/shim/blockwatch
+if [ -x "$build/tools/bw-merge/bw-merge" ] && [ -x /usr/bin/time ]; then
+  sites_opts="worker_name=work-*:report=json:report_path=$tmp/sites.%p.json"
+  tree="for i in 1 2 3 4 5 6 7 8 9 10; do '$bin' 20 sites || exit 1; done"
+  for ((r = 1; r <= runs; r++)); do
+    for sym in 1 0; do
+      t0=$EPOCHREALTIME
+      LD_PRELOAD=$lib BLOCKWATCH_OPTIONS="$sites_opts:symbolize=$sym" \
+        /usr/bin/time -f %M -o "$tmp/rss" "$bin" 20 sites >/dev/null 2>&1 || status=1
+      awk -v a="$t0" -v b="$EPOCHREALTIME" -v s="$sym" -v k="$(cat "$tmp/rss")" \
+        'BEGIN { printf "sites one.%s %.3f %s\n", s, (b - a) * 1000, k }' >>"$tmp/sites"
+      t0=$EPOCHREALTIME
+      "$wrapper" --worker-name 'work-*' symbolize=$sym -- sh -c "$tree" \
+        >/dev/null 2>&1 || status=1
+      awk -v a="$t0" -v b="$EPOCHREALTIME" -v s="$sym" \
+        'BEGIN { printf "sites tree.%s %.3f\n", s, (b - a) * 1000 }' >>"$tmp/sites"
+    done
+  done
+  echo
+  printf '%-34s %10s %10s %8s\n' '20 call sites, exit cost (median)' 'in process' 'bw-merge' ratio
+  for row in "one:3:one process, wall ms" "one:4:one process, peak RSS KiB" \
+    "tree:3:blockwatch -- 10 processes, ms"; do
+    IFS=: read -r what field label <<<"$row"
+    b=$(col "$tmp/sites" sites "$what.1" "$field")
+    a=$(col "$tmp/sites" sites "$what.0" "$field")
+    awk -v m="$label" -v b="$b" -v a="$a" 'BEGIN { printf "%-34s %10.1f %10.1f %8.3f\n", m, b, a, a / b }'
+  done
+  echo "(in process: symbolize=1, every process names its frames with libdw at exit;"
+  echo " bw-merge: symbolize=0, the wrapper's default, bw-merge names them once)"
+  rm -f "$tmp"/sites.*.json
+fi
+
 # ---- real test binaries --------------------------------------------------
 [ -n "$tests" ] || exit $status
 for t in $tests; do
