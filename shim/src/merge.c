@@ -16,6 +16,7 @@
 #endif
 #include "merge.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* ---- merging reports that share a file (merge.h) ------------------------- */
@@ -186,6 +187,186 @@ static void out_num(bwsh__out *o, num n) {
 
 static void out_span(bwsh__out *o, span s) {
   bwsh__out_bytes(o, s.p, s.n);
+}
+
+/* ---- naming the frames another process left unnamed -------------------- */
+
+static int naming;
+
+void bwsh__merge_naming(int on) {
+  naming = on;
+}
+
+static int is_null(span v) {
+  return v.n == 4 && memcmp(v.p, "null", 4) == 0;
+}
+
+/* An object whose "function" is null: a frame written unnamed. */
+static int unnamed_frame(span v) {
+  return first_char(v) == '{' && is_null(member_named(v, "function"));
+}
+
+/* The JSON string s (as the shim writes one: \", \\ and \u00XX escapes)
+ * into out; 0 when it is not a string or does not fit. */
+static int unquote(span s, char *out, size_t size) {
+  size_t n = 0;
+  if (s.n < 2 || s.p[0] != '"')
+    return 0;
+  for (size_t i = 1; i + 1 < s.n; i++) {
+    char c = s.p[i];
+    if (c == '\\' && i + 2 < s.n && s.p[i + 1] == 'u' && i + 6 < s.n) {
+      unsigned v = 0;
+      for (int k = 2; k < 6; k++) {
+        char h = s.p[i + k];
+        v = v * 16 + (unsigned)(h <= '9' ? h - '0' : (h | 0x20) - 'a' + 10);
+      }
+      c = (char)v;
+      i += 5;
+    } else if (c == '\\' && i + 2 < s.n) {
+      c = s.p[++i];
+    }
+    if (n + 1 >= size)
+      return 0;
+    out[n++] = c;
+  }
+  out[n] = '\0';
+  return 1;
+}
+
+#define MAX_INLINE 8 /* as report.c: the frames one address expands to */
+
+/* The frames of an unnamed frame, named from its module and offset into
+ * out: how many (0: it cannot be named). */
+static int name_frame(span frame, bwsh__sym *out, int max) {
+  char path[600], build_id[80], offset[24];
+  span id = member_named(frame, "build_id");
+  if (!unquote(member_named(frame, "module"), path, sizeof path) ||
+      !unquote(member_named(frame, "offset"), offset, sizeof offset))
+    return 0;
+  int has_id = unquote(id, build_id, sizeof build_id);
+  uintptr_t off = 0;
+  for (const char *p = offset + 2; *p; p++)
+    off = off * 16 + (uintptr_t)(*p <= '9' ? *p - '0' : (*p | 0x20) - 'a' + 10);
+  const char *note;
+  return bwsh__symbolize_file(path, has_id ? build_id : NULL, off, out, max,
+                              &note);
+}
+
+/* A named frame as report.c writes one, its module, build-id and offset
+ * those of the unnamed one. */
+static void out_named_frame(bwsh__out *o, const bwsh__sym *sym, span frame) {
+  bwsh__out_str(o, "{\"function\":");
+  bwsh__out_jstr(o, sym->function);
+  bwsh__out_str(o, ",\"file\":");
+  bwsh__out_jstr(o, sym->file[0] ? sym->file : NULL);
+  bwsh__out_str(o, ",\"line\":");
+  bwsh__out_i64(o, sym->line);
+  bwsh__out_str(o, sym->inlined ? ",\"inlined\":true" : ",\"inlined\":false");
+  static const char *const keys[] = {"module", "build_id", "offset"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    bwsh__out_str(o, ",\"");
+    bwsh__out_str(o, keys[i]);
+    bwsh__out_str(o, "\":");
+    span v = member_named(frame, keys[i]);
+    out_span(o, v.n ? v : (span){"null", 4});
+  }
+  bwsh__out_str(o, "}");
+}
+
+static bwsh__sym syms[MAX_INLINE];
+
+static void out_named(bwsh__out *o, span v, span report);
+
+/* A "frames" array with each unnamed frame as the frames it names. */
+static void out_frames(bwsh__out *o, span v) {
+  items it;
+  span f;
+  const char *at = v.p;
+  if (!items_open(&it, v, '[')) {
+    out_span(o, v);
+    return;
+  }
+  while (items_next(&it, NULL, &f)) {
+    bwsh__out_bytes(o, at, (size_t)(f.p - at));
+    at = f.p + f.n;
+    int n = unnamed_frame(f) ? name_frame(f, syms, MAX_INLINE) : 0;
+    if (n == 0)
+      out_span(o, f);
+    for (int k = 0; k < n; k++) {
+      bwsh__out_str(o, k ? "," : "");
+      out_named_frame(o, &syms[k], f);
+    }
+  }
+  bwsh__out_bytes(o, at, (size_t)(v.p + v.n - at));
+}
+
+/* summary.worst with its caller from the report's worst site (the first),
+ * named: the frame where the blocking function was called. */
+static void out_worst(bwsh__out *o, span worst, span report) {
+  /* Not named when naming is off: a signal handler writes this too. */
+  items it;
+  span site = no_span, frame = no_span;
+  if (items_open(&it, member_named(report, "call_sites"), '['))
+    items_next(&it, NULL, &site);
+  if (items_open(&it, member_named(site, "frames"), '['))
+    items_next(&it, NULL, &frame);
+  if (!naming || !is_null(member_named(worst, "caller")) ||
+      !unnamed_frame(frame) || name_frame(frame, syms, MAX_INLINE) == 0) {
+    out_span(o, worst);
+    return;
+  }
+  bwsh__out_str(o, "{\"function\":");
+  out_span(o, member_named(worst, "function"));
+  bwsh__out_str(o, ",\"caller\":");
+  bwsh__out_jstr(o, syms[0].function);
+  bwsh__out_str(o, ",\"file\":");
+  bwsh__out_jstr(o, syms[0].file[0] ? syms[0].file : NULL);
+  bwsh__out_str(o, ",\"line\":");
+  bwsh__out_i64(o, syms[0].line);
+  bwsh__out_str(o, "}");
+}
+
+/* One member's value, named: frames, the via of a site, the worst. */
+static void out_member(bwsh__out *o, span obj, span key, span v, span report) {
+  span via = member_named(obj, "via_frame");
+  if (key_is(key, "frames") && first_char(v) == '[') {
+    out_frames(o, v);
+  } else if (key_is(key, "via") && is_null(v) && unnamed_frame(via) &&
+             name_frame(via, syms, 1) == 1) {
+    bwsh__out_jstr(o, syms[0].function);
+  } else if (key_is(key, "via_frame") && unnamed_frame(v) &&
+             name_frame(v, syms, 1) == 1) {
+    out_named_frame(o, &syms[0], v);
+  } else if (key_is(key, "worst") && first_char(v) == '{') {
+    out_worst(o, v, report);
+  } else {
+    out_named(o, v, report);
+  }
+}
+
+/* v as it is, but for the frames its process left unnamed: named, when
+ * naming is on (the text between values is copied as it was). report: the
+ * process report v is part of (for the worst site). */
+static void out_named(bwsh__out *o, span v, span report) {
+  char open = first_char(v);
+  items it;
+  span k, val;
+  if (!naming || (open != '{' && open != '[') || !items_open(&it, v, open)) {
+    out_span(o, v);
+    return;
+  }
+  if (open == '{' && member_named(v, "pid").n)
+    report = v;
+  const char *at = v.p;
+  while (items_next(&it, open == '{' ? &k : NULL, &val)) {
+    bwsh__out_bytes(o, at, (size_t)(val.p - at));
+    at = val.p + val.n;
+    if (open == '{')
+      out_member(o, v, k, val, report);
+    else
+      out_named(o, val, report);
+  }
+  bwsh__out_bytes(o, at, (size_t)(v.p + v.n - at));
 }
 
 /* The processes of a merge: prev's (the one report, or a merged file's
@@ -376,7 +557,7 @@ static void write_total(bwsh__out *o, const procs *ps, span key, span key2,
     bwsh__out_str(o, "[");
     for (int i = 0; i < tops.n; i++) {
       bwsh__out_str(o, i ? ",\n  " : "\n  ");
-      out_span(o, tops.site[i]);
+      out_named(o, tops.site[i], tops.report[i]);
     }
     bwsh__out_str(o, "]");
   } else if (first_char(like) == '[' &&
@@ -388,7 +569,10 @@ static void write_total(bwsh__out *o, const procs *ps, span key, span key2,
     bwsh__out_str(o, "]");
   } else if (key2.n && key_is(key2, "worst")) {
     span worst = tops.n ? lookup(tops.report[0], key, key2) : no_span;
-    out_span(o, worst.n ? worst : (span){"null", 4});
+    if (worst.n)
+      out_worst(o, worst, tops.report[0]);
+    else
+      bwsh__out_str(o, "null");
   } else if (first_char(like) == '{' && !key2.n) {
     items it;
     span k, v;
@@ -417,7 +601,7 @@ static void write_total(bwsh__out *o, const procs *ps, span key, span key2,
 static void write_raw(void *ctx, span report) {
   gather *g = ctx;
   bwsh__out_str(g->o, g->n++ ? ",\n" : "\n");
-  out_span(g->o, report);
+  out_named(g->o, report, report);
 }
 
 /* The whole text v is one JSON object (whitespace around it aside). */

@@ -11,7 +11,9 @@
  *    writes the same shape from separate files.
  *  - Only text the shim wrote is read back; anything else is "not a
  *    report" and left to be replaced, as without merging.
- *  - No allocation: the texts are mapped files, the writer a bwsh__out.
+ *  - No allocation but libdw's, when the merge names other processes'
+ *    frames (never in a signal handler): the texts are mapped files, the
+ *    writer a bwsh__out.
  */
 #ifndef BW_SHIM_MERGE_H
 #define BW_SHIM_MERGE_H
@@ -55,6 +57,10 @@ typedef struct bwsh__span {
  * not NULL and prev's "run" is not run (a file of an earlier run). */
 BWSH__HIDDEN int bwsh__merge_write(bwsh__out *o, bwsh__span prev,
                                    bwsh__span mine, const char *run);
+
+/* On: the merge names the frames of the reports it copies that their
+ * process left unnamed (report.c turns it on when it names its own). */
+BWSH__HIDDEN void bwsh__merge_naming(int on);
 
 /* The shared file of a run (lifecycle.c): */
 /* 1 when the report goes to a file other processes of the run write too:

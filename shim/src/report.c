@@ -452,6 +452,8 @@ static void commit_json(int fd, const char *tmp, const char *path, int ok) {
   }
   bwsh__fd_forget(fd);
   if (bwsh__real_close(fd) == 0) {
+    /* The last writer names what the others left unnamed. */
+    bwsh__merge_naming(!unnamed());
     bwsh__commit_shared(tmp, path);
   } else {
     bwsh__log("warning: could not write '%s'", path);
@@ -721,6 +723,7 @@ void bwsh__report_write(int why) {
   if (why != BW_WHY_INTERIM && bwsh__opt.trace_path[0])
     bwsh__trace_write(in_signal);
   bwsh__symbolize_end();
+  bwsh__symbolize_files_end();
   errno = saved;
   bwsh__self.depth--;
   atomic_store(&report_busy, 0);

@@ -2,7 +2,8 @@
  * of a report carries its module, build-id and offset (a signal handler's
  * report too), symbolize=0 leaves naming (and libdw) to bw-merge, and the
  * names bw-merge gives, under `blockwatch --` or to files given to it, are
- * the ones the process gives itself.
+ * the ones the process gives itself; so are those the last process to
+ * write a shared report_path gives the others'.
  *
  * Invariants: the program run is sym_target (20 sites and an inlined one
  * on its "sym-worker"); reports are compared by their sites' function and
@@ -285,6 +286,23 @@ static void test_symbolize_0_leaves_names_and_libdw_to_bw_merge(void **state) {
   assert_non_null(j);
   assert_unnamed(j);
   json_decref(j);
+  /* Nor when it merges into a shared file what another left unnamed. */
+  shim_result merged;
+  unlink(json);
+  char *two[] = {"/bin/sh", "-c",
+                 shim_fmt("'%s' && '%s'", SYM_TARGET, SYM_TARGET), NULL};
+  run(two,
+      shim_fmt("report=json:report_path=%s:worker_name=sym-*:symbolize=0",
+               json),
+      "LD_DEBUG=files", 1, &merged);
+  assert_int_equal(merged.status, 0);
+  assert_int_equal(libdw_loads(merged.err), 0);
+  j = shim_load_json(json);
+  assert_non_null(j);
+  assert_int_equal(json_array_size(json_object_get(j, "processes")), 3);
+  assert_unnamed(j);
+  json_decref(j);
+  shim_result_free(&merged);
   shim_result_free(&on);
   shim_result_free(&off);
 }
@@ -345,6 +363,53 @@ static void test_rebuilt_or_gone_module_keeps_offset_and_a_note(void **state) {
   shim_result_free(&res);
 }
 
+static void test_last_writer_names_a_signal_handlers_report(void **state) {
+  (void)state;
+  shim_result named_res, res;
+  json_t *named = named_report(&named_res);
+  const char *json = tmp_path("shared.json");
+  unlink(json);
+  /* The first process dies of SIGTERM, its report written in the signal
+   * handler (unnamed); the second merges into the same file and names it. */
+  char *argv[] = {"/bin/sh", "-c",
+                  shim_fmt("'%s' die; '%s'", SYM_TARGET, SYM_TARGET), NULL};
+  run(argv,
+      shim_fmt("report=json:report_path=%s:worker_name=sym-*:handle_fatal=1",
+               json),
+      NULL, 1, &res);
+  json_t *j = shim_load_json(json);
+  assert_non_null(j);
+  json_t *procs = json_object_get(j, "processes");
+  static char a[65536], b[65536];
+  signature(named, b, sizeof b);
+  int with_sites = 0;
+  for (size_t i = 0; i < json_array_size(procs); i++) {
+    json_t *p = json_array_get(procs, i);
+    if (json_array_size(json_object_get(p, "call_sites")) == 0)
+      continue;
+    with_sites++;
+    assert_string_equal(signature(p, a, sizeof a), b);
+    assert_string_equal(
+        str(json_object_get(
+            json_object_get(json_object_get(p, "summary"), "worst"), "caller")),
+        "nap");
+  }
+  assert_int_equal(with_sites, 2);
+  /* The totals' sites are the processes', named too. */
+  json_t *sites = json_object_get(j, "call_sites");
+  assert_int_equal(json_array_size(sites), 42);
+  for (size_t i = 0; i < json_array_size(sites); i++) {
+    json_t *frames = json_object_get(json_array_get(sites, i), "frames");
+    for (size_t k = 0; k < json_array_size(frames); k++)
+      assert_true(json_is_string(
+          json_object_get(json_array_get(frames, k), "function")));
+  }
+  json_decref(j);
+  json_decref(named);
+  shim_result_free(&named_res);
+  shim_result_free(&res);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_frame_carries_module_build_id_and_offset),
@@ -353,6 +418,7 @@ int main(void) {
       cmocka_unit_test(test_wrapper_names_frames_as_the_process_does),
       cmocka_unit_test(test_symbolize_0_leaves_names_and_libdw_to_bw_merge),
       cmocka_unit_test(test_rebuilt_or_gone_module_keeps_offset_and_a_note),
+      cmocka_unit_test(test_last_writer_names_a_signal_handlers_report),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
