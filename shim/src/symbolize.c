@@ -298,13 +298,16 @@ void bwsh__symbolize_end(void) {
 /* ---- frames of other processes: module file + offset --------------------- */
 
 /* One module file opened offline, by its path; mod NULL when it cannot
- * name frames (gone, not ELF, another build), note then says why. */
+ * name frames (gone, not ELF), note then says why. build_id is the
+ * file's: each frame's own is checked against it, since reports of one
+ * path may come from two builds. */
 typedef struct offline {
   char *path;
   Dwfl *dwfl;
   Dwfl_Module *mod;
   GElf_Addr bias;
   const char *note;
+  char build_id[2 * 32 + 1];
 } offline;
 
 #define MAX_OFFLINE 64
@@ -325,7 +328,7 @@ static void file_build_id(Dwfl_Module *mod, char *out, size_t size) {
   }
 }
 
-static void open_offline(offline *e, const char *build_id) {
+static void open_offline(offline *e) {
   e->note = "module not found or not readable";
   e->dwfl = dw.begin(&dw.offline_callbacks);
   if (!e->dwfl)
@@ -333,19 +336,14 @@ static void open_offline(offline *e, const char *build_id) {
   Dwfl_Module *mod = dw.report_elf(e->dwfl, e->path, e->path, -1, 0, false);
   if (!mod || dw.report_end(e->dwfl, NULL, NULL) != 0)
     return;
-  char have[2 * 32 + 1];
-  file_build_id(mod, have, sizeof have);
-  if (build_id && strcmp(have, build_id) != 0) {
-    e->note = "module rebuilt since the run (build-id differs)";
-    return;
-  }
+  file_build_id(mod, e->build_id, sizeof e->build_id);
   dw.getelf(mod, &e->bias);
   e->mod = mod;
   e->note = NULL;
 }
 
 /* The entry of path, opened on first use (NULL: table full, or no libdw). */
-static offline *offline_module(const char *path, const char *build_id) {
+static offline *offline_module(const char *path) {
   for (int i = 0; i < noffline; i++)
     if (strcmp(offlines[i].path, path) == 0)
       return &offlines[i];
@@ -358,17 +356,21 @@ static offline *offline_module(const char *path, const char *build_id) {
   if (!e->path)
     return NULL;
   noffline++;
-  open_offline(e, build_id);
+  open_offline(e);
   return e;
 }
 
 int bwsh__symbolize_file(const char *path, const char *build_id,
                          uintptr_t offset, bwsh__sym *out, int max,
                          const char **note) {
-  offline *e = offline_module(path, build_id);
+  offline *e = offline_module(path);
   *note = e ? e->note : "no libdw to read the module with";
   if (!e || !e->mod || max < 1)
     return 0;
+  if (build_id && strcmp(build_id, e->build_id) != 0) {
+    *note = "module rebuilt since the run (build-id differs)";
+    return 0;
+  }
   bwsh__self.depth++;
   Dwarf_Addr addr = (Dwarf_Addr)offset - 1 + e->bias;
   clear(&out[0]);
