@@ -165,6 +165,10 @@ static void add_object(struct dl_phdr_info *info) {
       return;
     memcpy(o->path, name, len + 1);
   } else {
+    static int program_known; /* once: a scan runs per new call site */
+    if (program_known)
+      return;
+    program_known = 1;
     ssize_t len = readlink("/proc/self/exe", o->path, sizeof o->path - 1);
     if (len <= 0)
       return;
