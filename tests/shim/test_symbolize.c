@@ -177,16 +177,27 @@ static void bw_merge(char *const args[], shim_result *res) {
   assert_true(res->exited);
 }
 
-static void assert_unnamed(json_t *report) {
+/* Every frame of report's call_sites, in order, into out (at most max):
+ * how many. */
+static size_t all_frames(json_t *report, json_t **out, size_t max) {
   json_t *sites = json_object_get(report, "call_sites");
-  assert_true(json_array_size(sites) > 0);
+  size_t n = 0;
   for (size_t i = 0; i < json_array_size(sites); i++) {
     json_t *frames = json_object_get(json_array_get(sites, i), "frames");
-    for (size_t k = 0; k < json_array_size(frames); k++) {
-      json_t *f = json_array_get(frames, k);
-      assert_true(json_is_null(json_object_get(f, "function")));
-      assert_true(json_is_string(json_object_get(f, "module")));
-    }
+    for (size_t k = 0; k < json_array_size(frames) && n < max; k++)
+      out[n++] = json_array_get(frames, k);
+  }
+  return n;
+}
+
+static json_t *frames[1024];
+
+static void assert_unnamed(json_t *report) {
+  size_t n = all_frames(report, frames, 1024);
+  assert_true(n > 0);
+  for (size_t i = 0; i < n; i++) {
+    assert_true(json_is_null(json_object_get(frames[i], "function")));
+    assert_true(json_is_string(json_object_get(frames[i], "module")));
   }
 }
 
@@ -235,13 +246,9 @@ static void test_wrapper_names_frames_as_the_process_does(void **state) {
   static char a[65536], b[65536];
   assert_string_equal(signature(j, a, sizeof a), signature(named, b, sizeof b));
   /* ... from the module and offset each frame still carries. */
-  json_t *sites = json_object_get(j, "call_sites");
-  for (size_t i = 0; i < json_array_size(sites); i++) {
-    json_t *frames = json_object_get(json_array_get(sites, i), "frames");
-    for (size_t k = 0; k < json_array_size(frames); k++)
-      assert_true(
-          json_is_string(json_object_get(json_array_get(frames, k), "offset")));
-  }
+  size_t n = all_frames(j, frames, 1024);
+  for (size_t i = 0; i < n; i++)
+    assert_true(json_is_string(json_object_get(frames[i], "offset")));
   /* The text summary names the worst site's line as the process does. */
   json_t *worst = json_object_get(json_object_get(named, "summary"), "worst");
   const char *at =
@@ -309,15 +316,10 @@ static void test_symbolize_0_leaves_names_and_libdw_to_bw_merge(void **state) {
 
 /* A frame of the module's, from a report or a merged file's totals. */
 static json_t *own_frame(json_t *merged, const char *module) {
-  json_t *sites = json_object_get(merged, "call_sites");
-  for (size_t i = 0; i < json_array_size(sites); i++) {
-    json_t *frames = json_object_get(json_array_get(sites, i), "frames");
-    for (size_t k = 0; k < json_array_size(frames); k++) {
-      json_t *f = json_array_get(frames, k);
-      if (strcmp(str(json_object_get(f, "module")), module) == 0)
-        return f;
-    }
-  }
+  size_t n = all_frames(merged, frames, 1024);
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(str(json_object_get(frames[i], "module")), module) == 0)
+      return frames[i];
   return NULL;
 }
 
@@ -338,16 +340,11 @@ static void test_rebuilt_or_gone_module_keeps_offset_and_a_note(void **state) {
    * a copy of the report), read after one of this build: named in the
    * first, not in the second. */
   j = shim_load_json(json);
-  json_t *sites = json_object_get(j, "call_sites");
-  for (size_t i = 0; i < json_array_size(sites); i++) {
-    json_t *frames = json_object_get(json_array_get(sites, i), "frames");
-    for (size_t k = 0; k < json_array_size(frames); k++) {
-      json_t *fr = json_array_get(frames, k);
-      if (strcmp(str(json_object_get(fr, "module")), exe) == 0)
-        json_object_set_new(fr, "build_id",
-                            json_string("00112233445566778899"));
-    }
-  }
+  size_t n = all_frames(j, frames, 1024);
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(str(json_object_get(frames[i], "module")), exe) == 0)
+      json_object_set_new(frames[i], "build_id",
+                          json_string("00112233445566778899"));
   const char *other = tmp_path("other-build.json");
   assert_int_equal(json_dump_file(j, other, 0), 0);
   json_decref(j);
@@ -429,14 +426,10 @@ static void test_last_writer_names_a_signal_handlers_report(void **state) {
   }
   assert_int_equal(with_sites, 2);
   /* The totals' sites are the processes', named too. */
-  json_t *sites = json_object_get(j, "call_sites");
-  assert_int_equal(json_array_size(sites), 42);
-  for (size_t i = 0; i < json_array_size(sites); i++) {
-    json_t *frames = json_object_get(json_array_get(sites, i), "frames");
-    for (size_t k = 0; k < json_array_size(frames); k++)
-      assert_true(json_is_string(
-          json_object_get(json_array_get(frames, k), "function")));
-  }
+  assert_int_equal(json_array_size(json_object_get(j, "call_sites")), 42);
+  size_t n = all_frames(j, frames, 1024);
+  for (size_t i = 0; i < n; i++)
+    assert_true(json_is_string(json_object_get(frames[i], "function")));
   json_decref(j);
   json_decref(named);
   shim_result_free(&named_res);
