@@ -5,35 +5,26 @@
  *  - These libraries may be loaded after the shim's constructor ran (a
  *    dlopen) or never: their functions are looked up at their first call,
  *    not by real.c's bwsh__resolve_all, and a missing one is said once.
- *  - A lookup raises bwsh__self.depth, so whatever dlsym calls that the
- *    shim wraps goes straight through, and never nests (as in real.c); a
- *    pointer once found never changes.
+ *  - The lookup is real.c's (its re-entrancy guard and raised depth
+ *    included): one refused from inside dlsym is not a missing function,
+ *    and is tried again at the next call. A pointer once found never
+ *    changes.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "shim.h"
+#include "real.h"
 
-#include <dlfcn.h>
 #include <string.h>
-
-/* Set while this thread is inside dlsym: a lookup from in there (dlsym's
- * calloc through a preloaded allocator back into a wrapper) returns NULL
- * instead of re-entering the loader. */
-static BWSH__TLS __thread int resolving;
 
 void bwsh__foreign_next(bwsh__foreign_fn *f, const char *name, void *out,
                         size_t size) {
   void *p = atomic_load_explicit(&f->fn, memory_order_acquire);
-  if (!p && !resolving) {
-    resolving = 1;
-    bwsh__self.depth++;
-    p = dlsym(RTLD_NEXT, name);
-    bwsh__self.depth--;
-    resolving = 0;
+  if (!p) {
+    p = bwsh__real_lookup(name, NULL);
     if (p)
       atomic_store_explicit(&f->fn, p, memory_order_release);
-    else if (!atomic_exchange(&f->said, 1))
+    else if (!bwsh__real_in_lookup() && !atomic_exchange(&f->said, 1))
       bwsh__log("ERROR: real function not found: %s", name);
   }
   memset(out, 0, size);

@@ -2,7 +2,8 @@
  * real.h, lazily or all at once (bwsh__resolve_all).
  *
  * Invariants:
- *  - lookup is the one place that calls dlsym/dlvsym. It raises
+ *  - bwsh__real_lookup is the one place that calls dlsym/dlvsym (the
+ *    foreign pools' functions, foreign.c, are found through it too). It raises
  *    bwsh__self.depth around the call, so whatever dlsym calls that we wrap
  *    goes straight through, and refuses to nest: a lookup from inside
  *    dlsym (calloc -> a preloaded allocator -> one of our wrappers) returns
@@ -22,8 +23,11 @@
 
 static BWSH__TLS __thread int resolving;
 
-/* dlsym / dlvsym with the re-entrancy guard described above. */
-static void *lookup(const char *name, const char *version) {
+int bwsh__real_in_lookup(void) {
+  return resolving;
+}
+
+void *bwsh__real_lookup(const char *name, const char *version) {
   if (resolving)
     return NULL;
   resolving = 1;
@@ -39,7 +43,7 @@ static void *lookup(const char *name, const char *version) {
 #define BWSH__REAL(ret, name, params)                                          \
   ret(*bwsh__next_##name) params;                                              \
   ret(*bwsh__resolve_##name(void)) params {                                    \
-    void *p = lookup(#name, NULL);                                             \
+    void *p = bwsh__real_lookup(#name, NULL);                                  \
     ret(*fn) params = NULL;                                                    \
     memcpy(&fn, &p, sizeof fn);                                                \
     if (fn)                                                                    \
@@ -66,8 +70,9 @@ static void *cond_lookup(int timed, int old) {
   void **slot = &cond_fns[timed][old ? 1 : 0];
   void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
   if (!p) {
-    p = lookup(timed ? "pthread_cond_timedwait" : "pthread_cond_wait",
-               old ? COND_OLD : COND_NEW);
+    p = bwsh__real_lookup(timed ? "pthread_cond_timedwait"
+                                : "pthread_cond_wait",
+                          old ? COND_OLD : COND_NEW);
     if (p)
       __atomic_store_n(slot, p, __ATOMIC_RELEASE);
   }

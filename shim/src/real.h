@@ -97,6 +97,13 @@ typedef int (*bwsh__cond_timedwait_fn)(pthread_cond_t *, pthread_mutex_t *,
 BWSH__HIDDEN bwsh__cond_wait_fn bwsh__real_cond_wait(int old);
 BWSH__HIDDEN bwsh__cond_timedwait_fn bwsh__real_cond_timedwait(int old);
 
+/* The next definition of `name` (of symbol version `version`, NULL: the
+ * default) after the shim's own, or NULL: missing, or asked from inside
+ * dlsym on this thread (which this refuses, rather than recurse). */
+BWSH__HIDDEN void *bwsh__real_lookup(const char *name, const char *version);
+/* 1 while this thread is inside bwsh__real_lookup's dlsym. */
+BWSH__HIDDEN int bwsh__real_in_lookup(void);
+
 /* Resolves every real function (dlsym RTLD_NEXT). Idempotent. */
 BWSH__HIDDEN void bwsh__resolve_all(void);
 
