@@ -6,10 +6,10 @@
  * Invariants:
  *  - The loop's own wait is a poll-family call (poll, ppoll, select,
  *    pselect, epoll_wait and its forms) whose return address lies in the
- *    loop library's executable segment, found once per kind from the real
- *    runner's address. Under a sanitizer the call reaches the shim from the
- *    sanitizer's interceptor: a poll-family call from a sanitizer runtime
- *    on a loop thread is taken for the loop's own too.
+ *    loop library's executable segment, which the real runner's address
+ *    marks in modules.c's table. Under a sanitizer the call reaches the
+ *    shim from the sanitizer's interceptor: a poll-family call from an
+ *    interposer on a loop thread is taken for the loop's own too.
  *  - A callback stretch runs from the runner's start or the end of the
  *    loop's own wait to the next own wait or the runner's return; a poll
  *    that cannot block (zero timeout) passes the shim by and does not end
@@ -17,7 +17,7 @@
  *  - A record belongs to one (process, thread, kind) and is written only by
  *    that thread (relaxed loads and stores); the reporter reads published
  *    records only. No allocation, no lock on any path but the first entry
- *    of a kind (dl_iterate_phdr).
+ *    of a kind (marking its segment: dl_iterate_phdr).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -25,7 +25,6 @@
 #include "shim.h"
 
 #include <errno.h>
-#include <link.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -37,98 +36,6 @@ const char *bwsh__loop_kind_name(int kind) {
   static const char *const names[] = {BWSH__LOOP_KINDS(NAME)};
 #undef NAME
   return kind >= 0 && kind < BW_LOOP_KIND_COUNT ? names[kind] : "?";
-}
-
-/* ---- modules: the loop libraries and the sanitizer runtimes -------------- */
-
-/* What an executable segment is to this file. */
-enum { MOD_OTHER = 0, MOD_SANITIZER = 1, MOD_LOOP = 2 /* + kind */ };
-
-/* Executable segments already classified: [lo, hi) and their class,
- * published by `hi` (0: free). Small: a loop thread's polls come from its
- * loop library and, under a sanitizer, the sanitizer's runtime. */
-#define MODULES 16
-static struct {
-  _Atomic uintptr_t lo, hi;
-  atomic_int cls;
-} modules[MODULES];
-static atomic_int n_modules;
-
-typedef struct segment {
-  uintptr_t addr, lo, hi;
-  const char *name;
-} segment;
-
-static int find_segment(struct dl_phdr_info *info, size_t size, void *data) {
-  (void)size;
-  segment *s = data;
-  for (int i = 0; i < info->dlpi_phnum; i++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-      continue;
-    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-    if (s->addr >= lo && s->addr < lo + ph->p_memsz) {
-      s->lo = lo;
-      s->hi = lo + ph->p_memsz;
-      s->name = info->dlpi_name;
-      return 1;
-    }
-  }
-  return 0;
-}
-
-static int is_sanitizer_runtime(const char *name) {
-  static const char *const runtimes[] = {"libasan", "libtsan", "liblsan",
-                                         "libubsan", "libclang_rt"};
-  for (size_t i = 0; name && i < sizeof runtimes / sizeof *runtimes; i++)
-    if (strstr(name, runtimes[i]))
-      return 1;
-  return 0;
-}
-
-/* The index of the known segment holding addr, or -1. */
-static int module_lookup(uintptr_t addr) {
-  int n = atomic_load_explicit(&n_modules, memory_order_acquire);
-  for (int i = 0; i < n && i < MODULES; i++) {
-    uintptr_t hi = atomic_load_explicit(&modules[i].hi, memory_order_acquire);
-    if (addr < hi &&
-        addr >= atomic_load_explicit(&modules[i].lo, memory_order_relaxed))
-      return i;
-  }
-  return -1;
-}
-
-/* The class of the segment holding addr; `loop_kind` >= 0 says addr is a
- * loop runner of that kind (which outranks what a poll from there made of
- * the segment before). Unknown segments are looked up (once each, while
- * there is room; after that, every time). */
-static int module_class(uintptr_t addr, int loop_kind) {
-  int known = module_lookup(addr);
-  if (known >= 0) {
-    if (loop_kind >= 0)
-      atomic_store_explicit(&modules[known].cls, MOD_LOOP + loop_kind,
-                            memory_order_relaxed);
-    return atomic_load_explicit(&modules[known].cls, memory_order_relaxed);
-  }
-  int cls;
-  segment s = {.addr = addr};
-  if (!dl_iterate_phdr(find_segment, &s))
-    return MOD_OTHER;
-  cls = loop_kind >= 0                 ? MOD_LOOP + loop_kind
-        : is_sanitizer_runtime(s.name) ? MOD_SANITIZER
-                                       : MOD_OTHER;
-  static atomic_flag adding = ATOMIC_FLAG_INIT;
-  while (atomic_flag_test_and_set(&adding))
-    __builtin_ia32_pause();
-  int n = atomic_load(&n_modules);
-  if (module_lookup(addr) < 0 && n < MODULES) {
-    atomic_store(&modules[n].lo, s.lo);
-    atomic_store(&modules[n].cls, cls);
-    atomic_store(&modules[n].hi, s.hi);
-    atomic_store_explicit(&n_modules, n + 1, memory_order_release);
-  }
-  atomic_flag_clear(&adding);
-  return cls;
 }
 
 /* ---- records ------------------------------------------------------------- */
@@ -210,9 +117,9 @@ int bwsh__loop_enter(bwsh__loop_thread *saved, int kind, void (*real)(void),
     return 0;
   int saved_errno = errno;
   bwsh__self.depth++;
-  uintptr_t addr;
+  void *addr;
   memcpy(&addr, &real, sizeof addr);
-  module_class(addr, kind);
+  bwsh__modules_mark_loop(addr, kind);
   *saved = bwsh__loop_self;
   bwsh__loop_self.depth = saved->depth + 1;
   bwsh__loop_self.kind = kind;
@@ -275,14 +182,14 @@ static int made_by_the_loop(const bwsh__loop_thread *l) {
 
 int bwsh__loop_call_begin(int fn, void *caller) {
   bwsh__loop_thread *l = &bwsh__loop_self;
-  int cls = module_class((uintptr_t)caller, -1);
+  int own_code = bwsh__code_loop(caller) == l->kind;
   if (is_poll_family(fn) &&
-      (cls == MOD_LOOP + l->kind || cls == MOD_SANITIZER)) {
+      (own_code || bwsh__code_kind(caller) == BW_CODE_INTERPOSER)) {
     stretch_end(bwsh__now_ns());
     l->in_wait = 1;
     return 0;
   }
-  if (cls == MOD_LOOP + l->kind && l->runner_ret && made_by_the_loop(l))
+  if (own_code && l->runner_ret && made_by_the_loop(l))
     return 0;
   return 1;
 }

@@ -1,20 +1,24 @@
-/* modules.c - which code is the program's own: the address ranges of the
- * libraries a call site is never filed under (libc, the pool and loop
- * libraries, sanitizer runtimes, the shim and the bundled runtime).
+/* modules.c - which code is whose: the address ranges of the libraries a
+ * call site is never filed under (libc, the pool and loop libraries,
+ * sanitizer runtimes, the shim and the bundled runtime), which of them is
+ * libuv or GLib, and which segment holds each event loop's runner.
  *
  * Invariants:
- *  - The table only grows: a range is appended under `scanning` and
- *    published by the release store of `count`; readers take no lock and
- *    see a prefix of the table. A library unloaded later keeps its range
- *    (its addresses are not reused by program code often enough to pay a
- *    removal protocol for).
+ *  - The table only grows: a range is appended under `adding` (a short
+ *    spin, never held across a call into the loader) and published by the
+ *    release store of `count`; readers take no lock and see a prefix of the
+ *    table. A library unloaded later keeps its range (its addresses are not
+ *    reused by program code often enough to pay a removal protocol for).
  *  - A scan walks the loader's list (dl_iterate_phdr, which takes the
  *    loader's lock): it runs at start and when a new call site is about to
  *    be claimed (a library loaded since may hold its caller), never on the
  *    path of a call whose site is known. After a fork the table holds.
  *  - The program itself (the module with an empty name) is never a system
  *    module, so a program that links libuv statically files its sites
- *    under libuv's code: the names are all there is to go by.
+ *    under libuv's code: the names are all there is to go by. A loop's
+ *    runner marks the segment it lies in by address instead (the
+ *    program's own, then, for a static libuv): the loop's waits are told by
+ *    where they come from, whatever the module's name.
  *  - The same scan records every module with a file (objects[]: its path,
  *    load bias, code range and GNU build-id, read from its mapped notes),
  *    published the same way, so that a frame is named by module + offset
@@ -34,12 +38,15 @@
 
 typedef struct range {
   uintptr_t lo, hi;
-  int kind; /* BW_CODE_LIBRARY or BW_CODE_INTERPOSER */
+  int kind;        /* BW_CODE_*: PROGRAM only for a loop's segment */
+  int lib;         /* BW_LIB_* */
+  atomic_int loop; /* 1 + the BW_LOOP_* whose runner lies here, 0: none */
 } range;
 
 static range ranges[MAX_RANGES];
 static atomic_int count;
 static atomic_int scanning;
+static atomic_flag adding = ATOMIC_FLAG_INIT;
 
 /* A module with a file: where it is mapped and what it is. */
 typedef struct object {
@@ -60,12 +67,15 @@ static atomic_int nobjects;
 typedef struct lib_name {
   const char *prefix;
   int kind;
+  int lib;
 } lib_name;
 
 #define LIB(p)                                                                 \
-  { p, BW_CODE_LIBRARY }
+  { p, BW_CODE_LIBRARY, BW_LIB_NONE }
+#define LIB_OF(p, lib)                                                         \
+  { p, BW_CODE_LIBRARY, lib }
 #define INTERPOSER(p)                                                          \
-  { p, BW_CODE_INTERPOSER }
+  { p, BW_CODE_INTERPOSER, BW_LIB_NONE }
 static const lib_name system_libs[] = {
     LIB("libc.so"),
     LIB("libc-"),
@@ -76,8 +86,8 @@ static const lib_name system_libs[] = {
     LIB("ld-linux"),
     LIB("libstdc++"),
     LIB("libgcc_s"),
-    LIB("libuv.so"),
-    LIB("libglib-2.0"),
+    LIB_OF("libuv.so", BW_LIB_UV),
+    LIB_OF("libglib-2.0", BW_LIB_GLIB),
     LIB("libgio-2.0"),
     LIB("libgobject-2.0"),
     LIB("libgthread-2.0"),
@@ -93,28 +103,53 @@ static const lib_name system_libs[] = {
     INTERPOSER("libclang_rt."),
 };
 #undef LIB
+#undef LIB_OF
 #undef INTERPOSER
 
-/* The kind of code of the module at path (BW_CODE_PROGRAM: none of the
- * above). */
-static int kind_of_name(const char *path) {
+/* The entry of the module at path (NULL: none of the above, the
+ * program's). */
+static const lib_name *entry_of_name(const char *path) {
   if (path == NULL || path[0] == '\0')
-    return BW_CODE_PROGRAM;
+    return NULL;
   const char *base = strrchr(path, '/');
   base = base ? base + 1 : path;
   for (size_t i = 0; i < sizeof system_libs / sizeof system_libs[0]; i++) {
     const char *p = system_libs[i].prefix;
     if (strncmp(base, p, strlen(p)) == 0)
-      return system_libs[i].kind;
+      return &system_libs[i];
   }
-  return BW_CODE_PROGRAM;
+  return NULL;
 }
 
+/* The index of the range starting at lo among the first n, or -1. */
 static int known(uintptr_t lo, int n) {
   for (int i = 0; i < n; i++)
     if (ranges[i].lo == lo)
-      return 1;
-  return 0;
+      return i;
+  return -1;
+}
+
+/* Appends [lo, hi) of the module at path unless it is there; its index
+ * (-1: the table is full). `loop` (1 + a BW_LOOP_*, or 0) marks it. */
+static int append(uintptr_t lo, uintptr_t hi, const char *path, int loop) {
+  while (atomic_flag_test_and_set_explicit(&adding, memory_order_acquire))
+    __builtin_ia32_pause();
+  int n = atomic_load_explicit(&count, memory_order_relaxed);
+  int i = known(lo, n);
+  if (i < 0 && n < MAX_RANGES) {
+    const lib_name *e = entry_of_name(path);
+    ranges[n].lo = lo;
+    ranges[n].hi = hi;
+    ranges[n].kind = e ? e->kind : BW_CODE_PROGRAM;
+    ranges[n].lib = e ? e->lib : BW_LIB_NONE;
+    atomic_store_explicit(&ranges[n].loop, 0, memory_order_relaxed);
+    i = n;
+    atomic_store_explicit(&count, n + 1, memory_order_release);
+  }
+  if (i >= 0 && loop)
+    atomic_store_explicit(&ranges[i].loop, loop, memory_order_relaxed);
+  atomic_flag_clear_explicit(&adding, memory_order_release);
+  return i;
 }
 
 /* The GNU build-id of a mapped module, from its PT_NOTE segments, as hex
@@ -201,22 +236,15 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data) {
   (void)size;
   (void)data;
   add_object(info);
-  int kind = kind_of_name(info->dlpi_name);
-  if (kind == 0)
+  if (!entry_of_name(info->dlpi_name))
     return 0;
-  int n = atomic_load_explicit(&count, memory_order_relaxed);
-  for (int i = 0; i < info->dlpi_phnum && n < MAX_RANGES; i++) {
+  for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
     if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
       continue;
     uintptr_t lo = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
-    if (known(lo, n))
-      continue;
-    ranges[n].lo = lo;
-    ranges[n].hi = lo + ph->p_memsz;
-    ranges[n].kind = kind;
-    n++;
-    atomic_store_explicit(&count, n, memory_order_release);
+    if (known(lo, atomic_load_explicit(&count, memory_order_acquire)) < 0)
+      append(lo, lo + ph->p_memsz, info->dlpi_name, 0);
   }
   return 0;
 }
@@ -228,13 +256,63 @@ void bwsh__modules_scan(void) {
   atomic_store_explicit(&scanning, 0, memory_order_release);
 }
 
-int bwsh__code_kind(const void *pc) {
+/* The executable segment holding addr, and its module's name. */
+typedef struct segment {
+  uintptr_t addr, lo, hi;
+  const char *name;
+} segment;
+
+static int find_segment(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size;
+  segment *s = data;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+      continue;
+    uintptr_t lo = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
+    if (s->addr >= lo && s->addr < lo + ph->p_memsz) {
+      s->lo = lo;
+      s->hi = lo + ph->p_memsz;
+      s->name = info->dlpi_name;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* The range holding pc among the published ones, or NULL. */
+static const range *range_of(const void *pc) {
   uintptr_t a = (uintptr_t)pc;
   int n = atomic_load_explicit(&count, memory_order_acquire);
   for (int i = 0; i < n; i++)
     if (a >= ranges[i].lo && a < ranges[i].hi)
-      return ranges[i].kind;
-  return BW_CODE_PROGRAM;
+      return &ranges[i];
+  return NULL;
+}
+
+void bwsh__modules_mark_loop(const void *runner, int loop_kind) {
+  const range *r = range_of(runner);
+  if (r &&
+      atomic_load_explicit(&r->loop, memory_order_relaxed) == loop_kind + 1)
+    return;
+  segment s = {.addr = (uintptr_t)runner};
+  if (dl_iterate_phdr(find_segment, &s))
+    append(s.lo, s.hi, s.name, loop_kind + 1);
+}
+
+int bwsh__code_kind(const void *pc) {
+  const range *r = range_of(pc);
+  return r ? r->kind : BW_CODE_PROGRAM;
+}
+
+int bwsh__code_library(const void *pc) {
+  const range *r = range_of(pc);
+  return r ? r->lib : BW_LIB_NONE;
+}
+
+int bwsh__code_loop(const void *pc) {
+  const range *r = range_of(pc);
+  return r ? atomic_load_explicit(&r->loop, memory_order_relaxed) - 1 : -1;
 }
 
 int bwsh__module_of(const void *pc, bwsh__module *out) {

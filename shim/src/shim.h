@@ -527,6 +527,16 @@ BWSH__HIDDEN void bwsh__modules_scan(void);
  * the shim). Lock-free, a few compares. */
 enum { BW_CODE_PROGRAM = 0, BW_CODE_LIBRARY, BW_CODE_INTERPOSER };
 BWSH__HIDDEN int bwsh__code_kind(const void *pc);
+/* Which of the libraries the foreign-pool code asks about pc lies in
+ * (BW_LIB_NONE: another, or none known), by the module's name. */
+enum { BW_LIB_NONE = 0, BW_LIB_UV, BW_LIB_GLIB };
+BWSH__HIDDEN int bwsh__code_library(const void *pc);
+/* Marks the executable segment holding `runner` (a loop runner's real
+ * function) as the code of the loop library of BW_LOOP_* `loop_kind`;
+ * bwsh__code_loop then gives that kind for any pc in it, else -1. The
+ * first mark of a segment walks the loader's list (takes its lock). */
+BWSH__HIDDEN void bwsh__modules_mark_loop(const void *runner, int loop_kind);
+BWSH__HIDDEN int bwsh__code_loop(const void *pc);
 
 /* ---- symbols (symbolize.c) ----------------------------------------------- */
 
