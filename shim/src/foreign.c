@@ -32,6 +32,24 @@ void bwsh__foreign_next(bwsh__foreign_fn *f, const char *name, void *out,
     memcpy(out, &p, size);
 }
 
+int bwsh__foreign_thread_maker(void *caller) {
+  if (bwsh__code_kind(caller) == BW_CODE_PROGRAM)
+    bwsh__modules_scan(); /* or a library loaded since the last scan */
+  int lib = bwsh__code_library(caller);
+  if (lib == BW_LIB_NONE && bwsh__code_kind(caller) == BW_CODE_INTERPOSER) {
+    /* A sanitizer's pthread_create called us: who called it? */
+    void *frames[BW_SITE_FRAMES + 16];
+    int n = bwsh__capture_frames(frames, (int)(sizeof frames / sizeof *frames));
+    int i = 0;
+    while (i < n && bwsh__code_kind(frames[i]) == BW_CODE_INTERPOSER)
+      i++;
+    lib = i < n ? bwsh__code_library(frames[i]) : BW_LIB_NONE;
+  }
+  if (lib == BW_LIB_UV)
+    return bwsh__uv_in_setup() ? BW_LIB_UV : BW_LIB_NONE;
+  return lib;
+}
+
 int bwsh__foreign_watched(void) {
   return atomic_load_explicit(&bwsh__active, memory_order_relaxed) &&
          !atomic_load_explicit(&bwsh__stood_down, memory_order_relaxed) &&

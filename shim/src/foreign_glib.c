@@ -15,6 +15,9 @@
  *    record, stamped with the push's sequence number): GLib pops items in
  *    that order unless a sort function is set. A start whose push time was
  *    overwritten (RING pushes ahead) counts as an item, not timed.
+ *  - A thread GLib made is its own (nothing it does outside an item
+ *    counts) when the function it runs is GLib's: GThread's public
+ *    fields (deprecated/gthread.h, a stable ABI) start with that function.
  *  - The pool's size is max_threads (g_thread_pool_set_max_threads
  *    changes it); -1, unbounded, is size 0: never all blocked, since GLib
  *    then starts a thread for every item that finds none idle.
@@ -194,4 +197,16 @@ int bwsh__glib_pool_set_max_threads(void *pool, int max_threads, void **error) {
     errno = saved_errno;
   }
   return r;
+}
+
+int bwsh__glib_own_thread(void) {
+  static bwsh__foreign_fn real;
+  void *const *(*fn)(void);
+  bwsh__foreign_next(&real, "g_thread_self", &fn, sizeof fn);
+  if (!fn)
+    return 0;
+  bwsh__self.depth++;
+  void *const *thread = fn(); /* GThread: func, data, joinable, priority */
+  bwsh__self.depth--;
+  return thread && bwsh__code_library(thread[0]) == BW_LIB_GLIB;
 }

@@ -14,6 +14,12 @@
  *    while the req waits in the queue.
  *  - libuv has one pool per process (shared by every loop); its size is
  *    read as libuv reads it, from UV_THREADPOOL_SIZE at the first submit.
+ *  - libuv does its one-time setup under uv_once (pthread_once): starting
+ *    the pool's threads (init_threads) and waiting for each to run, its
+ *    signal lock's first write. Nothing else runs libuv's code under a
+ *    pthread_once that libuv's code called, so that shape of the stack is
+ *    what tells setup apart; a thread the program asks for
+ *    (uv_thread_create) has the program's frame right above libuv's.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -118,6 +124,38 @@ static void trampoline(void *req) {
   bwsh__foreign_item_begin(libuv_pool(), enqueue_ns, (void *)work_cb, &saved);
   work_cb(req);
   bwsh__foreign_item_end(&saved);
+}
+
+/* Walks frames[i..n) past those for which in(frame) holds. */
+static int skip(void *const *frames, int i, int n, int (*in)(const void *)) {
+  while (i < n && in(frames[i]))
+    i++;
+  return i;
+}
+
+static int in_libuv(const void *pc) {
+  return bwsh__code_library(pc) == BW_LIB_UV;
+}
+
+static int in_interposer(const void *pc) {
+  return bwsh__code_kind(pc) == BW_CODE_INTERPOSER;
+}
+
+/* Neither libuv's nor the program's: libc's pthread_once, or a sanitizer's
+ * interceptor of it. */
+static int in_other_library(const void *pc) {
+  return !in_libuv(pc) && bwsh__code_kind(pc) != BW_CODE_PROGRAM;
+}
+
+int bwsh__uv_in_setup(void) {
+  void *frames[BW_SITE_FRAMES + 16];
+  int n = bwsh__capture_frames(frames, (int)(sizeof frames / sizeof *frames));
+  int i = skip(frames, 0, n, in_interposer);
+  if (i == n || !in_libuv(frames[i]))
+    return 0; /* not called from libuv's code */
+  i = skip(frames, i, n, in_libuv);
+  int once = skip(frames, i, n, in_other_library);
+  return once > i && once < n && in_libuv(frames[once]);
 }
 
 int bwsh__uv_queue_work(void *loop, void *req, bwsh__uv_work_cb work_cb,

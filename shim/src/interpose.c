@@ -474,12 +474,18 @@ EXPORT void _Exit(int status) {
 typedef struct trampoline {
   void *(*start)(void *);
   void *arg;
+  int maker; /* BW_LIB_* of the code that made the thread, or BW_LIB_NONE */
 } trampoline;
 
-static void *start_as_worker(void *p) {
+/* The new thread's first instruction: it is what its maker made it (a
+ * foreign pool's), or a worker_start worker. */
+static void *start_known(void *p) {
   trampoline t = *(trampoline *)p;
   free(p);
-  bwsh__thread_is_option_worker();
+  if (t.maker != BW_LIB_NONE)
+    bwsh__thread_born_of(t.maker);
+  else
+    bwsh__thread_is_option_worker();
   return t.start(t.arg);
 }
 
@@ -512,17 +518,24 @@ EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr,
   if (!fn)
     return EAGAIN;
   if (!atomic_load_explicit(&bwsh__active, memory_order_relaxed) ||
-      bwsh__self.depth || !bwsh__opt.worker_start[0])
+      bwsh__self.depth)
     return fn(th, attr, start, arg);
+  int saved_errno = errno;
   bwsh__self.depth++;
-  int match = is_worker_start(start);
-  trampoline *t = match ? malloc(sizeof *t) : NULL;
+  int maker = bwsh__foreign_thread_maker(CALLER);
+  int match = maker == BW_LIB_NONE && bwsh__opt.worker_start[0] &&
+              is_worker_start(start);
+  trampoline *t = maker != BW_LIB_NONE || match ? malloc(sizeof *t) : NULL;
+  if (t && maker == BW_LIB_UV)
+    bwsh__thread_starts_uv_pool();
   bwsh__self.depth--;
+  errno = saved_errno;
   if (!t)
     return fn(th, attr, start, arg);
   t->start = start;
   t->arg = arg;
-  int r = fn(th, attr, start_as_worker, t);
+  t->maker = maker;
+  int r = fn(th, attr, start_known, t);
   if (r != 0)
     free(t);
   return r;

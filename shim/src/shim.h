@@ -180,6 +180,12 @@ typedef struct bwsh__thread {
   void *item_fn;
   int blocked_pool; /* pool marked blocked by the current call, -1 */
   int locks_held;   /* pool spinlocks this thread holds (pools.c) */
+  /* BW_LIB_GLIB: GLib made this thread; whether for a function of its own
+   * is asked at its first counted call (then cleared). */
+  int born_of;
+  /* This thread started libuv's pool: its calls take the long way (where
+   * their caller is known) until one is no longer libuv's setup. */
+  int uv_setup;
   int tid;
   unsigned shard; /* 1 + its per-pool item shard (pools.c); 0: none yet */
   bwsh__slot *slot;
@@ -248,6 +254,15 @@ typedef struct bwsh__item_frame {
 BWSH__HIDDEN void bwsh__foreign_item_begin(int p, uint64_t enqueue_ns, void *fn,
                                            bwsh__item_frame *saved);
 BWSH__HIDDEN void bwsh__foreign_item_end(const bwsh__item_frame *saved);
+/* The calling thread was made by foreign library code (BW_LIB_*, as
+ * bwsh__foreign_thread_maker said in its creator): libuv's pool thread is
+ * a POOL_IDLE thread from here on; GLib's is asked at its first counted
+ * call whether it runs a function of GLib's own (then it is one too). Its
+ * first instruction, from the pthread_create trampoline (interpose.c). */
+BWSH__HIDDEN void bwsh__thread_born_of(int lib);
+/* The calling thread is creating a thread that bwsh__foreign_thread_maker
+ * called libuv's pool's: its own waits for them are libuv's setup. */
+BWSH__HIDDEN void bwsh__thread_starts_uv_pool(void);
 /* Records the calling thread's name in its slot (trace metadata). */
 BWSH__HIDDEN void bwsh__thread_name_slot(void);
 /* Resets per-process state in a fork child. */
@@ -430,6 +445,12 @@ BWSH__HIDDEN void bwsh__foreign_next(bwsh__foreign_fn *f, const char *name,
 /* 1 when a submit should be watched: the shim is active, has not stood
  * down, and the caller is not the shim itself. */
 BWSH__HIDDEN int bwsh__foreign_watched(void);
+/* Who the thread that pthread_create is asked for from `caller` (its
+ * return address) is for: BW_LIB_UV, libuv's pool (made in libuv's
+ * setup); BW_LIB_GLIB, made by GLib's code (for itself or for the
+ * program: asked later); BW_LIB_NONE, anyone else's. Inside the shim
+ * (depth raised); may unwind. */
+BWSH__HIDDEN int bwsh__foreign_thread_maker(void *caller);
 
 /* libuv (foreign_uv.c): uv_queue_work and uv_cancel, with libuv's types
  * as pointers (uv_work_t *, uv_loop_t *); results are libuv's. */
@@ -439,6 +460,9 @@ BWSH__HIDDEN int bwsh__uv_queue_work(void *loop, void *req,
                                      bwsh__uv_work_cb work_cb,
                                      bwsh__uv_after_cb after_cb);
 BWSH__HIDDEN int bwsh__uv_cancel(void *req);
+/* 1 when the calling thread is in libuv's one-time setup (under uv_once):
+ * starting its pool, its signal lock's first write. Unwinds. */
+BWSH__HIDDEN int bwsh__uv_in_setup(void);
 
 /* GLib (foreign_glib.c): GThreadPool's constructors, push and
  * set_max_threads, with GLib's types as C's (GThreadPool *, GError **,
@@ -455,6 +479,9 @@ BWSH__HIDDEN void *bwsh__glib_pool_new_full(bwsh__glib_func func,
 BWSH__HIDDEN int bwsh__glib_pool_push(void *pool, void *data, void **error);
 BWSH__HIDDEN int bwsh__glib_pool_set_max_threads(void *pool, int max_threads,
                                                  void **error);
+/* 1 when the calling thread is a GThread running a function of GLib's own
+ * (a pool's thread, the pool-spawner, the worker context's "gmain"). */
+BWSH__HIDDEN int bwsh__glib_own_thread(void);
 
 /* C-Thread-Pool (foreign_thpool.c): the pool of a thread named `name`
  * ("thread-pool-N"), made or grown to N + 1 threads, else -1; and whether

@@ -272,6 +272,17 @@ void bwsh__thread_classify(void) {
     bwsh__self.pool = -1;
     return;
   }
+  if (bwsh__self.born_of == BW_LIB_GLIB) {
+    bwsh__self.born_of = BW_LIB_NONE; /* asked once: the answer holds */
+    if (bwsh__glib_own_thread()) {
+      if (was_option)
+        bwsh__pool_worker_leave(bwsh__self.pool, bwsh__now_ns());
+      bwsh__self.classified_by_option = 0;
+      bwsh__self.kind = BW_THREAD_POOL_IDLE;
+      bwsh__self.pool = -1;
+      return;
+    }
+  }
   int is_option = 0;
   char name[17] = {0};
   if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
@@ -312,6 +323,19 @@ void bwsh__thread_is_option_worker(void) {
   bwsh__self.classified_by_option = 2;
   bwsh__thread_name_slot();
   bwsh__self.depth--;
+}
+
+void bwsh__thread_born_of(int lib) {
+  if (lib == BW_LIB_UV) {
+    bwsh__self.kind = BW_THREAD_POOL_IDLE;
+    bwsh__self.pool = -1;
+  } else {
+    bwsh__self.born_of = lib;
+  }
+}
+
+void bwsh__thread_starts_uv_pool(void) {
+  bwsh__self.uv_setup = 1;
 }
 
 void bwsh__thread_name_slot(void) {
@@ -414,12 +438,28 @@ int bwsh__count_other_call(int fn) {
   /* No slot yet, a stale classification or a fired fail=1: bwsh__call_begin
    * takes those. (slot_add itself knows the shared slot 0.) */
   if (bwsh__self.kind != BW_THREAD_OTHER || s == NULL ||
+      bwsh__self.uv_setup /* libuv starts its pool: ask the caller */ ||
       bwsh__loop_self.depth /* a loop thread: its callbacks' calls count */ ||
       my_epoch != atomic_load_explicit(&classify_epoch, memory_order_relaxed) ||
       atomic_load_explicit(&fail_fired, memory_order_relaxed))
     return 0;
   count_other(s, fn);
   return 1;
+}
+
+/* 1 when a call from caller on an "other" thread is libuv's one-time
+ * setup (bwsh__uv_in_setup): its own, counted nowhere. (A worker that
+ * starts libuv's pool is kept from its items meanwhile: that counts.)
+ * Asked (an unwind) only of calls from libuv's code, and on a loop thread
+ * only while it is starting libuv's pool: a loop's own waits are libuv's
+ * code too, and loops.c tells those. */
+static int libuv_setup_call(void *caller) {
+  if (bwsh__loop_self.depth && !bwsh__self.uv_setup)
+    return 0;
+  if (bwsh__code_library(caller) == BW_LIB_UV && bwsh__uv_in_setup())
+    return 1;
+  bwsh__self.uv_setup = 0;
+  return 0;
 }
 
 void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
@@ -436,6 +476,11 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
   if (__builtin_expect(atomic_load_explicit(&fail_fired, memory_order_relaxed),
                        0)) {
     c->start_ns = 0; /* fail=1 fired: the report is being written */
+    errno = saved;
+    return;
+  }
+  if (bwsh__self.kind == BW_THREAD_OTHER && libuv_setup_call(caller)) {
+    c->start_ns = 0;
     errno = saved;
     return;
   }
