@@ -9,6 +9,9 @@
  * call (usleep), joins it, and runs the "pool" items too. Each prints
  * "done N" and exits 0 when every item ran.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include <gio/gio.h>
 #include <glib.h>
 #include <stdio.h>

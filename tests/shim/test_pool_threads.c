@@ -22,23 +22,27 @@
 #ifndef UV_THREADS_TARGET
 #define UV_THREADS_TARGET ""
 #endif
+#ifndef UV_POOL_TARGET
+#define UV_POOL_TARGET ""
+#endif
 #ifndef GLIB_THREADS_TARGET
 #define GLIB_THREADS_TARGET ""
 #endif
 
-static void skip_unless_built(const char *target, const char *what) {
+/* Runs target (the program for `lib`) in `mode` under the shim; the JSON
+ * report (the caller frees it). Skips when the program was not built
+ * (BLOCKWATCH_FOREIGN_SAMPLES=OFF). */
+static json_t *run_mode(const char *target, const char *lib, const char *mode,
+                        shim_result *r) {
   if (!target[0]) {
-    fprintf(stderr, "skipped: built without %s (BLOCKWATCH_FOREIGN_SAMPLES)\n",
-            what);
+    fprintf(stderr, "skipped: no %s program (BLOCKWATCH_FOREIGN_SAMPLES)\n",
+            lib);
     skip();
   }
-}
-
-/* Runs argv under the shim; the JSON report (the test frees it). */
-static json_t *run_report(char *const argv[], shim_result *r) {
   char path[512];
   shim_tmpfile(path, sizeof path, "pool_threads.json");
   unlink(path);
+  char *argv[] = {(char *)target, (char *)mode, (char *)shim_tmpdir(), NULL};
   char *env[] = {
       shim_fmt("BLOCKWATCH_OPTIONS=report=json:report_path=%s", path), NULL};
   assert_int_equal(shim_run(argv, env, 1, 120, r), 0);
@@ -63,83 +67,67 @@ static long long other_calls_of(json_t *j, const char *fn) {
 }
 
 /* No blocking call anywhere: the report's counts and its sites. */
-static void check_clean(char *const argv[]) {
+static void check_clean(const char *target, const char *lib, const char *mode) {
   shim_result r;
-  json_t *j = run_report(argv, &r);
+  json_t *j = run_mode(target, lib, mode, &r);
   if (shim_calls(j, "on_other_threads") != 0 ||
       shim_calls(j, "on_workers") != 0 || shim_site_count(j, NULL) != 0)
-    fail_msg("%s %s: %lld on other threads, %lld on workers, %lld sites",
-             argv[0], argv[1], shim_calls(j, "on_other_threads"),
+    fail_msg("%s %s: %lld on other threads, %lld on workers, %lld sites", lib,
+             mode, shim_calls(j, "on_other_threads"),
              shim_calls(j, "on_workers"), shim_site_count(j, NULL));
   json_decref(j);
   shim_result_free(&r);
 }
 
-/* ---- libuv -------------------------------------------------------------- */
-
-static void test_libuv_clean_work_counts_nothing(void **state) {
-  (void)state;
-  skip_unless_built(UV_THREADS_TARGET, "libuv");
-  char *argv[] = {UV_THREADS_TARGET, "work", NULL};
-  check_clean(argv);
-}
-
-static void test_libuv_fs_requests_alone_count_nothing(void **state) {
-  (void)state;
-  skip_unless_built(UV_THREADS_TARGET, "libuv");
-  char *argv[] = {UV_THREADS_TARGET, "fs", (char *)shim_tmpdir(), NULL};
-  check_clean(argv);
-}
-
-static void test_libuv_getaddrinfo_alone_counts_nothing(void **state) {
-  (void)state;
-  skip_unless_built(UV_THREADS_TARGET, "libuv");
-  char *argv[] = {UV_THREADS_TARGET, "dns", NULL};
-  check_clean(argv);
-}
-
-static void test_libuv_programs_own_thread_still_counts(void **state) {
-  (void)state;
-  skip_unless_built(UV_THREADS_TARGET, "libuv");
-  char *argv[] = {UV_THREADS_TARGET, "own", NULL};
+/* The program's own thread's one usleep counts, on no worker; nothing of
+ * the pool's (its idle waits, libuv's start-up sem_wait) does. */
+static void check_own_thread_counts(const char *target, const char *lib) {
   shim_result r;
-  json_t *j = run_report(argv, &r);
+  json_t *j = run_mode(target, lib, "own", &r);
   assert_int_equal(other_calls_of(j, "usleep"), 1);
   assert_int_equal(other_calls_of(j, "pthread_cond_wait"), 0);
   assert_int_equal(other_calls_of(j, "sem_wait"), 0);
+  assert_int_equal(other_calls_of(j, "poll"), 0);
   assert_int_equal(shim_calls(j, "on_workers"), 0);
   json_decref(j);
   shim_result_free(&r);
 }
 
-/* ---- GLib --------------------------------------------------------------- */
+static void test_libuv_clean_work_counts_nothing(void **state) {
+  (void)state;
+  check_clean(UV_POOL_TARGET, "libuv", "clean");
+}
+
+static void test_libuv_fs_requests_alone_count_nothing(void **state) {
+  (void)state;
+  check_clean(UV_THREADS_TARGET, "libuv", "fs");
+}
+
+static void test_libuv_getaddrinfo_alone_counts_nothing(void **state) {
+  (void)state;
+  check_clean(UV_THREADS_TARGET, "libuv", "dns");
+}
+
+static void test_libuv_programs_own_thread_still_counts(void **state) {
+  (void)state;
+  check_own_thread_counts(UV_THREADS_TARGET, "libuv");
+}
 
 static void test_glib_clean_pool_counts_nothing(void **state) {
   (void)state;
-  skip_unless_built(GLIB_THREADS_TARGET, "GLib");
-  char *argv[] = {GLIB_THREADS_TARGET, "pool", NULL};
-  check_clean(argv);
+  check_clean(GLIB_THREADS_TARGET, "GLib", "pool");
 }
 
 /* GIO's callbacks pass through GLib's worker thread ("gmain"), whose
  * context's poll is GLib's own. */
 static void test_gio_clean_tasks_count_nothing(void **state) {
   (void)state;
-  skip_unless_built(GLIB_THREADS_TARGET, "GLib");
-  char *argv[] = {GLIB_THREADS_TARGET, "task", NULL};
-  check_clean(argv);
+  check_clean(GLIB_THREADS_TARGET, "GLib", "task");
 }
 
 static void test_glib_programs_own_thread_still_counts(void **state) {
   (void)state;
-  skip_unless_built(GLIB_THREADS_TARGET, "GLib");
-  char *argv[] = {GLIB_THREADS_TARGET, "own", NULL};
-  shim_result r;
-  json_t *j = run_report(argv, &r);
-  assert_int_equal(other_calls_of(j, "usleep"), 1);
-  assert_int_equal(shim_calls(j, "on_workers"), 0);
-  json_decref(j);
-  shim_result_free(&r);
+  check_own_thread_counts(GLIB_THREADS_TARGET, "GLib");
 }
 
 int main(void) {

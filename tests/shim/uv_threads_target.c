@@ -1,50 +1,25 @@
 /* uv_threads_target - libuv programs that block nowhere but in libuv's
- * own pool, for the pool-thread tests (test_pool_threads.c).
+ * own pool with no uv_queue_work (uv_pool_target's "clean" is the one with
+ * it), for the pool-thread tests (test_pool_threads.c).
  *
- * Invariants: "work" queues ITEMS uv_queue_work items that compute; "fs"
- * starts the pool with file system requests only (uv_fs_open, _write,
- * _read, _close with callbacks: they run on the pool) on a file in the
+ * Invariants: "fs" starts the pool with file system requests only (uv_fs_open,
+ * _write, _read, _close with callbacks: they run on the pool) on a file in the
  * directory argv[2]; "dns" with one
  * uv_getaddrinfo of "localhost"; "own" starts a thread of its own with
  * uv_thread_create that makes one blocking call (usleep), joins it, and
- * queues ITEMS items too. Each prints "done N" (requests finished) and
- * exits 0 when all finished.
+ * makes the "dns" request too. Each prints "done N" (requests finished)
+ * and exits 0 when all finished.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <uv.h>
 
-#define ITEMS 16
-
-static uv_work_t reqs[ITEMS];
 static int done, want;
-static unsigned long sink; /* atomic: items run on several threads */
-
-static void compute(uv_work_t *req) {
-  (void)req;
-  unsigned long v = 0;
-  for (unsigned long i = 0; i < 100000; i++)
-    v += i * i;
-  __atomic_store_n(&sink, v, __ATOMIC_RELAXED);
-}
-
-static void after(uv_work_t *req, int status) {
-  (void)req;
-  (void)status;
-  done++;
-}
-
-static void queue_items(uv_loop_t *loop) {
-  for (int i = 0; i < ITEMS; i++)
-    uv_queue_work(loop, &reqs[i], compute, after);
-  want += ITEMS;
-}
 
 /* ---- fs: open, write, read back, close, each from the last's callback -- */
 
@@ -103,7 +78,7 @@ static void own_thread(void *arg) {
 }
 
 int main(int argc, char **argv) {
-  const char *mode = argc > 1 ? argv[1] : "work";
+  const char *mode = argc > 1 ? argv[1] : "dns";
   uv_loop_t *loop = uv_default_loop();
   if (strcmp(mode, "fs") == 0) {
     const char *dir = argc > 2 ? argv[2] : ".";
@@ -118,10 +93,9 @@ int main(int argc, char **argv) {
     uv_thread_t t;
     if (uv_thread_create(&t, own_thread, NULL) != 0)
       return 2;
-    queue_items(loop);
+    uv_getaddrinfo(loop, &dns_req, resolved, "localhost", NULL, NULL);
+    want = 1;
     uv_thread_join(&t);
-  } else {
-    queue_items(loop);
   }
   uv_run(loop, UV_RUN_DEFAULT);
   if (path[0])
