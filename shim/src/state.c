@@ -450,13 +450,16 @@ int bwsh__count_other_call(int fn) {
 /* 1 when a call from caller on an "other" thread is libuv's one-time
  * setup (bwsh__uv_in_setup): its own, counted nowhere. (A worker that
  * starts libuv's pool is kept from its items meanwhile: that counts.)
- * Asked (an unwind) only of calls from libuv's code, and on a loop thread
- * only while it is starting libuv's pool: a loop's own waits are libuv's
- * code too, and loops.c tells those. */
+ * Asked (an unwind) only of calls from libuv's code or from an
+ * interposer (a sanitizer's interceptor stands between libuv and us), and
+ * on a loop thread only while it is starting libuv's pool: a loop's own
+ * waits are libuv's code too, and loops.c tells those. */
 static int libuv_setup_call(void *caller) {
   if (bwsh__loop_self.depth && !bwsh__self.uv_setup)
     return 0;
-  if (bwsh__code_library(caller) == BW_LIB_UV && bwsh__uv_in_setup())
+  if ((bwsh__code_library(caller) == BW_LIB_UV ||
+       bwsh__code_kind(caller) == BW_CODE_INTERPOSER) &&
+      bwsh__uv_in_setup())
     return 1;
   bwsh__self.uv_setup = 0;
   return 0;
