@@ -22,9 +22,10 @@
  *    are keyed by their struct type's USR).
  *  - An edge is low confidence when it goes through a pointer with more
  *    than BWSC__WIDE_TARGETS targets, is written in an assertion's failure
- *    branch, or calls a noreturn function. Every high-confidence state is
- *    visited before any low one, so a site reachable with high confidence
- *    is reported so; everything past a low edge is low.
+ *    branch or a once-only initialisation, or calls a noreturn function.
+ *    Every high-confidence state is visited before any low one, so a site
+ *    reachable with high confidence is reported so; everything past a low
+ *    edge is low.
  *  - Each (call site, root) is reported at most once, from its best state.
  *  - Threads the program starts itself (pthread_create) are neither roots
  *    nor edges: a start routine only becomes reachable by being submitted.
@@ -587,7 +588,7 @@ static void add_finding(analysis *an, size_t root_node, const walk *w,
     step->through = ntargets ? site->callee.name : NULL;
     step->ntargets = ntargets;
     step->cold = cold;
-    f->low = at->low || cold || ntargets > BWSC__WIDE_TARGETS;
+    f->low = at->low || cold || site->once || ntargets > BWSC__WIDE_TARGETS;
     for (const state *s = at;; s = &w->states[s->parent]) {
       f->chain[i].function = prog->nodes[s->node].name;
       f->chain[i].usr = prog->nodes[s->node].usr;
@@ -677,7 +678,7 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
         continue;
       state next = {target, si,       call_index, ntargets,
                     cold,   SIZE_MAX, 0,          w->states[si].low};
-      if (!next.low && (cold || ntargets > BWSC__WIDE_TARGETS)) {
+      if (!next.low && (cold || call->once || ntargets > BWSC__WIDE_TARGETS)) {
         next.low = 1;
         *BWSC__PUSH(w->later, w->nlater, w->caplater) = next;
         continue;

@@ -102,6 +102,10 @@ typedef struct bwsc__call_fact {
    * g_return_if_fail): the call runs only when the program is already
    * failing. Calls in the macro's arguments are not cold. */
   int cold;
+  /* Written where a once-only initialisation runs (a global or static
+   * still unset is tested, and set there): the first call does it, before
+   * any pool or loop usually exists; later calls skip it. */
+  int once;
   size_t nargs;
   bwsc__value *args;
   bwsc__arg_desc *descs; /* nargs entries, or NULL: no argument is one */

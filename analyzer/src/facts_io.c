@@ -154,6 +154,7 @@ static void put_call(encoder *enc, const bwsc__call_fact *call) {
   put_value(enc, &call->callee);
   put_loc(enc, &call->loc);
   put_u(&enc->body, (uint64_t)call->cold);
+  put_u(&enc->body, (uint64_t)call->once);
   put_u(&enc->body, (uint64_t)call->spin);
   put_u(&enc->body, call->nargs);
   for (size_t a = 0; a < call->nargs; a++)
@@ -353,6 +354,7 @@ static void get_call(decoder *dec, bwsc__call_fact *call) {
   get_value(dec, &call->callee);
   get_loc(dec, &call->loc);
   call->cold = (int)get_small(dec);
+  call->once = (int)get_small(dec);
   call->spin = (int)get_small(dec);
   size_t nargs = get_count(dec);
   call->args = bwsc__xcalloc(nargs, sizeof(bwsc__value));

@@ -9,6 +9,7 @@
 #include "parse.h"
 
 #include "parse_clang.h"
+#include "parse_once.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@ typedef struct visit_ctx {
   char *result_desc;          /* ...this descriptor key (owned) */
   CXCursor spin_call;         /* the body of a polling loop, when set */
   int has_spin_call;
+  CXSourceRange once;  /* a once-only initialisation (parse_once.h) */
   char **scanned_keys; /* owned keys of `scanned` */
   size_t nscanned, capscanned;
 } visit_ctx;
@@ -338,8 +340,7 @@ static void record_function(visit_ctx *ctx, CXCursor cursor) {
 }
 
 static void record_call(visit_ctx *ctx, CXCursor call) {
-  /* Calls outside a body (sizeof(f()) in a file-scope array size) never
-   * run on a worker. */
+  /* Calls outside a body (sizeof(f()) at file scope) never run. */
   if (!ctx->func_usr)
     return;
   child_pick pick = bwsc__pick_children(call);
@@ -358,6 +359,7 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
   }
   cursor_loc(ctx, call, &fact->loc, 1);
   fact->cold = in_cold_macro(ctx, call);
+  fact->once = bwsc__once_covers(ctx->once, call);
   if (ctx->has_spin_call &&
       clang_equalRanges(clang_getCursorExtent(call),
                         clang_getCursorExtent(ctx->spin_call))) {
@@ -390,8 +392,7 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
   }
 }
 
-/* A while or do loop that polls: its body call is marked when visited
- * (record_call); an empty one becomes a call fact of its own. */
+/* A polling loop: record_call marks its body call; an empty one is a fact. */
 static void record_loop(visit_ctx *ctx, CXCursor loop) {
   CXCursor call, cond;
   int spin = ctx->func_usr ? bwsc__spin_loop(ctx->tu, loop, &call, &cond)
@@ -624,6 +625,9 @@ static enum CXChildVisitResult body_visitor(CXCursor cursor, CXCursor parent,
   case CXCursor_DoStmt:
     record_loop(ctx, cursor);
     break;
+  case CXCursor_IfStmt:
+    bwsc__once_region(ctx->tu, cursor, ctx->func, &ctx->once);
+    break;
   case CXCursor_UnaryOperator:
   case CXCursor_CompoundAssignOperator:
     if (ctx->func_usr) {
@@ -710,9 +714,8 @@ static void collect_diagnostics(CXTranslationUnit tu, bwsc__tu_facts *facts) {
 }
 
 void bwsc__parse_init(void) {
-  /* clang_createIndex() turns crash recovery on unless this variable is
-   * set, so clang_toggleCrashRecovery(0) alone would be undone by the next
-   * index; setting it here, before any thread exists, is safe. */
+  /* clang_createIndex() turns crash recovery on unless this is set (each
+   * index would undo clang_toggleCrashRecovery(0)); no thread exists yet. */
   setenv("LIBCLANG_DISABLE_CRASH_RECOVERY", "1", 0);
 }
 

@@ -48,6 +48,7 @@ static const tree trees[] = {
     /* The top level only: the facts-file test emits the top-level files. */
     {"cmdline", {NULL}, {"uses_slow.c", "work.c", "--"}, 0, {NULL}},
     {"conds", {"--rules", "nbmore.rules"}, {".", "--"}, 0, {NULL}},
+    {"once", {NULL}, {".", "--"}, 0, {NULL}},
 };
 
 typedef struct argv_list {

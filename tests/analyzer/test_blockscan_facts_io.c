@@ -35,6 +35,7 @@ static void sample(bwsc__tu_facts *tu) {
                             bwsc__xstrdup("ops->run"), 0, NULL};
   c->loc = (bwsc__loc){bwsc__xstrdup("/src/a.h"), 4000000000u, 77};
   c->cold = 1;
+  c->once = 1;
   c->nargs = 2;
   c->args = bwsc__xcalloc(2, sizeof(bwsc__value));
   c->args[0] = (bwsc__value){BWSC__VAL_INT, NULL, NULL, -123456789012LL, NULL};

@@ -1,0 +1,170 @@
+/* parse_once.c - once-only initialisation: the part of a function that runs
+ * only while a variable of static storage is still unset, and that sets it
+ * (a lazily made singleton, a table loaded on first use).
+ *
+ * Invariants: a region is a source range inside one function body, found
+ * from an `if` the body visitor meets; a region already found is kept
+ * while the ifs met lie inside it (nested tests of the same start-up);
+ * only two shapes count, both requiring the body to store into the
+ * variable: `if (!v) { ... v = ...; }` (the then-branch) and `if (v)
+ * return ...;` followed by the rest of the body (libuv's uv_default_loop).
+ */
+#include "parse_once.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A variable that keeps its value from call to call: a global or a
+ * function's static. */
+static int static_storage(CXCursor ref) {
+  if (clang_getCursorKind(ref) != CXCursor_VarDecl)
+    return 0;
+  return clang_Cursor_getStorageClass(ref) == CX_SC_Static ||
+         clang_getCursorKind(clang_getCursorSemanticParent(ref)) ==
+             CXCursor_TranslationUnit;
+}
+
+/* The variable `expr` names (through casts and parentheses), if it has
+ * static storage. */
+static int static_var(CXCursor expr, CXCursor *var) {
+  CXCursor peeled = bwsc__strip_casts(expr);
+  if (clang_getCursorKind(peeled) != CXCursor_DeclRefExpr)
+    return 0;
+  *var = clang_getCursorReferenced(peeled);
+  return static_storage(*var);
+}
+
+/* An "unset" value: NULL, 0, FALSE, or -1 (a descriptor not yet open).
+ * NULL's cast to a pointer is stripped: libclang evaluates integers only. */
+static int unset_value(CXCursor expr) {
+  long long v;
+  return bwsc__eval_int(bwsc__strip_casts(expr), &v) && (v == 0 || v == -1);
+}
+
+/* The first token of `cursor` that is one of `a`, `b`: 1 for a, 2 for b. */
+static int first_of(CXTranslationUnit tu, CXCursor cursor, const char *a,
+                    const char *b) {
+  CXToken *tokens = NULL;
+  unsigned count = 0;
+  int found = 0;
+  clang_tokenize(tu, clang_getCursorExtent(cursor), &tokens, &count);
+  for (unsigned i = 0; i < count && !found; i++) {
+    char *text = take_string(clang_getTokenSpelling(tu, tokens[i]));
+    found = strcmp(text, a) == 0 ? 1 : strcmp(text, b) == 0 ? 2 : 0;
+    free(text);
+  }
+  clang_disposeTokens(tu, tokens, count);
+  return found;
+}
+
+/* The static variable `cond` tests, and whether the test holds while it
+ * is unset (`!v`, `v == NULL`: 1) or once it is set (`v`, `v != NULL`:
+ * 0); -1 for any other condition. */
+static int tested(CXTranslationUnit tu, CXCursor cond, CXCursor *var) {
+  CXCursor expr = bwsc__strip_casts(cond);
+  enum CXCursorKind kind = clang_getCursorKind(expr);
+  if (kind == CXCursor_DeclRefExpr)
+    return static_var(expr, var) ? 0 : -1;
+  child_pick pick = bwsc__pick_children(expr);
+  if (kind == CXCursor_UnaryOperator && pick.nexpr == 1)
+    return first_of(tu, expr, "!", "!") == 1 && static_var(pick.first, var)
+               ? 1
+               : -1;
+  if (kind != CXCursor_BinaryOperator || pick.nexpr != 2)
+    return -1;
+  if (!(static_var(pick.first, var) && unset_value(pick.last)) &&
+      !(static_var(pick.last, var) && unset_value(pick.first)))
+    return -1;
+  int op = first_of(tu, expr, "==", "!=");
+  return op == 1 ? 1 : op == 2 ? 0 : -1;
+}
+
+typedef struct store_search {
+  CXTranslationUnit tu;
+  CXCursor var;
+  int found;
+} store_search;
+
+static enum CXChildVisitResult store_visitor(CXCursor cursor, CXCursor parent,
+                                             CXClientData data) {
+  (void)parent;
+  store_search *s = data;
+  CXCursor var;
+  if (clang_getCursorKind(cursor) == CXCursor_BinaryOperator &&
+      bwsc__is_assignment(s->tu, cursor)) {
+    child_pick pick = bwsc__pick_children(cursor);
+    if (pick.nexpr == 2 && static_var(pick.first, &var) &&
+        clang_equalCursors(var, s->var)) {
+      s->found = 1;
+      return CXChildVisit_Break;
+    }
+  }
+  return CXChildVisit_Recurse;
+}
+
+static int stores_into(CXTranslationUnit tu, CXCursor code, CXCursor var) {
+  store_search s = {tu, var, 0};
+  clang_visitChildren(code, store_visitor, &s);
+  return s.found;
+}
+
+/* The children of an if: condition, then, else (a C `if` has no init). */
+typedef struct if_parts {
+  CXCursor part[3];
+  int n;
+} if_parts;
+
+static enum CXChildVisitResult part_visitor(CXCursor cursor, CXCursor parent,
+                                            CXClientData data) {
+  (void)parent;
+  if_parts *parts = data;
+  if (parts->n < 3)
+    parts->part[parts->n++] = cursor;
+  return CXChildVisit_Continue;
+}
+
+/* `return ...;` alone, or in braces. */
+static int only_returns(CXCursor stmt) {
+  if (clang_getCursorKind(stmt) == CXCursor_CompoundStmt) {
+    if_parts inner = {{{0}}, 0};
+    clang_visitChildren(stmt, part_visitor, &inner);
+    return inner.n == 1 && only_returns(inner.part[0]);
+  }
+  return clang_getCursorKind(stmt) == CXCursor_ReturnStmt;
+}
+
+/* File and offset of a cursor's place (expansion: where a reader sees it). */
+static unsigned place(CXSourceLocation loc, CXFile *file) {
+  unsigned offset = 0;
+  clang_getExpansionLocation(loc, file, NULL, NULL, &offset);
+  return offset;
+}
+
+int bwsc__once_covers(CXSourceRange region, CXCursor cursor) {
+  if (clang_Range_isNull(region))
+    return 0;
+  CXFile file = NULL, begin_file = NULL, end_file = NULL;
+  unsigned at = place(clang_getCursorLocation(cursor), &file);
+  unsigned begin = place(clang_getRangeStart(region), &begin_file);
+  unsigned end = place(clang_getRangeEnd(region), &end_file);
+  return file && begin_file && clang_File_isEqual(file, begin_file) &&
+         clang_File_isEqual(file, end_file) && begin <= at && at < end;
+}
+
+void bwsc__once_region(CXTranslationUnit tu, CXCursor if_stmt, CXCursor func,
+                       CXSourceRange *region) {
+  if (clang_Cursor_isNull(func) || bwsc__once_covers(*region, if_stmt))
+    return;
+  if_parts parts = {{{0}}, 0};
+  clang_visitChildren(if_stmt, part_visitor, &parts);
+  CXCursor var;
+  int when_unset = parts.n >= 2 ? tested(tu, parts.part[0], &var) : -1;
+  if (when_unset == 1 && stores_into(tu, parts.part[1], var)) {
+    *region = clang_getCursorExtent(parts.part[1]);
+  } else if (when_unset == 0 && parts.n == 2 && only_returns(parts.part[1]) &&
+             stores_into(tu, func, var)) {
+    /* From the end of the if to the end of the function's body. */
+    *region = clang_getRange(clang_getRangeEnd(clang_getCursorExtent(if_stmt)),
+                             clang_getRangeEnd(clang_getCursorExtent(func)));
+  }
+}
