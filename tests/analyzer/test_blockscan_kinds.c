@@ -177,6 +177,22 @@ static void test_list_rules_shows_posts(void **state) {
   run_free(&r);
 }
 
+static void test_gio_transport_calls_are_io_on_an_offload_pool(void **state) {
+  (void)state;
+  run_result r = scan("gio_offload.c", NULL);
+  assert_int_equal(r.status, 1);
+  /* Connecting a bus's stream is I/O: the GTask pool's point. */
+  assert_false(contains(r.out, "gio_offload.c:30:"));
+  assert_true(contains(r.out, "gio_offload.c:31:3: warning: "
+                              "'g_dbus_connection_call_sync' blocks an "
+                              "offload pool worker"));
+  assert_true(contains(r.out, "gio_offload.c:35:3: warning: "
+                              "'g_dbus_address_get_stream_sync' blocks the "
+                              "event loop: reached from callback 'on_idle' "
+                              "[blocking-io]"));
+  run_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_offload_pool_reports_waits_not_io),
@@ -188,6 +204,7 @@ int main(void) {
       cmocka_unit_test(test_hints_on_the_bundled_pool_name_its_toolbox),
       cmocka_unit_test(test_timer_and_parallel_loop_callbacks_are_roots),
       cmocka_unit_test(test_list_rules_shows_posts),
+      cmocka_unit_test(test_gio_transport_calls_are_io_on_an_offload_pool),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

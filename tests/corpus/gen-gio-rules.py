@@ -64,6 +64,11 @@ def prototypes(text):
 
 
 def category(name):
+    # Finding and connecting a bus's transport (a socket connect, a nonce
+    # file read) is I/O, which an offload pool is for; a call that waits
+    # for a reply from the bus is sync-over-async, reported everywhere.
+    if name.startswith("g_dbus_address_"):
+        return "io"
     if re.search(r"dbus|^g_bus_|^g_application_register$", name):
         return "sync-over-async"
     if re.search(r"resolver|address_enumerator", name):
