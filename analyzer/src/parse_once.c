@@ -5,9 +5,12 @@
  * Invariants: a region is a source range inside one function body, found
  * from an `if` the body visitor meets; a region already found is kept
  * while the ifs met lie inside it (nested tests of the same start-up);
- * only two shapes count, both requiring the body to store into the
- * variable: `if (!v) { ... v = ...; }` (the then-branch) and `if (v)
- * return ...;` followed by the rest of the body (libuv's uv_default_loop).
+ * only these shapes count, each requiring the code to set the variable:
+ * `if (!v) { ... v = x; }` (the then-branch; v may be a local copy of the
+ * static that the branch stores back, as GLib's localcharset.c does),
+ * `if (v) return ...;` followed by the rest of the body that sets v
+ * (libuv's uv_default_loop), and `if (gate(&v)) { ... other(&v, x); }`
+ * for a flag or pointer v, not a lock (GLib's g_once_init_enter/leave).
  */
 #include "parse_once.h"
 
@@ -24,14 +27,25 @@ static int static_storage(CXCursor ref) {
              CXCursor_TranslationUnit;
 }
 
-/* The variable `expr` names (through casts and parentheses), if it has
- * static storage. */
-static int static_var(CXCursor expr, CXCursor *var) {
+/* The variable `expr` names (through casts and parentheses). */
+static int any_var(CXCursor expr, CXCursor *var) {
   CXCursor peeled = bwsc__strip_casts(expr);
   if (clang_getCursorKind(peeled) != CXCursor_DeclRefExpr)
     return 0;
   *var = clang_getCursorReferenced(peeled);
-  return static_storage(*var);
+  return clang_getCursorKind(*var) == CXCursor_VarDecl;
+}
+
+/* ... if it has static storage. */
+static int static_var(CXCursor expr, CXCursor *var) {
+  return any_var(expr, var) && static_storage(*var);
+}
+
+/* A pointer or an integer: a flag or a handle, not a lock (a struct). */
+static int scalar(CXCursor var) {
+  enum CXTypeKind kind = clang_getCanonicalType(clang_getCursorType(var)).kind;
+  return kind == CXType_Pointer ||
+         (kind >= CXType_Bool && kind <= CXType_Int128);
 }
 
 /* An "unset" value: NULL, 0, FALSE, or -1 (a descriptor not yet open).
@@ -57,53 +71,92 @@ static int first_of(CXTranslationUnit tu, CXCursor cursor, const char *a,
   return found;
 }
 
-/* The static variable `cond` tests, and whether the test holds while it
- * is unset (`!v`, `v == NULL`: 1) or once it is set (`v`, `v != NULL`:
- * 0); -1 for any other condition. */
+/* `&v`, v a scalar of static storage. */
+static int address_of_static(CXTranslationUnit tu, CXCursor expr,
+                             CXCursor *var) {
+  CXCursor peeled = bwsc__strip_casts(expr);
+  child_pick pick = bwsc__pick_children(peeled);
+  return clang_getCursorKind(peeled) == CXCursor_UnaryOperator &&
+         pick.nexpr == 1 && first_of(tu, peeled, "&", "&") == 1 &&
+         static_var(pick.first, var) && scalar(*var);
+}
+
+/* A call given `&v` (a gate such as GLib's g_once_init_enter). */
+static int call_on_address(CXTranslationUnit tu, CXCursor call, CXCursor *var) {
+  int n = clang_Cursor_getNumArguments(call);
+  for (int i = 0; i < n; i++)
+    if (address_of_static(tu, clang_Cursor_getArgument(call, (unsigned)i), var))
+      return 1;
+  return 0;
+}
+
+/* The variable `cond` tests (a static, or a local copy of one), and
+ * whether the test holds while it is unset (`!v`, `v == NULL`: UNSET) or
+ * once it is set (`v`, `v != NULL`: SET), or the condition is a call
+ * given `&v` (GATE); NONE for any other condition. */
+enum { NONE, UNSET, SET, GATE };
 static int tested(CXTranslationUnit tu, CXCursor cond, CXCursor *var) {
   CXCursor expr = bwsc__strip_casts(cond);
   enum CXCursorKind kind = clang_getCursorKind(expr);
   if (kind == CXCursor_DeclRefExpr)
-    return static_var(expr, var) ? 0 : -1;
+    return any_var(expr, var) ? SET : NONE;
+  if (kind == CXCursor_CallExpr)
+    return call_on_address(tu, expr, var) ? GATE : NONE;
   child_pick pick = bwsc__pick_children(expr);
   if (kind == CXCursor_UnaryOperator && pick.nexpr == 1)
-    return first_of(tu, expr, "!", "!") == 1 && static_var(pick.first, var)
-               ? 1
-               : -1;
+    return first_of(tu, expr, "!", "!") == 1 && any_var(pick.first, var) ? UNSET
+                                                                         : NONE;
   if (kind != CXCursor_BinaryOperator || pick.nexpr != 2)
-    return -1;
-  if (!(static_var(pick.first, var) && unset_value(pick.last)) &&
-      !(static_var(pick.last, var) && unset_value(pick.first)))
-    return -1;
+    return NONE;
+  if (!(any_var(pick.first, var) && unset_value(pick.last)) &&
+      !(any_var(pick.last, var) && unset_value(pick.first)))
+    return NONE;
   int op = first_of(tu, expr, "==", "!=");
-  return op == 1 ? 1 : op == 2 ? 0 : -1;
+  return op == 1 ? UNSET : op == 2 ? SET : NONE;
 }
 
 typedef struct store_search {
   CXTranslationUnit tu;
   CXCursor var;
+  int gate; /* look for a call given &var rather than a store */
   int found;
 } store_search;
+
+/* Does `cursor` set the static the search is about: `v = x` for a static
+ * v, `s = v` (a static s) for a local copy v, a call given `&v` for a
+ * gate (g_once_init_leave)? */
+static int sets(store_search *s, CXCursor cursor) {
+  CXCursor var, from;
+  enum CXCursorKind kind = clang_getCursorKind(cursor);
+  if (s->gate)
+    return kind == CXCursor_CallExpr && call_on_address(s->tu, cursor, &var) &&
+           clang_equalCursors(var, s->var);
+  if (kind != CXCursor_BinaryOperator || !bwsc__is_assignment(s->tu, cursor))
+    return 0;
+  child_pick pick = bwsc__pick_children(cursor);
+  if (pick.nexpr != 2 || !static_var(pick.first, &var))
+    return 0;
+  if (static_storage(s->var))
+    return clang_equalCursors(var, s->var);
+  return any_var(pick.last, &from) && clang_equalCursors(from, s->var);
+}
 
 static enum CXChildVisitResult store_visitor(CXCursor cursor, CXCursor parent,
                                              CXClientData data) {
   (void)parent;
   store_search *s = data;
-  CXCursor var;
-  if (clang_getCursorKind(cursor) == CXCursor_BinaryOperator &&
-      bwsc__is_assignment(s->tu, cursor)) {
-    child_pick pick = bwsc__pick_children(cursor);
-    if (pick.nexpr == 2 && static_var(pick.first, &var) &&
-        clang_equalCursors(var, s->var)) {
-      s->found = 1;
-      return CXChildVisit_Break;
-    }
+  if (sets(s, cursor)) {
+    s->found = 1;
+    return CXChildVisit_Break;
   }
   return CXChildVisit_Recurse;
 }
 
-static int stores_into(CXTranslationUnit tu, CXCursor code, CXCursor var) {
-  store_search s = {tu, var, 0};
+static int stores_into(CXTranslationUnit tu, CXCursor code, CXCursor var,
+                       int gate) {
+  store_search s = {tu, var, gate, 0};
+  if (sets(&s, code))
+    return 1;
   clang_visitChildren(code, store_visitor, &s);
   return s.found;
 }
@@ -158,11 +211,12 @@ void bwsc__once_region(CXTranslationUnit tu, CXCursor if_stmt, CXCursor func,
   if_parts parts = {{{0}}, 0};
   clang_visitChildren(if_stmt, part_visitor, &parts);
   CXCursor var;
-  int when_unset = parts.n >= 2 ? tested(tu, parts.part[0], &var) : -1;
-  if (when_unset == 1 && stores_into(tu, parts.part[1], var)) {
+  int test = parts.n >= 2 ? tested(tu, parts.part[0], &var) : NONE;
+  if ((test == UNSET || test == GATE) &&
+      stores_into(tu, parts.part[1], var, test == GATE)) {
     *region = clang_getCursorExtent(parts.part[1]);
-  } else if (when_unset == 0 && parts.n == 2 && only_returns(parts.part[1]) &&
-             stores_into(tu, func, var)) {
+  } else if (test == SET && parts.n == 2 && only_returns(parts.part[1]) &&
+             stores_into(tu, func, var, 0)) {
     /* From the end of the if to the end of the function's body. */
     *region = clang_getRange(clang_getRangeEnd(clang_getCursorExtent(if_stmt)),
                              clang_getRangeEnd(clang_getCursorExtent(func)));

@@ -10,10 +10,11 @@
 #include "parse_clang.h"
 
 /* For an if statement met in function `func`'s body: when it starts a
- * once-only initialisation (`if (!v) { ... v = x; }`, or `if (v) return
- * v;` and a later `v = x`, v a global or static), sets *region to the
- * code that runs only then; leaves *region alone otherwise, and while
- * the if lies inside the region already set. */
+ * once-only initialisation (`if (!v) { ... v = x; }`, `if (v) return v;`
+ * and a later `v = x`, `if (gate(&v)) { ... }`, v a global or static; see
+ * parse_once.c), sets *region to the code that runs only then; leaves
+ * *region alone otherwise, and while the if lies inside the region
+ * already set. */
 void bwsc__once_region(CXTranslationUnit tu, CXCursor if_stmt, CXCursor func,
                        CXSourceRange *region);
 
