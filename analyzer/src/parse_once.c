@@ -90,6 +90,34 @@ static int call_on_address(CXTranslationUnit tu, CXCursor call, CXCursor *var) {
   return 0;
 }
 
+typedef struct gate_search {
+  CXTranslationUnit tu;
+  CXCursor var;
+  int found;
+} gate_search;
+
+static enum CXChildVisitResult gate_visitor(CXCursor cursor, CXCursor parent,
+                                            CXClientData data) {
+  (void)parent;
+  gate_search *g = data;
+  if (clang_getCursorKind(cursor) == CXCursor_CallExpr &&
+      call_on_address(g->tu, cursor, &g->var)) {
+    g->found = 1;
+    return CXChildVisit_Break;
+  }
+  return CXChildVisit_Recurse;
+}
+
+/* A gate written as a macro that expands to a statement expression
+ * (GLib's g_once_init_enter checks the pointer atomically first): the
+ * call given `&v` inside it. */
+static int gate_inside(CXTranslationUnit tu, CXCursor expr, CXCursor *var) {
+  gate_search g = {tu, clang_getNullCursor(), 0};
+  clang_visitChildren(expr, gate_visitor, &g);
+  *var = g.var;
+  return g.found;
+}
+
 /* The variable `cond` tests (a static, or a local copy of one), and
  * whether the test holds while it is unset (`!v`, `v == NULL`: UNSET) or
  * once it is set (`v`, `v != NULL`: SET), or the condition is a call
@@ -102,6 +130,8 @@ static int tested(CXTranslationUnit tu, CXCursor cond, CXCursor *var) {
     return any_var(expr, var) ? SET : NONE;
   if (kind == CXCursor_CallExpr)
     return call_on_address(tu, expr, var) ? GATE : NONE;
+  if (kind == CXCursor_StmtExpr)
+    return gate_inside(tu, expr, var) ? GATE : NONE;
   child_pick pick = bwsc__pick_children(expr);
   if (kind == CXCursor_UnaryOperator && pick.nexpr == 1)
     return first_of(tu, expr, "!", "!") == 1 && any_var(pick.first, var) ? UNSET
