@@ -90,32 +90,15 @@ static int call_on_address(CXTranslationUnit tu, CXCursor call, CXCursor *var) {
   return 0;
 }
 
-typedef struct gate_search {
-  CXTranslationUnit tu;
-  CXCursor var;
-  int found;
-} gate_search;
-
-static enum CXChildVisitResult gate_visitor(CXCursor cursor, CXCursor parent,
-                                            CXClientData data) {
-  (void)parent;
-  gate_search *g = data;
-  if (clang_getCursorKind(cursor) == CXCursor_CallExpr &&
-      call_on_address(g->tu, cursor, &g->var)) {
-    g->found = 1;
-    return CXChildVisit_Break;
-  }
-  return CXChildVisit_Recurse;
-}
+static int stores_into(CXTranslationUnit tu, CXCursor code, CXCursor *var,
+                       int gate);
 
 /* A gate written as a macro that expands to a statement expression
  * (GLib's g_once_init_enter checks the pointer atomically first): the
  * call given `&v` inside it. */
 static int gate_inside(CXTranslationUnit tu, CXCursor expr, CXCursor *var) {
-  gate_search g = {tu, clang_getNullCursor(), 0};
-  clang_visitChildren(expr, gate_visitor, &g);
-  *var = g.var;
-  return g.found;
+  *var = clang_getNullCursor();
+  return stores_into(tu, expr, var, 1);
 }
 
 /* The variable `cond` tests (a static, or a local copy of one), and
@@ -147,8 +130,8 @@ static int tested(CXTranslationUnit tu, CXCursor cond, CXCursor *var) {
 
 typedef struct store_search {
   CXTranslationUnit tu;
-  CXCursor var;
-  int gate; /* look for a call given &var rather than a store */
+  CXCursor *var; /* a null cursor: any gate's variable, set when found */
+  int gate;      /* look for a call given &var rather than a store */
   int found;
 } store_search;
 
@@ -158,17 +141,21 @@ typedef struct store_search {
 static int sets(store_search *s, CXCursor cursor) {
   CXCursor var, from;
   enum CXCursorKind kind = clang_getCursorKind(cursor);
-  if (s->gate)
-    return kind == CXCursor_CallExpr && call_on_address(s->tu, cursor, &var) &&
-           clang_equalCursors(var, s->var);
+  if (s->gate) {
+    if (kind != CXCursor_CallExpr || !call_on_address(s->tu, cursor, &var))
+      return 0;
+    if (clang_Cursor_isNull(*s->var))
+      *s->var = var;
+    return clang_equalCursors(var, *s->var);
+  }
   if (kind != CXCursor_BinaryOperator || !bwsc__is_assignment(s->tu, cursor))
     return 0;
   child_pick pick = bwsc__pick_children(cursor);
   if (pick.nexpr != 2 || !static_var(pick.first, &var))
     return 0;
-  if (static_storage(s->var))
-    return clang_equalCursors(var, s->var);
-  return any_var(pick.last, &from) && clang_equalCursors(from, s->var);
+  if (static_storage(*s->var))
+    return clang_equalCursors(var, *s->var);
+  return any_var(pick.last, &from) && clang_equalCursors(from, *s->var);
 }
 
 static enum CXChildVisitResult store_visitor(CXCursor cursor, CXCursor parent,
@@ -182,7 +169,7 @@ static enum CXChildVisitResult store_visitor(CXCursor cursor, CXCursor parent,
   return CXChildVisit_Recurse;
 }
 
-static int stores_into(CXTranslationUnit tu, CXCursor code, CXCursor var,
+static int stores_into(CXTranslationUnit tu, CXCursor code, CXCursor *var,
                        int gate) {
   store_search s = {tu, var, gate, 0};
   if (sets(&s, code))
@@ -191,27 +178,33 @@ static int stores_into(CXTranslationUnit tu, CXCursor code, CXCursor var,
   return s.found;
 }
 
-/* The children of an if: condition, then, else (a C `if` has no init). */
-typedef struct if_parts {
-  CXCursor part[3];
-  int n;
-} if_parts;
+/* What an if (or a block) is made of: its first two children (an if's
+ * condition and then-branch; a C `if` has no init), how many children
+ * there are, and how many of them are return statements. */
+typedef struct parts {
+  CXCursor first, second;
+  int n, returns;
+} parts;
 
 static enum CXChildVisitResult part_visitor(CXCursor cursor, CXCursor parent,
                                             CXClientData data) {
   (void)parent;
-  if_parts *parts = data;
-  if (parts->n < 3)
-    parts->part[parts->n++] = cursor;
+  parts *p = data;
+  if (p->n == 0)
+    p->first = cursor;
+  else if (p->n == 1)
+    p->second = cursor;
+  p->returns += clang_getCursorKind(cursor) == CXCursor_ReturnStmt;
+  p->n++;
   return CXChildVisit_Continue;
 }
 
 /* `return ...;` alone, or in braces. */
 static int only_returns(CXCursor stmt) {
   if (clang_getCursorKind(stmt) == CXCursor_CompoundStmt) {
-    if_parts inner = {{{0}}, 0};
+    parts inner = {clang_getNullCursor(), clang_getNullCursor(), 0, 0};
     clang_visitChildren(stmt, part_visitor, &inner);
-    return inner.n == 1 && only_returns(inner.part[0]);
+    return inner.n == 1 && inner.returns == 1;
   }
   return clang_getCursorKind(stmt) == CXCursor_ReturnStmt;
 }
@@ -238,15 +231,15 @@ void bwsc__once_region(CXTranslationUnit tu, CXCursor if_stmt, CXCursor func,
                        CXSourceRange *region) {
   if (clang_Cursor_isNull(func) || bwsc__once_covers(*region, if_stmt))
     return;
-  if_parts parts = {{{0}}, 0};
-  clang_visitChildren(if_stmt, part_visitor, &parts);
+  parts p = {clang_getNullCursor(), clang_getNullCursor(), 0, 0};
+  clang_visitChildren(if_stmt, part_visitor, &p);
   CXCursor var;
-  int test = parts.n >= 2 ? tested(tu, parts.part[0], &var) : NONE;
+  int test = p.n >= 2 ? tested(tu, p.first, &var) : NONE;
   if ((test == UNSET || test == GATE) &&
-      stores_into(tu, parts.part[1], var, test == GATE)) {
-    *region = clang_getCursorExtent(parts.part[1]);
-  } else if (test == SET && parts.n == 2 && only_returns(parts.part[1]) &&
-             stores_into(tu, func, var, 0)) {
+      stores_into(tu, p.second, &var, test == GATE)) {
+    *region = clang_getCursorExtent(p.second);
+  } else if (test == SET && p.n == 2 && only_returns(p.second) &&
+             stores_into(tu, func, &var, 0)) {
     /* From the end of the if to the end of the function's body. */
     *region = clang_getRange(clang_getRangeEnd(clang_getCursorExtent(if_stmt)),
                              clang_getRangeEnd(clang_getCursorExtent(func)));
