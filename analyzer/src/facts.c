@@ -30,27 +30,30 @@ static void drop_value(const bwsc__tu_facts *facts, bwsc__value *value) {
   value->ref = value->name = NULL;
 }
 
+void bwsc__call_free(const bwsc__tu_facts *facts, bwsc__call_fact *call) {
+  drop(facts, call->caller);
+  drop_value(facts, &call->callee);
+  drop(facts, call->loc.file);
+  for (size_t a = 0; a < call->nargs; a++)
+    drop_value(facts, &call->args[a]);
+  free(call->args);
+  for (size_t a = 0; call->descs && a < call->nargs; a++) {
+    drop(facts, call->descs[a].key);
+    drop(facts, call->descs[a].text);
+  }
+  free(call->descs);
+  drop(facts, call->result);
+  memset(call, 0, sizeof(*call));
+}
+
 void bwsc__facts_free(bwsc__tu_facts *facts) {
   for (size_t i = 0; i < facts->nfuncs; i++) {
     drop(facts, facts->funcs[i].usr);
     drop(facts, facts->funcs[i].name);
     drop(facts, facts->funcs[i].loc.file);
   }
-  for (size_t i = 0; i < facts->ncalls; i++) {
-    bwsc__call_fact *call = &facts->calls[i];
-    drop(facts, call->caller);
-    drop_value(facts, &call->callee);
-    drop(facts, call->loc.file);
-    for (size_t a = 0; a < call->nargs; a++)
-      drop_value(facts, &call->args[a]);
-    free(call->args);
-    for (size_t a = 0; call->descs && a < call->nargs; a++) {
-      drop(facts, call->descs[a].key);
-      drop(facts, call->descs[a].text);
-    }
-    free(call->descs);
-    drop(facts, call->result);
-  }
+  for (size_t i = 0; i < facts->ncalls; i++)
+    bwsc__call_free(facts, &facts->calls[i]);
   for (size_t i = 0; i < facts->ndesc_flows; i++) {
     drop(facts, facts->desc_flows[i].to);
     drop(facts, facts->desc_flows[i].from);

@@ -188,6 +188,9 @@ void bwsc__facts_free(bwsc__tu_facts *facts);
  * from a file come interned); the facts are the same, compared as strings. */
 void bwsc__facts_intern(bwsc__tu_facts *facts);
 
+/* Frees what one of facts->calls owns (its strings unless interned). */
+void bwsc__call_free(const bwsc__tu_facts *facts, bwsc__call_fact *call);
+
 /* Frees a value's strings. */
 void bwsc__value_free(bwsc__value *value);
 

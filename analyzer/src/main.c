@@ -315,6 +315,8 @@ int main(int argc, char **argv) {
   bwsc__tu_stats stats = {0};
   size_t ntus = 0;
   bwsc__tu_facts *facts = NULL;
+  bwsc__program prog;
+  bwsc__program_init(&prog);
   if (opts.facts) {
     facts = bwsc__tus_load(opts.paths, opts.npaths, &ntus, &errors);
     stats.loaded = ntus;
@@ -327,7 +329,7 @@ int main(int argc, char **argv) {
     bwsc__parse_init();
     bwsc__report where = {NULL, NULL, NULL, 0, srcroot, 0};
     bwsc__tus_gather(&inputs, facts, opts.jobs ? opts.jobs : cpu_count(), cache,
-                     &stats, progress_of(&opts), &where);
+                     &stats, progress_of(&opts), &where, &prog);
     bwsc__cache_close(cache);
   }
   if (opts.stats)
@@ -338,8 +340,7 @@ int main(int argc, char **argv) {
             stats.loaded);
   facts_errors(facts, ntus, &errors);
 
-  bwsc__program prog;
-  bwsc__program_build(&prog, facts, ntus);
+  bwsc__program_finish(&prog, facts, ntus);
   bwsc__findings findings = {0};
   if (bwsc__analyze(&prog, rules, &findings) == 0 && !opts.quiet)
     fprintf(stderr,

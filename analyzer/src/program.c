@@ -81,19 +81,40 @@ static int merged(const bwsc__program *prog, const bwsc__node *node,
   return 0;
 }
 
-/* The functions of TU t (facts). */
+/* Function facts copied into blocks of this many: a block never moves, so
+ * nodes point into it. */
+#define KEPT_BLOCK 4096
+
+/* The program's own copy of a function fact: a node outlives the TU's
+ * array of functions, freed once they are merged. */
+static const bwsc__func_fact *keep_fact(bwsc__program *prog,
+                                        const bwsc__func_fact *fact) {
+  if (prog->nkept % KEPT_BLOCK == 0)
+    *BWSC__PUSH(prog->kept, prog->nkept_blocks, prog->capkept) =
+        bwsc__xmalloc(KEPT_BLOCK * sizeof(bwsc__func_fact));
+  bwsc__func_fact *copy =
+      &prog->kept[prog->nkept_blocks - 1][prog->nkept++ % KEPT_BLOCK];
+  *copy = *fact;
+  return copy;
+}
+
+/* The functions of TU t (facts). Only a node's first declaration and its
+ * definitions are kept: a header's declaration repeated by every TU that
+ * includes it adds nothing after the first. */
 static void merge_functions(bwsc__program *prog, const bwsc__tu_facts *facts,
                             size_t t) {
   for (size_t i = 0; i < facts->nfuncs; i++) {
-    const bwsc__func_fact *fact = &facts->funcs[i];
+    const bwsc__func_fact *fact = &facts->funcs[i], *copy = NULL;
     bwsc__node *node = node_for(prog, fact->usr, fact->name);
     size_t index = (size_t)(node - prog->nodes);
     if (!node->decl)
-      node->decl = fact;
+      node->decl = copy = keep_fact(prog, fact);
     node->annotated |= fact->annotated;
     node->noreturn |= fact->noreturn;
     if (!fact->is_def || (node->def && merged(prog, node, fact)))
       continue;
+    if (!copy)
+      copy = keep_fact(prog, fact);
     if (node->def) {
       /* Another program's function of the same name: a node of its own
        * (pushing may move the nodes, so `node` is looked up again). */
@@ -101,7 +122,7 @@ static void merge_functions(bwsc__program *prog, const bwsc__tu_facts *facts,
           BWSC__PUSH(prog->nodes, prog->nnodes, prog->capnodes);
       variant->usr = fact->usr;
       variant->name = fact->name;
-      variant->decl = fact;
+      variant->decl = copy;
       variant->annotated = fact->annotated;
       variant->noreturn = fact->noreturn;
       node = &prog->nodes[index];
@@ -109,7 +130,7 @@ static void merge_functions(bwsc__program *prog, const bwsc__tu_facts *facts,
           prog->nnodes - 1;
       node = variant;
     }
-    node->def = fact;
+    node->def = copy;
     *BWSC__PUSH(node->body_tus, node->nbody_tus, node->capbody_tus) = t;
   }
 }
@@ -188,20 +209,71 @@ static void merge_calls(bwsc__program *prog, const bwsc__tu_facts *facts,
         &facts->desc_flows[i];
 }
 
-void bwsc__program_build(bwsc__program *prog, const bwsc__tu_facts *tus,
-                         size_t ntus) {
+void bwsc__program_init(bwsc__program *prog) {
   memset(prog, 0, sizeof(*prog));
-  /* Two passes, so that every definition is known before the calls; a TU
-   * that failed to parse adds nothing. */
-  for (size_t t = 0; t < ntus; t++) {
-    if (!tus[t].failed)
-      merge_functions(prog, &tus[t], t);
+}
+
+/* Once TU t's functions are merged, its facts give back what the program
+ * will not use: the function facts (nodes hold copies) and the calls
+ * merge_calls would skip, those of a body another TU already gave (a
+ * header's static inline function, repeated by every TU that includes the
+ * header). Whether TU t's body of a function is merged is known now: only
+ * TUs up to t decide it. */
+static void shed(bwsc__program *prog, bwsc__tu_facts *facts, size_t t) {
+  free(facts->funcs);
+  facts->funcs = NULL;
+  facts->nfuncs = facts->capfuncs = 0;
+  size_t kept = 0;
+  for (size_t i = 0; i < facts->ncalls; i++) {
+    if (body_node(prog, facts->calls[i].caller, t))
+      facts->calls[kept++] = facts->calls[i];
+    else
+      bwsc__call_free(facts, &facts->calls[i]);
   }
+  facts->ncalls = kept;
+  if (kept < facts->capcalls) {
+    facts->calls =
+        bwsc__xrealloc(facts->calls, (kept ? kept : 1) * sizeof(*facts->calls));
+    facts->capcalls = kept ? kept : 1;
+  }
+}
+
+void bwsc__program_add_functions(bwsc__program *prog, bwsc__tu_facts *facts) {
+  size_t t = prog->nadded++;
+  /* Interned first: the nodes borrow the strings of the facts shed frees. */
+  bwsc__facts_intern(facts);
+  if (facts->failed)
+    return; /* a TU that failed to parse adds nothing */
+  merge_functions(prog, facts, t);
+  shed(prog, facts, t);
+}
+
+/* The second pass: every definition is known before the calls are merged. */
+static void merge_all_calls(bwsc__program *prog, const bwsc__tu_facts *tus,
+                            size_t ntus) {
   for (size_t t = 0; t < ntus; t++) {
     if (!tus[t].failed)
       merge_calls(prog, &tus[t], t);
   }
   index_programs(prog, ntus);
+}
+
+void bwsc__program_finish(bwsc__program *prog, bwsc__tu_facts *tus,
+                          size_t ntus) {
+  while (prog->nadded < ntus)
+    bwsc__program_add_functions(prog, &tus[prog->nadded]);
+  merge_all_calls(prog, tus, ntus);
+}
+
+void bwsc__program_build(bwsc__program *prog, const bwsc__tu_facts *tus,
+                         size_t ntus) {
+  bwsc__program_init(prog);
+  for (size_t t = 0; t < ntus; t++) {
+    if (!tus[t].failed)
+      merge_functions(prog, &tus[t], t);
+  }
+  prog->nadded = ntus;
+  merge_all_calls(prog, tus, ntus);
 }
 
 void bwsc__program_free(bwsc__program *prog) {
@@ -234,6 +306,9 @@ void bwsc__program_free(bwsc__program *prog) {
   free(prog->slot_stamp);
   free(prog->node_stamp);
   free(prog->identity);
+  for (size_t i = 0; i < prog->nkept_blocks; i++)
+    free(prog->kept[i]);
+  free(prog->kept);
   free(prog->nodes);
   free(prog->calls);
   free(prog->slots);

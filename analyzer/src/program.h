@@ -1,9 +1,11 @@
 /* program.h - the merged facts of every TU: one call graph keyed by USR,
  * and what each function-pointer slot may hold.
  *
- * Invariants: the program borrows every string from the TU facts it was
- * built from, which must outlive it (parameter slot keys, made here, are
- * interned); a body seen in several TUs at the same
+ * Invariants: every string is interned (the facts are interned as they are
+ * merged; parameter slot keys, made here, too); nodes point to the
+ * program's own copies of function facts, while calls, flows and
+ * descriptor flows are borrowed from the TU facts, which must outlive the
+ * program; a body seen in several TUs at the same
  * place (a static inline in a header) contributes its calls once; bodies at
  * different places under one USR (main() of two programs in one database)
  * are nodes of their own, "variants" of the first, reached only through
@@ -60,6 +62,11 @@ typedef struct bwsc__program {
   bwsc__slot *slots;
   size_t nslots, capslots;
   const bwsc__desc_flow **desc_flows; /* of every TU, borrowed */
+  /* Copies of the function facts nodes point to, in blocks that never
+   * move; and how many TUs' functions are merged so far. */
+  bwsc__func_fact **kept;
+  size_t nkept, nkept_blocks, capkept;
+  size_t nadded;
   size_t ndesc_flows, capdesc_flows;
   bwsc__strmap slot_by_key;
   /* Memo of bwsc__program_targets (filled lazily; the graph is fixed once
@@ -73,9 +80,22 @@ typedef struct bwsc__program {
   unsigned stamp;
 } bwsc__program;
 
-/* Merges the facts of tus[0..ntus) into *prog (zeroed first). */
+/* Merges the facts of tus[0..ntus) into *prog (zeroed first), leaving
+ * the facts as they are. */
 void bwsc__program_build(bwsc__program *prog, const bwsc__tu_facts *tus,
                          size_t ntus);
+
+/* The same in steps, so that a run of hundreds of TUs merges each TU's
+ * functions as soon as its facts (and those of every TU before it) are
+ * there: bwsc__program_init; bwsc__program_add_functions for TU 0, 1, ...
+ * in input order, as many as are ready; bwsc__program_finish with every
+ * TU, which adds the rest. Adding a TU interns its facts and frees what
+ * the program does not need of them (its function facts, and the calls of
+ * a body another TU already gave). */
+void bwsc__program_init(bwsc__program *prog);
+void bwsc__program_add_functions(bwsc__program *prog, bwsc__tu_facts *facts);
+void bwsc__program_finish(bwsc__program *prog, bwsc__tu_facts *tus,
+                          size_t ntus);
 void bwsc__program_free(bwsc__program *prog);
 
 /* The node of a USR, or NULL. */

@@ -31,7 +31,26 @@ typedef struct pool_job {
   atomic_size_t done; /* inputs gathered, for the progress line */
   bwsc__progress progress;
   const bwsc__report *where; /* srcroot, to print paths as reports do */
+  /* The program the facts are merged into as they arrive, in input order
+   * (NULL: not merged here); ready[i] once facts[i] is complete. */
+  bwsc__program *prog;
+  pthread_mutex_t merge_lock; /* guards prog and ready */
+  unsigned char *ready;
 } pool_job;
+
+/* Input i's facts are complete: merges every TU's functions that is next
+ * in input order, so that each TU gives back what the program will not
+ * need while the others are still being read. */
+static void merge_ready(pool_job *job, size_t i) {
+  if (!job->prog)
+    return;
+  pthread_mutex_lock(&job->merge_lock);
+  job->ready[i] = 1;
+  while (job->prog->nadded < job->inputs->count &&
+         job->ready[job->prog->nadded])
+    bwsc__program_add_functions(job->prog, &job->facts[job->prog->nadded]);
+  pthread_mutex_unlock(&job->merge_lock);
+}
 
 static void show_progress(pool_job *job, size_t i) {
   size_t done = atomic_fetch_add(&job->done, 1) + 1;
@@ -72,6 +91,7 @@ static void *parse_worker(void *arg) {
     if (i >= job->inputs->count)
       break;
     gather_one(job, i, &parser);
+    merge_ready(job, i);
     if (job->progress != BWSC__PROGRESS_OFF)
       show_progress(job, i);
   }
@@ -81,8 +101,16 @@ static void *parse_worker(void *arg) {
 
 void bwsc__tus_gather(const bwsc__inputs *inputs, bwsc__tu_facts *facts,
                       unsigned jobs, bwsc__cache *cache, bwsc__tu_stats *stats,
-                      bwsc__progress progress, const bwsc__report *where) {
-  pool_job job = {inputs, facts, cache, 0, 0, 0, 0, progress, where};
+                      bwsc__progress progress, const bwsc__report *where,
+                      bwsc__program *prog) {
+  pool_job job = {.inputs = inputs,
+                  .facts = facts,
+                  .cache = cache,
+                  .progress = progress,
+                  .where = where,
+                  .prog = prog,
+                  .ready = bwsc__xcalloc(inputs->count + 1, 1)};
+  pthread_mutex_init(&job.merge_lock, NULL);
   if (jobs > inputs->count)
     jobs = (unsigned)inputs->count;
   if (jobs < 1)
@@ -98,6 +126,8 @@ void bwsc__tus_gather(const bwsc__inputs *inputs, bwsc__tu_facts *facts,
   for (unsigned t = 1; t <= started; t++)
     pthread_join(threads[t], NULL);
   free(threads);
+  free(job.ready);
+  pthread_mutex_destroy(&job.merge_lock);
   if (progress == BWSC__PROGRESS_IN_PLACE && inputs->count)
     fputs("\r\033[K", stderr); /* the report starts on a clean line */
   stats->parsed += atomic_load(&job.parsed);

@@ -11,6 +11,7 @@
 #include "cache.h"
 #include "finding.h"
 #include "inputs.h"
+#include "program.h"
 #include "report.h"
 
 /* How the facts were obtained, for --stats. */
@@ -29,10 +30,14 @@ typedef enum bwsc__progress {
 
 /* Facts of every input into facts[i], on `jobs` threads; from `cache`
  * (may be NULL) when it has them, else parsed (and stored there). Paths
- * in the progress lines are printed as `where` prints them. */
+ * in the progress lines are printed as `where` prints them. With a `prog`
+ * (bwsc__program_init'ed, nothing added), each TU's functions are merged
+ * into it as soon as it and every TU before it are gathered
+ * (bwsc__program_add_functions): bwsc__program_finish completes it. */
 void bwsc__tus_gather(const bwsc__inputs *inputs, bwsc__tu_facts *facts,
                       unsigned jobs, bwsc__cache *cache, bwsc__tu_stats *stats,
-                      bwsc__progress progress, const bwsc__report *where);
+                      bwsc__progress progress, const bwsc__report *where,
+                      bwsc__program *prog);
 
 /* --facts: reads every facts file named by paths (directories are searched
  * for *.bwfacts). Returns a malloc'd array (*count set); unreadable files

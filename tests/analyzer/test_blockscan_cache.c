@@ -49,6 +49,7 @@ static const tree trees[] = {
     {"cmdline", {NULL}, {"uses_slow.c", "work.c", "--"}, 0, {NULL}},
     {"conds", {"--rules", "nbmore.rules"}, {".", "--"}, 0, {NULL}},
     {"once", {NULL}, {".", "--"}, 0, {NULL}},
+    {"shared", {NULL}, {"-p", "."}, 1, {NULL}},
 };
 
 typedef struct argv_list {
