@@ -196,13 +196,19 @@ test_repeated_header_facts_report_once_whatever_the_jobs(void **state) {
   /* nap()'s body is parsed by every TU, merged from one.c's: both
    * callbacks reach it. slow_step is declared by one.c first and defined
    * by two.c; marked_cb is a pool callback by three.c's word alone. */
-  assert_true(contains(one.out, "shared.h:11:3: warning: 'usleep' blocks a "
-                                "pool worker: reached from 2 callbacks: "
-                                "quick, rest"));
-  assert_true(contains(one.out, "two.c:7:3: warning: 'sleep' blocks a pool "
-                                "worker: reached from callback 'slow_step'"));
-  assert_true(contains(one.out, "two.c:11:3: warning: 'usleep' blocks a pool "
-                                "worker: reached from callback 'marked_cb'"));
+  static const char *const expected[] = {
+      "shared.h:11:3: warning: 'usleep' blocks a pool worker: reached from 2 "
+      "callbacks: quick, rest",
+      "two.c:7:3: warning: 'sleep' blocks a pool worker: reached from "
+      "callback 'slow_step'",
+      "two.c:11:3: warning: 'usleep' blocks a pool worker: reached from "
+      "callback 'marked_cb'",
+      NULL};
+  for (size_t i = 0; expected[i]; i++)
+    if (!contains(one.out, expected[i])) {
+      print_error("missing: %s\nin:\n%s\n", expected[i], one.out);
+      fail();
+    }
   run_result two = scan("2", NULL);
   assert_int_equal(two.status, one.status);
   assert_string_equal(two.out, one.out);
