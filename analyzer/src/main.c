@@ -184,10 +184,8 @@ static void facts_errors(const bwsc__tu_facts *facts, size_t n,
   }
 }
 
-/* A --diff that cannot be read ends the run before any parsing: exit 2. */
-static int diff_failed(bwsc__errors *errors, bwsc__changes *changes,
-                       bwsc__inputs *inputs, bw_rules *rules,
-                       bwsc__options *opts) {
+/* Errors found before the analysis, each on its own line. */
+static void print_errors(const bwsc__errors *errors) {
   for (size_t i = 0; i < errors->count; i++) {
     const bwsc__error *err = &errors->items[i];
     if (err->file && err->line)
@@ -198,151 +196,67 @@ static int diff_failed(bwsc__errors *errors, bwsc__changes *changes,
     else
       fprintf(stderr, "blockscan: error: %s\n", err->message);
   }
-  bwsc__changes_free(changes);
-  bwsc__inputs_free(inputs);
-  bwsc__errors_free(errors);
-  bw_rules_free(rules);
-  bwsc__options_free(opts);
-  return 2;
 }
 
-int main(int argc, char **argv) {
+/* What main() holds; all of it starts zeroed and is freed by run_free(),
+ * the one way out, however far the run got. */
+typedef struct run {
   bwsc__options opts;
-  if (bwsc__options_parse(&opts, argc, argv) != 0) {
-    fputs("blockscan: try 'blockscan --help'\n", stderr);
-    bwsc__options_free(&opts);
-    return 2;
-  }
-  if (opts.help || opts.version) {
-    if (opts.help)
-      bwsc__options_usage(stdout);
-    else
-      printf("blockscan %s\n", BLOCKSCAN_VERSION);
-    bwsc__options_free(&opts);
-    return 0;
-  }
-  if (opts.emit_facts) {
-    int rc = opts.nextra
-                 ? bwsc__tus_emit(opts.emit_facts, opts.extra, opts.nextra)
-                 : (fputs("blockscan: error: --emit-facts needs a compile "
-                          "command after --\n",
-                          stderr),
-                    2);
-    bwsc__options_free(&opts);
-    return rc;
-  }
-  /* Taken first: paths are printed relative to where the user ran
-   * blockscan, and .blockscan is looked for from there. */
-  char cwd[PATH_MAX];
-  const char *srcroot = getcwd(cwd, sizeof(cwd)) ? cwd : NULL;
-  /* Read after the command line, which it must not override. */
-  bwsc__config config = {0};
-  if (!opts.no_config && srcroot &&
-      bwsc__config_apply(&config, &opts, srcroot) != 0) {
-    bwsc__config_free(&config);
-    bwsc__options_free(&opts);
-    return 2;
-  }
-  /* --srcroot: paths are printed relative to it instead (and are SARIF's
-   * %SRCROOT%). Made absolute, as the current directory is. */
-  char root[PATH_MAX];
-  if (opts.srcroot) {
-    if (!realpath(opts.srcroot, root)) {
-      fprintf(stderr, "blockscan: error: --srcroot '%s': %s\n", opts.srcroot,
-              strerror(errno));
-      bwsc__config_free(&config);
-      bwsc__options_free(&opts);
-      return 2;
-    }
-    srcroot = root;
-  }
-  if (opts.npaths == 0 && !opts.build_dir && !opts.list_rules) {
-    fputs("blockscan: error: no input files (give files, directories or "
-          "-p BUILD_DIR)\n",
-          stderr);
-    bwsc__options_free(&opts);
-    bwsc__config_free(&config);
-    return 2;
-  }
+  bwsc__config config;
+  bwsc__errors errors;
+  bwsc__inputs inputs;
+  bwsc__changes changes;
+  bw_rules *rules;
+  FILE *out;
+} run;
 
-  int status = 0;
-  bwsc__errors errors = {0};
-  bw_rules *rules = load_rules(&opts, &errors);
-  if (!rules) {
-    for (size_t i = 0; i < errors.count; i++)
-      fprintf(stderr, "blockscan: error: %s: %s\n", errors.items[i].file,
-              errors.items[i].message);
-    bwsc__errors_free(&errors);
-    bwsc__options_free(&opts);
-    bwsc__config_free(&config);
-    return 2;
-  }
+static void run_free(run *r) {
+  if (r->out && r->out != stdout)
+    fclose(r->out);
+  bwsc__changes_free(&r->changes);
+  bwsc__inputs_free(&r->inputs);
+  bwsc__errors_free(&r->errors);
+  bw_rules_free(r->rules);
+  bwsc__config_free(&r->config);
+  bwsc__options_free(&r->opts);
+}
 
-  if (opts.list_rules) {
-    list_rules(rules);
-    bw_rules_free(rules);
-    bwsc__options_free(&opts);
-    bwsc__config_free(&config);
-    return 0;
-  }
-
-  bwsc__inputs inputs = {0};
-  if (!opts.facts) {
-    bwsc__inputs_collect(&opts, &inputs, &errors);
-    add_extra_args(&opts, &inputs);
-  }
-  bwsc__changes changes = {0};
-  int diffing = opts.diff_rev || opts.diff_file;
-  if (diffing && bwsc__changes_load(&changes, &opts, &inputs, &errors) != 0) {
-    bwsc__config_free(&config);
-    return diff_failed(&errors, &changes, &inputs, rules, &opts);
-  }
-
-  /* Opened before the analysis, which may take minutes: a report that
-   * cannot be written should not cost them. */
-  FILE *out = stdout;
-  if (opts.output && !(out = fopen(opts.output, "w"))) {
-    fprintf(stderr, "blockscan: error: cannot write '%s': %s\n", opts.output,
-            strerror(errno));
-    bwsc__changes_free(&changes);
-    bwsc__inputs_free(&inputs);
-    bwsc__errors_free(&errors);
-    bw_rules_free(rules);
-    bwsc__options_free(&opts);
-    bwsc__config_free(&config);
-    return 2;
-  }
+/* Facts, analysis, filters and the report; returns the exit status. */
+static int analyse(run *r, const char *srcroot) {
+  const bwsc__options *opts = &r->opts;
+  bwsc__errors *errors = &r->errors;
+  int diffing = opts->diff_rev || opts->diff_file;
   bwsc__tu_stats stats = {0};
   size_t ntus = 0;
   bwsc__tu_facts *facts = NULL;
   bwsc__program prog;
   bwsc__program_init(&prog);
-  if (opts.facts) {
-    facts = bwsc__tus_load(opts.paths, opts.npaths, &ntus, &errors);
+  if (opts->facts) {
+    facts = bwsc__tus_load(opts->paths, opts->npaths, &ntus, errors);
     stats.loaded = ntus;
   } else {
-    ntus = inputs.count;
+    ntus = r->inputs.count;
     facts = bwsc__xcalloc(ntus + 1, sizeof(bwsc__tu_facts));
-    char *cache_dir = bwsc__cache_dir(&opts);
+    char *cache_dir = bwsc__cache_dir(opts);
     bwsc__cache *cache = cache_dir ? bwsc__cache_open(cache_dir) : NULL;
     free(cache_dir);
     bwsc__parse_init();
     bwsc__report where = {NULL, NULL, NULL, 0, srcroot, 0};
-    bwsc__tus_gather(&inputs, facts, opts.jobs ? opts.jobs : cpu_count(), cache,
-                     &stats, progress_of(&opts), &where, &prog);
+    bwsc__tus_gather(&r->inputs, facts, opts->jobs ? opts->jobs : cpu_count(),
+                     cache, &stats, progress_of(opts), &where, &prog);
     bwsc__cache_close(cache);
   }
-  if (opts.stats)
+  if (opts->stats)
     fprintf(stderr,
             "blockscan: %zu translation unit%s: %zu parsed, %zu from the "
             "cache, %zu from facts files\n",
             ntus, ntus == 1 ? "" : "s", stats.parsed, stats.cached,
             stats.loaded);
-  facts_errors(facts, ntus, &errors);
+  facts_errors(facts, ntus, errors);
 
   bwsc__program_finish(&prog, facts, ntus);
   bwsc__findings findings = {0};
-  if (bwsc__analyze(&prog, rules, &findings) == 0 && !opts.quiet)
+  if (bwsc__analyze(&prog, r->rules, &findings) == 0 && !opts->quiet)
     fprintf(stderr,
             "blockscan: no callback handed to a pool or loop was found in %zu "
             "translation unit%s; APIs without rules are not seen (see "
@@ -351,33 +265,33 @@ int main(int argc, char **argv) {
   bwsc__suppress_apply(&findings, facts, ntus);
   /* --exclude also covers findings in a header an analysed TU includes. */
   for (size_t i = 0; i < findings.count;) {
-    if (bwsc__excluded(&opts, findings.items[i].loc.file))
+    if (bwsc__excluded(opts, findings.items[i].loc.file))
       bwsc__findings_remove(&findings, i);
     else
       i++;
   }
   bwsc__findings_sort(&findings);
   if (diffing)
-    bwsc__changes_filter(&changes, &findings);
-  size_t hidden = opts.low_confidence ? 0 : bwsc__findings_drop_low(&findings);
-  if (hidden && !opts.quiet)
+    bwsc__changes_filter(&r->changes, &findings);
+  size_t hidden = opts->low_confidence ? 0 : bwsc__findings_drop_low(&findings);
+  if (hidden && !opts->quiet)
     fprintf(stderr,
             "blockscan: %zu blocking call%s reached with low confidence only "
             "%s not shown (--confidence low shows %s)\n",
             hidden, hidden == 1 ? "" : "s", hidden == 1 ? "is" : "are",
             hidden == 1 ? "it" : "them");
 
-  if (opts.baseline && bwsc__baseline_apply(&findings, opts.baseline) != 0) {
+  if (opts->baseline && bwsc__baseline_apply(&findings, opts->baseline) != 0) {
     char *message =
         bwsc__xasprintf("cannot read baseline file: %s", strerror(errno));
-    bwsc__errors_add(&errors, opts.baseline, 0, 0, message);
+    bwsc__errors_add(errors, opts->baseline, 0, 0, message);
     free(message);
   }
-  if (opts.write_baseline &&
-      bwsc__baseline_write(&findings, opts.write_baseline) != 0) {
+  if (opts->write_baseline &&
+      bwsc__baseline_write(&findings, opts->write_baseline) != 0) {
     char *message =
         bwsc__xasprintf("cannot write baseline file: %s", strerror(errno));
-    bwsc__errors_add(&errors, opts.write_baseline, 0, 0, message);
+    bwsc__errors_add(errors, opts->write_baseline, 0, 0, message);
     free(message);
   }
 
@@ -385,22 +299,25 @@ int main(int argc, char **argv) {
    * have, so they are applied and written before grouping. */
   bwsc__findings_group(&findings);
 
-  bwsc__report report = {&findings, &errors, rules, use_color(&opts, out),
+  int status = 0;
+  bwsc__report report = {&findings, errors, r->rules, use_color(opts, r->out),
                          srcroot,   ntus};
-  if (write_report(&opts, &report, out) != 0)
+  if (write_report(opts, &report, r->out) != 0)
     status = 2;
+  FILE *out = r->out;
+  r->out = NULL;
   if (out != stdout && fclose(out) != 0)
     status = 2;
   /* Errors also go to stderr when the report is a file or not text, in
    * the text report's own words: a reader (or an editor parsing
    * file:line) sees one form whatever the format. */
-  if (errors.count && (out != stdout || opts.format != BWSC__FORMAT_TEXT)) {
+  if (errors->count && (out != stdout || opts->format != BWSC__FORMAT_TEXT)) {
     bwsc__findings none = {0};
-    bwsc__report only_errors = {&none, &errors, rules, 0, srcroot, 0};
+    bwsc__report only_errors = {&none, errors, r->rules, 0, srcroot, 0};
     bwsc__write_text(&only_errors, stderr);
   }
 
-  if (errors.count || status)
+  if (errors->count || status)
     status = 2;
   else if (findings.count)
     status = 1;
@@ -410,11 +327,93 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < ntus; i++)
     bwsc__facts_free(&facts[i]);
   free(facts);
-  bwsc__changes_free(&changes);
-  bwsc__inputs_free(&inputs);
-  bwsc__errors_free(&errors);
-  bw_rules_free(rules);
-  bwsc__options_free(&opts);
-  bwsc__config_free(&config);
+  return status;
+}
+
+/* Everything before the analysis: options, .blockscan, rules, inputs, the
+ * change and the report file. Returns -1 to go on to the analysis, or the
+ * exit status of a run that ends here. */
+static int prepare(run *r, int argc, char **argv, const char **srcroot,
+                   char *cwd, char *root) {
+  bwsc__options *opts = &r->opts;
+  if (bwsc__options_parse(opts, argc, argv) != 0) {
+    fputs("blockscan: try 'blockscan --help'\n", stderr);
+    return 2;
+  }
+  if (opts->help || opts->version) {
+    if (opts->help)
+      bwsc__options_usage(stdout);
+    else
+      printf("blockscan %s\n", BLOCKSCAN_VERSION);
+    return 0;
+  }
+  if (opts->emit_facts) {
+    if (opts->nextra)
+      return bwsc__tus_emit(opts->emit_facts, opts->extra, opts->nextra);
+    fputs("blockscan: error: --emit-facts needs a compile command after --\n",
+          stderr);
+    return 2;
+  }
+  /* Taken first: paths are printed relative to where the user ran
+   * blockscan, and .blockscan is looked for from there. */
+  *srcroot = getcwd(cwd, PATH_MAX) ? cwd : NULL;
+  /* Read after the command line, which it must not override. */
+  if (!opts->no_config && *srcroot &&
+      bwsc__config_apply(&r->config, opts, *srcroot) != 0)
+    return 2;
+  /* --srcroot: paths are printed relative to it instead (and are SARIF's
+   * %SRCROOT%). Made absolute, as the current directory is. */
+  if (opts->srcroot) {
+    if (!realpath(opts->srcroot, root)) {
+      fprintf(stderr, "blockscan: error: --srcroot '%s': %s\n", opts->srcroot,
+              strerror(errno));
+      return 2;
+    }
+    *srcroot = root;
+  }
+  if (opts->npaths == 0 && !opts->build_dir && !opts->list_rules) {
+    fputs("blockscan: error: no input files (give files, directories or "
+          "-p BUILD_DIR)\n",
+          stderr);
+    return 2;
+  }
+  if (!(r->rules = load_rules(opts, &r->errors))) {
+    print_errors(&r->errors);
+    return 2;
+  }
+  if (opts->list_rules) {
+    list_rules(r->rules);
+    return 0;
+  }
+  if (!opts->facts) {
+    bwsc__inputs_collect(opts, &r->inputs, &r->errors);
+    add_extra_args(opts, &r->inputs);
+  }
+  /* A --diff that cannot be read ends the run before any parsing. */
+  if ((opts->diff_rev || opts->diff_file) &&
+      bwsc__changes_load(&r->changes, opts, &r->inputs, &r->errors) != 0) {
+    print_errors(&r->errors);
+    return 2;
+  }
+  /* Opened before the analysis, which may take minutes: a report that
+   * cannot be written should not cost them. */
+  if (opts->output && !(r->out = fopen(opts->output, "w"))) {
+    fprintf(stderr, "blockscan: error: cannot write '%s': %s\n", opts->output,
+            strerror(errno));
+    return 2;
+  }
+  if (!r->out)
+    r->out = stdout;
+  return -1;
+}
+
+int main(int argc, char **argv) {
+  run r = {0};
+  char cwd[PATH_MAX], root[PATH_MAX];
+  const char *srcroot = NULL;
+  int status = prepare(&r, argc, argv, &srcroot, cwd, root);
+  if (status < 0)
+    status = analyse(&r, srcroot);
+  run_free(&r);
   return status;
 }
