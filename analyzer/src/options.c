@@ -100,8 +100,9 @@ static const option_row rows[] = {
     {"--quiet", OPT_QUIET, no_argument, NULL,
      "no progress and no notes on stderr, errors only"},
     {"--list-rules", OPT_LIST_RULES, no_argument, NULL,
-     "print the pool and loop APIs and the blocking\n"
-     "functions the loaded rules know, and exit"},
+     "print the pool and loop APIs, the blocking and\n"
+     "the non-blocking functions the loaded rules know,\n"
+     "and exit"},
     {"--color", OPT_COLOR, optional_argument, "WHEN",
      "never, always or auto (default: on a tty);\n"
      "--color alone means always"},
