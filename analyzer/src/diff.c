@@ -329,6 +329,9 @@ void bwsc__changes_filter(bwsc__changes *changes, bwsc__findings *findings) {
 }
 
 void bwsc__changes_free(bwsc__changes *changes) {
+  bwsc__git_job_drop(&changes->diff);
+  bwsc__git_job_drop(&changes->untracked);
+  free(changes->top);
   for (size_t i = 0; i < changes->count; i++) {
     free(changes->files[i].path);
     free(changes->files[i].ranges);

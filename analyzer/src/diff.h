@@ -16,6 +16,14 @@
 #include "util.h"
 
 #include <stdio.h>
+#include <sys/types.h>
+
+/* A git command running beside the analysis: its stdout and stderr go to
+ * temporary files, so it never waits on a pipe nobody reads yet. */
+typedef struct bwsc__git_job {
+  pid_t pid; /* 0: none running */
+  FILE *out, *err;
+} bwsc__git_job;
 
 typedef struct bwsc__line_range {
   unsigned first, last;
@@ -34,6 +42,11 @@ typedef struct bwsc__changes {
   bwsc__strmap real;  /* a finding's file -> 1 + index in files, 0: none */
   char **real_keys;   /* the keys of `real`, owned */
   size_t nreal_keys, capreal_keys;
+  /* --diff REV between bwsc__changes_load and bwsc__changes_finish: git
+   * diff and git ls-files running in the work tree `top`. */
+  bwsc__git_job diff, untracked;
+  char *top;
+  const char *rev; /* the option's own string */
 } bwsc__changes;
 
 /* Reads the unified diff `in` (named `name` in errors); its paths are
@@ -46,11 +59,21 @@ int bwsc__changes_read(bwsc__changes *changes, FILE *in, const char *name,
 void bwsc__changes_add(bwsc__changes *changes, const char *root,
                        const char *path, unsigned first, unsigned last);
 
-/* --diff REV / --diff-file PATCH: runs git in the repository of the first
- * input (or reads PATCH, "-" = stdin). Returns 0, or -1 after adding an
- * error (git's own message, or the patch's file:line). */
+/* --diff REV / --diff-file PATCH: reads PATCH ("-" = stdin) at once; for
+ * REV finds the work tree of the first input and checks the revision (one
+ * git call), then starts git diff and git ls-files there, which run while
+ * the TUs are read and analysed. Returns 0, or -1 after adding an error
+ * (git's own message, or the patch's file:line). */
 int bwsc__changes_load(bwsc__changes *changes, const bwsc__options *opts,
                        const bwsc__inputs *inputs, bwsc__errors *errors);
+
+/* Reads what the git commands bwsc__changes_load started printed (nothing
+ * to do for a patch); call before bwsc__changes_filter. Returns 0, or -1
+ * after adding git's error. */
+int bwsc__changes_finish(bwsc__changes *changes, bwsc__errors *errors);
+
+/* Waits for a job still running and drops what it printed. */
+void bwsc__git_job_drop(bwsc__git_job *job);
 
 /* Keeps the findings whose blocking call, a call of whose chain, or whose
  * submit site the change touches (call before bwsc__findings_group). */

@@ -6,7 +6,10 @@
  * reads) and with flags that hold whatever the user's configuration says
  * (no colour, no external diff, rename detection on, "a/" and "b/"
  * prefixes, paths from the top of the work tree); its stderr is kept for
- * the error message.
+ * the error message. The revision and the work tree are checked before
+ * any TU is read (a bad one ends the run at once); git diff and git
+ * ls-files then run beside the analysis, writing to unlinked temporary
+ * files, and are waited for once, by bwsc__changes_finish or at free.
  */
 #include "diff.h"
 
@@ -46,51 +49,71 @@ static char *slurp(int fd, size_t *len) {
   return buf;
 }
 
-/* Runs "git -C dir ARGS..." (args ends with NULL). */
-static void run_git(const char *dir, const char *const *args, git_run *run) {
-  memset(run, 0, sizeof(*run));
+/* A temporary file that no child inherits by accident (posix_spawn's
+ * dup2 clears the flag on the copy a child is meant to get). */
+static FILE *private_tmpfile(void) {
+  FILE *f = tmpfile();
+  if (f)
+    fcntl(fileno(f), F_SETFD, FD_CLOEXEC);
+  return f;
+}
+
+/* Starts "git -C dir ARGS..." (args ends with NULL), its stdout and stderr
+ * into temporary files. Returns 0, or -1 with *message set (malloc'd). */
+static int git_start(const char *dir, const char *const *args,
+                     bwsc__git_job *job, char **message) {
+  memset(job, 0, sizeof(*job));
   const char *argv[16] = {"git", "-C", dir};
   size_t n = 3;
   for (; args[n - 3] && n < 15; n++)
     argv[n] = args[n - 3];
   argv[n] = NULL;
-  int fds[2];
-  FILE *err = tmpfile();
-  if (!err || pipe(fds) != 0) {
-    run->err = bwsc__xasprintf("cannot run git: %s", strerror(errno));
-    if (err)
-      fclose(err);
-    return;
+  job->out = private_tmpfile();
+  job->err = job->out ? private_tmpfile() : NULL;
+  int spawned = errno;
+  if (job->err) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&actions, fileno(job->out), 1);
+    posix_spawn_file_actions_adddup2(&actions, fileno(job->err), 2);
+    spawned =
+        posix_spawnp(&job->pid, "git", &actions, NULL, (char **)argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, fileno(err), 2);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  posix_spawn_file_actions_addclose(&actions, fds[1]);
-  pid_t pid;
-  int spawned =
-      posix_spawnp(&pid, "git", &actions, NULL, (char **)argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(fds[1]);
-  if (spawned != 0) {
-    close(fds[0]);
-    fclose(err);
-    run->err = bwsc__xasprintf("cannot run git: %s", strerror(spawned));
-    return;
-  }
-  run->out = slurp(fds[0], &run->len);
-  close(fds[0]);
+  if (job->err && spawned == 0)
+    return 0;
+  *message = bwsc__xasprintf("cannot run git: %s", strerror(spawned));
+  if (job->out)
+    fclose(job->out);
+  if (job->err)
+    fclose(job->err);
+  memset(job, 0, sizeof(*job));
+  return -1;
+}
+
+/* Reads the rest of a temporary file from its start (malloc'd). */
+static char *slurp_file(FILE *f, size_t *len) {
+  fflush(f);
+  lseek(fileno(f), 0, SEEK_SET);
+  return slurp(fileno(f), len);
+}
+
+/* Waits for the job and takes what it printed into `run`; the job is
+ * none afterwards. */
+static void git_wait(bwsc__git_job *job, git_run *run) {
+  memset(run, 0, sizeof(*run));
   int status = 0;
   pid_t waited;
-  while ((waited = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+  while ((waited = waitpid(job->pid, &status, 0)) < 0 && errno == EINTR)
     ;
-  run->ok = waited == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  run->ok = waited == job->pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  run->out = slurp_file(job->out, &run->len);
   size_t errlen;
-  lseek(fileno(err), 0, SEEK_SET);
-  run->err = slurp(fileno(err), &errlen);
-  fclose(err);
+  run->err = slurp_file(job->err, &errlen);
+  fclose(job->out);
+  fclose(job->err);
+  memset(job, 0, sizeof(*job));
   while (errlen &&
          (run->err[errlen - 1] == '\n' || run->err[errlen - 1] == '\r'))
     run->err[--errlen] = '\0';
@@ -98,6 +121,27 @@ static void run_git(const char *dir, const char *const *args, git_run *run) {
     free(run->err);
     run->err = bwsc__xstrdup("git failed and said nothing");
   }
+}
+
+/* Runs "git -C dir ARGS..." to its end. */
+static void run_git(const char *dir, const char *const *args, git_run *run) {
+  bwsc__git_job job;
+  char *message = NULL;
+  if (git_start(dir, args, &job, &message) != 0) {
+    memset(run, 0, sizeof(*run));
+    run->err = message;
+    return;
+  }
+  git_wait(&job, run);
+}
+
+void bwsc__git_job_drop(bwsc__git_job *job) {
+  if (!job->pid)
+    return;
+  git_run run;
+  git_wait(job, &run);
+  free(run.out);
+  free(run.err);
 }
 
 static void git_free(git_run *run) {
@@ -112,15 +156,21 @@ static void git_error(bwsc__errors *errors, const char *what, const char *dir,
   free(message);
 }
 
+/* The first line of git's output (malloc'd), or NULL when it printed
+ * none. */
+static char *first_line(const git_run *run) {
+  if (!run->out || !run->out[0] || run->out[0] == '\n')
+    return NULL;
+  char *line = bwsc__xstrdup(run->out);
+  line[strcspn(line, "\n")] = '\0';
+  return line;
+}
+
 /* The top of the work tree holding `dir` (malloc'd), or NULL. */
 static char *toplevel(const char *dir, git_run *run) {
   static const char *const args[] = {"rev-parse", "--show-toplevel", NULL};
   run_git(dir, args, run);
-  if (!run->ok)
-    return NULL;
-  char *top = bwsc__xstrdup(run->out);
-  top[strcspn(top, "\n")] = '\0';
-  return top;
+  return run->ok ? first_line(run) : NULL;
 }
 
 /* Files git does not track yet are new in their whole. */
@@ -131,6 +181,9 @@ static void add_untracked(bwsc__changes *changes, const char *top,
       bwsc__changes_add(changes, top, out + at, 1, UINT_MAX);
 }
 
+/* Checks the revision and finds the work tree in one call (rev-parse
+ * prints the top before it looks at the revision), then starts the diff
+ * and the list of untracked files. */
 static int from_git(bwsc__changes *changes, const char *rev, const char *dir,
                     bwsc__errors *errors) {
   if (rev[0] == '-' || rev[0] == '\0') {
@@ -139,13 +192,16 @@ static int from_git(bwsc__changes *changes, const char *rev, const char *dir,
     free(message);
     return -1;
   }
+  const char *const check[] = {"rev-parse", "--show-toplevel", rev, "--", NULL};
   git_run run;
-  char *top = toplevel(dir, &run);
-  if (!top) {
+  run_git(dir, check, &run);
+  char *top = first_line(&run);
+  char *what = bwsc__xasprintf("git diff %s", rev);
+  if (!top)
     git_error(errors, "--diff needs a git repository", dir, &run);
-    git_free(&run);
-    return -1;
-  }
+  else if (!run.ok)
+    git_error(errors, what, top, &run);
+  int rc = top && run.ok ? 0 : -1;
   git_free(&run);
   const char *const diff[] = {"diff",
                               "--no-color",
@@ -159,28 +215,47 @@ static int from_git(bwsc__changes *changes, const char *rev, const char *dir,
                               rev,
                               "--",
                               NULL};
-  char *what = bwsc__xasprintf("git diff %s", rev);
+  static const char *const others[] = {"ls-files", "-z", "--others",
+                                       "--exclude-standard", NULL};
+  char *message = NULL;
+  if (rc == 0 && (git_start(top, diff, &changes->diff, &message) != 0 ||
+                  git_start(top, others, &changes->untracked, &message) != 0)) {
+    git_run failed = {NULL, message, 0, 0};
+    git_error(errors, what, top, &failed);
+    free(message);
+    rc = -1;
+  }
+  free(what);
+  if (rc == 0) {
+    changes->top = top;
+    changes->rev = rev;
+  } else {
+    free(top);
+  }
+  return rc;
+}
+
+int bwsc__changes_finish(bwsc__changes *changes, bwsc__errors *errors) {
+  if (!changes->diff.pid)
+    return 0;
+  char *what = bwsc__xasprintf("git diff %s", changes->rev);
+  git_run run;
+  git_wait(&changes->diff, &run);
   int rc = -1;
-  run_git(top, diff, &run);
   if (!run.ok) {
-    git_error(errors, what, top, &run);
+    git_error(errors, what, changes->top, &run);
   } else {
     FILE *in = run.len ? fmemopen(run.out, run.len, "r") : NULL;
-    rc = in ? bwsc__changes_read(changes, in, what, top, errors) : 0;
+    rc = in ? bwsc__changes_read(changes, in, what, changes->top, errors) : 0;
     if (in)
       fclose(in);
   }
   git_free(&run);
-  static const char *const others[] = {"ls-files", "-z", "--others",
-                                       "--exclude-standard", NULL};
-  if (rc == 0) {
-    run_git(top, others, &run);
-    if (run.ok)
-      add_untracked(changes, top, run.out, run.len);
-    git_free(&run);
-  }
+  git_wait(&changes->untracked, &run);
+  if (rc == 0 && run.ok)
+    add_untracked(changes, changes->top, run.out, run.len);
+  git_free(&run);
   free(what);
-  free(top);
   return rc;
 }
 

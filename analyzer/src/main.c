@@ -305,8 +305,11 @@ static int analyse(run *r, const char *srcroot) {
       i++;
   }
   bwsc__findings_sort(&findings);
-  if (diffing)
+  /* git has been running beside the analysis: its output is read now. */
+  if (diffing) {
+    bwsc__changes_finish(&r->changes, errors);
     bwsc__changes_filter(&r->changes, &findings);
+  }
   size_t hidden = opts->low_confidence ? 0 : bwsc__findings_drop_low(&findings);
   if (hidden && !opts->quiet)
     fprintf(stderr,
@@ -423,7 +426,8 @@ static int prepare(run *r, int argc, char **argv, const char **srcroot,
     bwsc__inputs_collect(opts, &r->inputs, &r->errors);
     add_extra_args(opts, &r->inputs);
   }
-  /* A --diff that cannot be read ends the run before any parsing. */
+  /* A --diff that cannot be read (a bad revision, no repository, a bad
+   * patch) ends the run before any parsing. */
   if ((opts->diff_rev || opts->diff_file) &&
       bwsc__changes_load(&r->changes, opts, &r->inputs, &r->errors) != 0) {
     print_errors(&r->errors);
