@@ -17,6 +17,7 @@
 #include "options.h"
 #include "parse.h"
 #include "tus.h"
+#include "list_rules.h"
 #include "program.h"
 #include "report.h"
 #include "util.h"
@@ -91,61 +92,6 @@ static bw_rules *load_rules(const bwsc__options *opts, bwsc__errors *errors) {
     return NULL;
   }
   return rules;
-}
-
-/* One condition as a rule file spells it ("arg2 has O_NONBLOCK=0x800"),
- * so a listed rule can be copied into a file; values past 9 in hex, as
- * flags and ioctl numbers are written. */
-static void print_cond(const bw_rule_cond *cond) {
-  if (cond->kind != BW_COND_EQUALS && cond->kind != BW_COND_HAS_FLAG) {
-    printf("arg%d %s", cond->arg, bw_cond_kind_name(cond->kind));
-    return;
-  }
-  printf("arg%d %s %s%s", cond->arg,
-         cond->kind == BW_COND_EQUALS ? "is" : "has",
-         cond->name ? cond->name : "", cond->name ? "=" : "");
-  if (cond->value > 9)
-    printf("0x%llx", (unsigned long long)cond->value);
-  else
-    printf("%lld", cond->value);
-}
-
-/* --list-rules: what the walk can see, as "entry FUNCTION (API)", "posts
- * FUNCTION from ENTRY (API)", "blocking FUNCTION RULE-ID (API)" and
- * "nonblocking FUNCTION fd=ARG|result [when=\"COND\"]... [otherwise=blocking]
- * (API)" lines in the rules' order. */
-static void list_rules(const bw_rules *rules) {
-  size_t count = bw_rules_entry_count(rules);
-  for (size_t i = 0; i < count; i++) {
-    const bw_entry_rule *entry = bw_rules_entry_at(rules, i);
-    printf("entry %s (%s)\n", entry->function, entry->api);
-  }
-  count = bw_rules_post_count(rules);
-  for (size_t i = 0; i < count; i++) {
-    const bw_post_rule *post = bw_rules_post_at(rules, i);
-    printf("posts %s from %s (%s)\n", post->function, post->from, post->api);
-  }
-  count = bw_rules_blocking_count(rules);
-  for (size_t i = 0; i < count; i++) {
-    const bw_blocking_rule *rule = bw_rules_blocking_at(rules, i);
-    printf("blocking %s %s (%s)\n", rule->function, rule->id, rule->api);
-  }
-  count = bw_rules_nonblock_count(rules);
-  for (size_t i = 0; i < count; i++) {
-    const bw_nonblock_rule *rule = bw_rules_nonblock_at(rules, i);
-    printf("nonblocking %s fd=", rule->function);
-    if (rule->fd_arg < 0)
-      fputs("result", stdout);
-    else
-      printf("%d", rule->fd_arg);
-    for (size_t c = 0; c < rule->n_when; c++) {
-      fputs(" when=\"", stdout);
-      print_cond(&rule->when[c]);
-      fputs("\"", stdout);
-    }
-    printf("%s (%s)\n", rule->otherwise_blocking ? " otherwise=blocking" : "",
-           rule->api);
-  }
 }
 
 /* ---- output -------------------------------------------------------------- */
@@ -419,7 +365,7 @@ static int prepare(run *r, int argc, char **argv, const char **srcroot,
     return 2;
   }
   if (opts->list_rules) {
-    list_rules(r->rules);
+    bwsc__list_rules(r->rules, stdout);
     return 0;
   }
   if (!opts->facts) {

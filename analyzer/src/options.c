@@ -100,8 +100,8 @@ static const option_row rows[] = {
     {"--quiet", OPT_QUIET, no_argument, NULL,
      "no progress and no notes on stderr, errors only"},
     {"--list-rules", OPT_LIST_RULES, no_argument, NULL,
-     "print the pool and loop APIs, the blocking and\n"
-     "the non-blocking functions the loaded rules know,\n"
+     "print every loaded rule (entries, posts, blocking,\n"
+     "non-blocking, hints, allows) with its fields,\n"
      "and exit"},
     {"--color", OPT_COLOR, optional_argument, "WHEN",
      "never, always or auto (default: on a tty);\n"
