@@ -25,6 +25,8 @@
 #                              (default <build>/corpus)
 #      BENCH_ANALYZER_SUITE    Debian suite of the sources (default bookworm)
 #      BENCH_ANALYZER_RUNS     runs per configuration (default 7)
+#      BENCH_DIFF_*            passed to bench/analyzer/diff.sh, which runs
+#                              last (the --diff row; BENCH_DIFF_RUNS=0 skips it)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -136,4 +138,11 @@ if [ "$status" -gt 1 ]; then
 fi
 sed -n '/^blockscan summary:/,$p' "$report"
 echo "(full report: $report)"
+
+# What --diff adds to a cached re-run (on this repository, or on the tree
+# BENCH_DIFF_DB / BENCH_DIFF_REPO / BENCH_DIFF_FILE name).
+if [ "${BENCH_DIFF_RUNS:-7}" != 0 ]; then
+  echo
+  BLOCKWATCH_BENCH_BUILD=$build bash "$root/bench/analyzer/diff.sh" || bench_status=$?
+fi
 exit "$bench_status"
