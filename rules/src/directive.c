@@ -1,5 +1,5 @@
-/* The directives: building blocking, entry, posts, nonblocking, hint and
- * allow rules from a line parse.c has read, and carrying out include:,
+/* The directives: building blocking, entry, posts, nonblocking, ready,
+ * hint and allow rules from a line parse.c has read, and carrying out include:,
  * enable: and disable:.
  *
  * Invariants:
@@ -26,6 +26,8 @@ static const bwrl__key_spec posts_keys[] = {{"from", 0}, {"api", 0}, {NULL, 0}};
 static const bwrl__key_spec nonblock_keys[] = {
     {"fd", 0},    {"when", 1}, {"otherwise", 0}, {"path", 0},
     {"under", 0}, {"api", 0},  {NULL, 0}};
+static const bwrl__key_spec ready_keys[] = {
+    {"param", 0}, {"api", 0}, {NULL, 0}};
 static const bwrl__key_spec hint_keys[] = {{"api", 0}, {"hint", 0}, {NULL, 0}};
 static const bwrl__key_spec allow_keys[] = {{"reason", 0}, {NULL, 0}};
 
@@ -292,8 +294,9 @@ static void add_entry(bwrl__line *lc, const bwrl__subject *subj,
 
 /* Reports a `kind` rule for the subject already in `rules`, a vector of
  * rules whose first member is their name and whose origin is at byte
- * `origin_at` (allow and posts rules, searched in full: they are few or
- * have no index during a load); 1 when there is one. */
+ * `origin_at` (allow, posts, nonblocking and ready rules, searched in
+ * full: they are few or have no index during a load); 1 when there is
+ * one. */
 static int is_duplicate(bwrl__line *lc, const bwrl__subject *subj,
                         const bwrl__vec *rules, size_t origin_at,
                         const char *kind) {
@@ -324,6 +327,43 @@ static void push_rule(bwrl__line *lc, bwrl__vec *rules, const void *tmp,
   }
 }
 
+/* The field `key` of a `kind` rule, or NULL after reporting it missing. */
+static const bwrl__field *required(bwrl__line *lc, const bwrl__subject *subj,
+                                   unsigned kcol, const char *key,
+                                   const char *kind) {
+  char q[BWRL__QUOTE_BUF];
+  const bwrl__field *f = bwrl__get_field(lc, key);
+  if (f == NULL)
+    bwrl__fail(lc, kcol, "missing required key '%s' in %s rule for '%s'", key,
+               kind, bwrl__quote(subj->text, subj->len, q));
+  return f;
+}
+
+/* The argument index field `f` holds into *out: 0, or -1 after reporting a
+ * bad value for key `key`. */
+static int index_field(bwrl__line *lc, const bwrl__field *f, const char *key,
+                       int *out) {
+  char q[BWRL__QUOTE_BUF];
+  if (bwrl__parse_arg_index(f->value, f->len, out) == 0)
+    return 0;
+  bwrl__fail(lc, f->column, "bad value '%s' for '%s' (expected 0 to %d)",
+             bwrl__quote(f->value, f->len, q), key, BWRL__MAX_ARG);
+  return -1;
+}
+
+/* Keeps the subject, the line's api= (or the file's) and where the line is
+ * into a rule's `function`, `api` and `origin`; 0 when out of memory. */
+static int keep_names(bwrl__line *lc, const bwrl__subject *subj,
+                      const char **function, const char **api,
+                      bw_rule_origin *origin) {
+  const bwrl__field *f = bwrl__get_field(lc, "api");
+  *function = bwrl__keep(lc, subj->text, subj->len);
+  *api = f ? bwrl__keep(lc, f->value, f->len) : lc->api;
+  origin->file = lc->file;
+  origin->line = lc->lineno;
+  return *function && *api;
+}
+
 /* posts:FN from=ENTRY - FN queues the callback ENTRY registered; the rule
  * only tells the walk not to follow FN as a call, so it keeps no more than
  * the names. */
@@ -332,13 +372,9 @@ static void add_posts(bwrl__line *lc, const bwrl__subject *subj,
   char q[BWRL__QUOTE_BUF];
   if (read_rule(lc, subj, 0, posts_keys, "posts"))
     return;
-  const bwrl__field *from = bwrl__get_field(lc, "from");
-  const bwrl__field *api = bwrl__get_field(lc, "api");
-  if (from == NULL) {
-    bwrl__fail(lc, kcol, "missing required key 'from' in posts rule for '%s'",
-               bwrl__quote(subj->text, subj->len, q));
+  const bwrl__field *from = required(lc, subj, kcol, "from", "posts");
+  if (from == NULL)
     return;
-  }
   if (!bwrl__valid_ident(from->value, from->len)) {
     bwrl__fail(lc, from->column, "invalid function name '%s'",
                bwrl__quote(from->value, from->len, q));
@@ -348,19 +384,14 @@ static void add_posts(bwrl__line *lc, const bwrl__subject *subj,
   if (is_duplicate(lc, subj, posts, offsetof(bw_post_rule, origin), "posts"))
     return;
   bw_post_rule tmp;
-  tmp.function = bwrl__keep(lc, subj->text, subj->len);
   tmp.from = bwrl__keep(lc, from->value, from->len);
-  tmp.api = api ? bwrl__keep(lc, api->value, api->len) : lc->api;
-  tmp.origin.file = lc->file;
-  tmp.origin.line = lc->lineno;
-  if (tmp.function && tmp.from && tmp.api)
+  if (keep_names(lc, subj, &tmp.function, &tmp.api, &tmp.origin) && tmp.from)
     push_rule(lc, posts, &tmp, sizeof(tmp));
 }
 
 /* "path=N under=PREFIX" of a nonblocking rule into *rule: 0, or -1 after
  * reporting (one without the other, a bad index). */
 static int read_path(bwrl__line *lc, bw_nonblock_rule *rule) {
-  char q[BWRL__QUOTE_BUF];
   const bwrl__field *path = bwrl__get_field(lc, "path");
   const bwrl__field *under = bwrl__get_field(lc, "under");
   if (!path && !under)
@@ -370,11 +401,8 @@ static int read_path(bwrl__line *lc, bw_nonblock_rule *rule) {
                path ? "path" : "under", path ? "under" : "path");
     return -1;
   }
-  if (bwrl__parse_arg_index(path->value, path->len, &rule->path_arg)) {
-    bwrl__fail(lc, path->column, "bad value '%s' for 'path' (expected 0 to %d)",
-               bwrl__quote(path->value, path->len, q), BWRL__MAX_ARG);
+  if (index_field(lc, path, "path", &rule->path_arg))
     return -1;
-  }
   rule->path_prefix = bwrl__keep(lc, under->value, under->len);
   return rule->path_prefix ? 0 : -1;
 }
@@ -388,14 +416,9 @@ static void add_nonblock(bwrl__line *lc, const bwrl__subject *subj,
   if (read_rule(lc, subj, 0, nonblock_keys, "nonblocking"))
     return;
   bw_nonblock_rule tmp = {0};
-  const bwrl__field *fd = bwrl__get_field(lc, "fd");
-  const bwrl__field *api = bwrl__get_field(lc, "api");
-  if (fd == NULL) {
-    bwrl__fail(lc, kcol,
-               "missing required key 'fd' in nonblocking rule for '%s'",
-               bwrl__quote(subj->text, subj->len, q));
+  const bwrl__field *fd = required(lc, subj, kcol, "fd", "nonblocking");
+  if (fd == NULL)
     return;
-  }
   if (strcmp(fd->value, "result") == 0) {
     tmp.fd_arg = -1;
   } else if (bwrl__parse_arg_index(fd->value, fd->len, &tmp.fd_arg)) {
@@ -425,11 +448,24 @@ static void add_nonblock(bwrl__line *lc, const bwrl__subject *subj,
   if (is_duplicate(lc, subj, rules, offsetof(bw_nonblock_rule, origin),
                    "nonblocking"))
     return;
-  tmp.function = bwrl__keep(lc, subj->text, subj->len);
-  tmp.api = api ? bwrl__keep(lc, api->value, api->len) : lc->api;
-  tmp.origin.file = lc->file;
-  tmp.origin.line = lc->lineno;
-  if (tmp.function && tmp.api)
+  if (keep_names(lc, subj, &tmp.function, &tmp.api, &tmp.origin))
+    push_rule(lc, rules, &tmp, sizeof(tmp));
+}
+
+/* ready:ENTRY param=N - the callback ENTRY registers runs when a
+ * descriptor is ready, and receives it as its parameter N. */
+static void add_ready(bwrl__line *lc, const bwrl__subject *subj,
+                      unsigned kcol) {
+  if (read_rule(lc, subj, 0, ready_keys, "ready"))
+    return;
+  bw_ready_rule tmp = {0};
+  const bwrl__field *param = required(lc, subj, kcol, "param", "ready");
+  if (param == NULL || index_field(lc, param, "param", &tmp.param))
+    return;
+  bwrl__vec *rules = &lc->ld->rs->readies;
+  if (is_duplicate(lc, subj, rules, offsetof(bw_ready_rule, origin), "ready"))
+    return;
+  if (keep_names(lc, subj, &tmp.function, &tmp.api, &tmp.origin))
     push_rule(lc, rules, &tmp, sizeof(tmp));
 }
 
@@ -553,6 +589,7 @@ const bwrl__directive bwrl__directives[] = {
     {"entry", "function name", add_entry},
     {"posts", "function name", add_posts},
     {"nonblocking", "function name", add_nonblock},
+    {"ready", "function name", add_ready},
     {"hint", "category", add_hint},
     {"allow", "function pattern", add_allow},
     {"include", "file name", do_include},

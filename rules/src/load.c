@@ -40,6 +40,7 @@ static int load_begin(bwrl__load *ld, bw_rules *rs) {
   ld->old_posts = rs->posts.n;
   ld->old_hints = rs->hints.n;
   ld->old_nonblocks = rs->nonblocks.n;
+  ld->old_readies = rs->readies.n;
   memcpy(ld->old_enabled, rs->enabled, sizeof(ld->old_enabled));
   if (rs->entries.n > 0) {
     ld->old_callbacks = malloc(rs->entries.n * sizeof(size_t));
@@ -66,6 +67,7 @@ static void rollback(bwrl__load *ld) {
   truncate_vec(&rs->posts, ld->old_posts);
   truncate_vec(&rs->hints, ld->old_hints);
   truncate_vec(&rs->nonblocks, ld->old_nonblocks);
+  truncate_vec(&rs->readies, ld->old_readies);
   for (size_t i = 0; i < rs->entries.n; i++)
     ((bw_entry_rule *)rs->entries.items[i])->n_callbacks = ld->old_callbacks[i];
   memcpy(rs->enabled, ld->old_enabled, sizeof(rs->enabled));

@@ -178,8 +178,10 @@ void bw_rules_free(bw_rules *rs) {
   free_vec_items(&rs->posts);
   free_vec_items(&rs->hints);
   free_vec_items(&rs->nonblocks);
+  free_vec_items(&rs->readies);
   bwrl__index_clear(&rs->blocking_index);
   bwrl__index_clear(&rs->nonblock_index);
+  bwrl__index_clear(&rs->ready_index);
   bwrl__index_clear(&rs->post_index);
   bwrl__index_clear(&rs->entry_index);
   bwrl__index_clear(&rs->allow_index);
@@ -195,7 +197,7 @@ static int has_glob(const char *pattern) {
 }
 
 typedef struct indexes {
-  bwrl__index blocking, entries, allows, posts, nonblocks;
+  bwrl__index blocking, entries, allows, posts, nonblocks, readies;
   size_t n_glob_allows;
 } indexes;
 
@@ -205,6 +207,7 @@ static void indexes_clear(indexes *ix) {
   bwrl__index_clear(&ix->allows);
   bwrl__index_clear(&ix->posts);
   bwrl__index_clear(&ix->nonblocks);
+  bwrl__index_clear(&ix->readies);
 }
 
 static int build_indexes(const bw_rules *rs, indexes *ix) {
@@ -226,6 +229,11 @@ static int build_indexes(const bw_rules *rs, indexes *ix) {
   for (size_t i = 0; i < rs->nonblocks.n; i++) {
     bw_nonblock_rule *rule = rs->nonblocks.items[i];
     if (bwrl__index_put(&ix->nonblocks, rule->function, rule))
+      return -ENOMEM;
+  }
+  for (size_t i = 0; i < rs->readies.n; i++) {
+    bw_ready_rule *rule = rs->readies.items[i];
+    if (bwrl__index_put(&ix->readies, rule->function, rule))
       return -ENOMEM;
   }
   for (size_t i = 0; i < rs->allows.n; i++) {
@@ -252,8 +260,10 @@ int bwrl__rules_reindex(bw_rules *rs) {
   bwrl__index_clear(&rs->allow_index);
   bwrl__index_clear(&rs->post_index);
   bwrl__index_clear(&rs->nonblock_index);
+  bwrl__index_clear(&rs->ready_index);
   rs->blocking_index = ix.blocking;
   rs->nonblock_index = ix.nonblocks;
+  rs->ready_index = ix.readies;
   rs->post_index = ix.posts;
   rs->entry_index = ix.entries;
   rs->allow_index = ix.allows;
@@ -386,6 +396,21 @@ size_t bw_rules_nonblock_count(const bw_rules *rs) {
 
 const bw_nonblock_rule *bw_rules_nonblock_at(const bw_rules *rs, size_t i) {
   return rs && i < rs->nonblocks.n ? rs->nonblocks.items[i] : NULL;
+}
+
+const bw_ready_rule *bw_rules_find_ready(const bw_rules *rs,
+                                         const char *function) {
+  if (rs == NULL || function == NULL)
+    return NULL;
+  return bwrl__index_get(&rs->ready_index, function);
+}
+
+size_t bw_rules_ready_count(const bw_rules *rs) {
+  return rs ? rs->readies.n : 0;
+}
+
+const bw_ready_rule *bw_rules_ready_at(const bw_rules *rs, size_t i) {
+  return rs && i < rs->readies.n ? rs->readies.items[i] : NULL;
 }
 
 size_t bw_rules_post_count(const bw_rules *rs) {

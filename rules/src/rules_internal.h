@@ -68,11 +68,13 @@ struct bw_rules {
   bwrl__vec posts;     /* bw_post_rule * */
   bwrl__vec hints;     /* bw_hint_rule *, few: searched in order */
   bwrl__vec nonblocks; /* bw_nonblock_rule * */
+  bwrl__vec readies;   /* bw_ready_rule * */
   bwrl__index blocking_index;
   bwrl__index entry_index;
   bwrl__index allow_index; /* allow rules without glob characters */
   bwrl__index post_index;
   bwrl__index nonblock_index;
+  bwrl__index ready_index;
   size_t n_glob_allows; /* allow rules with glob characters */
   unsigned char enabled[BW_CATEGORY_COUNT];
   bw_rules_error *errors;
@@ -99,7 +101,7 @@ typedef struct bwrl__load {
   bwrl__index new_entries;
   /* What to restore when the load fails. */
   size_t old_blocking, old_entries, old_allows, old_posts, old_hints,
-      old_nonblocks;
+      old_nonblocks, old_readies;
   size_t *old_callbacks; /* n_callbacks of each old entry */
   unsigned char old_enabled[BW_CATEGORY_COUNT];
 } bwrl__load;

@@ -272,11 +272,11 @@ static void test_cond_max_four(void **state) {
 /* ---- error paths: one line each, exact text ---- */
 
 static void test_err_unknown_kind(void **state) {
-  expect_error(
-      *state, "blockin:sleep category=sleep\n",
-      "t.rules:1:1: error: unknown rule kind 'blockin' (expected "
-      "blocking, entry, posts, nonblocking, hint, allow, include, enable or "
-      "disable)");
+  expect_error(*state, "blockin:sleep category=sleep\n",
+               "t.rules:1:1: error: unknown rule kind 'blockin' (expected "
+               "blocking, entry, posts, nonblocking, ready, hint, allow, "
+               "include, enable or "
+               "disable)");
 }
 
 static void test_err_missing_colon(void **state) {

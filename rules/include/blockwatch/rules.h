@@ -260,6 +260,18 @@ typedef struct bw_nonblock_rule {
   bw_rule_origin origin;
 } bw_nonblock_rule;
 
+/* An entry whose callback is a readiness callback: the loop calls it when
+ * the descriptor (or object) it watches is ready, and passes that as the
+ * callback's parameter `param` (libevent's event_new: the fd, 0; GLib's
+ * g_unix_fd_add: the fd, 0). One read or write on that parameter, in the
+ * callback itself, does not wait (blockscan). */
+typedef struct bw_ready_rule {
+  const char *function; /* the entry, e.g. "event_new" */
+  int param;            /* the callback's parameter that is the descriptor */
+  const char *api;
+  bw_rule_origin origin;
+} bw_ready_rule;
+
 /* A better hint for the rules of one category when the callback reaching
  * the call was handed to a pool or loop of one API: on the bundled
  * runtime's pool, io names bw_run_blocking whatever pack the rule is in. */
@@ -355,6 +367,10 @@ const bw_post_rule *bw_rules_find_post(const bw_rules *rs,
 const bw_nonblock_rule *bw_rules_find_nonblock(const bw_rules *rs,
                                                const char *function);
 
+/* The ready rule for entry `function`, or NULL. */
+const bw_ready_rule *bw_rules_find_ready(const bw_rules *rs,
+                                         const char *function);
+
 /* The hint rule for findings of category `cat` reached from a callback
  * handed to an entry of api `api`, or NULL. */
 const bw_hint_rule *bw_rules_find_hint(const bw_rules *rs, const char *api,
@@ -399,6 +415,9 @@ const bw_post_rule *bw_rules_post_at(const bw_rules *rs, size_t i);
 
 size_t bw_rules_nonblock_count(const bw_rules *rs);
 const bw_nonblock_rule *bw_rules_nonblock_at(const bw_rules *rs, size_t i);
+
+size_t bw_rules_ready_count(const bw_rules *rs);
+const bw_ready_rule *bw_rules_ready_at(const bw_rules *rs, size_t i);
 
 size_t bw_rules_hint_count(const bw_rules *rs);
 const bw_hint_rule *bw_rules_hint_at(const bw_rules *rs, size_t i);
