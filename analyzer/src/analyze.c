@@ -305,14 +305,11 @@ static void find_roots(analysis *an) {
 /* ---- non-blocking argument conditions ---------------------------------- */
 
 /* A call written in readiness callback `cb` itself, on the descriptor
- * the callback was registered for (its parameter 0). */
+ * the callback was registered for (its parameter the ready: rule names). */
 static int on_ready_fd(const analysis *an, const char *desc, size_t cb) {
-  if (cb == SIZE_MAX || !desc ||
-      !bwsc__nonblock_readiness_entry(an->roots[cb].entry))
-    return 0;
-  const char *usr = an->prog->nodes[cb].usr;
-  size_t len = strlen(usr);
-  return strncmp(desc, usr, len) == 0 && strcmp(desc + len, "#0") == 0;
+  return cb != SIZE_MAX &&
+         bwsc__nonblock_ready_fd(&an->nonblock, an->roots[cb].entry,
+                                 an->prog->nodes[cb].usr, desc);
 }
 
 /* The integer argument `a` of `call` is: a constant, or a variable or

@@ -69,6 +69,12 @@ static void list_entries(const bw_rules *rules, FILE *out) {
     fprintf(out, "posts %s from %s (%s)\n", post->function, post->from,
             post->api);
   }
+  count = bw_rules_ready_count(rules);
+  for (size_t i = 0; i < count; i++) {
+    const bw_ready_rule *ready = bw_rules_ready_at(rules, i);
+    fprintf(out, "ready %s param=%d (%s)\n", ready->function, ready->param,
+            ready->api);
+  }
 }
 
 static void list_blocking(const bw_rules *rules, FILE *out) {

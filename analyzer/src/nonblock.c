@@ -14,18 +14,15 @@
  * that calls one on its own descriptor parameter with a condition on
  * another of its parameters (`ioctl(fd, FIONBIO, &set)` in
  * uv__nonblock_ioctl(fd, set)) is a setter too, with that condition moved
- * onto its callers' argument.
+ * onto its callers' argument. Which callbacks are readiness callbacks,
+ * and which of their parameters is the ready descriptor, the rules' ready:
+ * rules say.
  */
 #include "nonblock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const readiness_entries[] = {
-    "event_new",     "event_assign",       "event_set",
-    "g_unix_fd_add", "g_unix_fd_add_full", NULL,
-};
 
 /* From the indexes of the constants' section below. */
 static size_t flows_into(bwsc__nonblock *nb, const char *key,
@@ -648,9 +645,9 @@ int bwsc__nonblock_has(const bwsc__nonblock *nb, const char *key) {
   return key && bwsc__strmap_get(&nb->keys, key, NULL);
 }
 
-int bwsc__nonblock_readiness_entry(const char *entry) {
-  for (size_t i = 0; entry && readiness_entries[i]; i++)
-    if (strcmp(readiness_entries[i], entry) == 0)
-      return 1;
-  return 0;
+int bwsc__nonblock_ready_fd(const bwsc__nonblock *nb, const char *entry,
+                            const char *callback, const char *key) {
+  const bw_ready_rule *rule = bw_rules_find_ready(nb->rules, entry);
+  int param;
+  return rule && param_of(key, callback, &param) && param == rule->param;
 }

@@ -83,9 +83,12 @@ int bwsc__nonblock_has(const bwsc__nonblock *nb, const char *key);
  * passes 0). A function whose address is taken is called with anything. */
 int bwsc__nonblock_const(bwsc__nonblock *nb, const char *key, long long *out);
 
-/* 1 when `entry` registers a readiness callback whose parameter 0 is the
- * descriptor it watches (event_new, g_unix_fd_add): in that callback, one
- * read or write on that parameter does not wait. */
-int bwsc__nonblock_readiness_entry(const char *entry);
+/* 1 when descriptor `key` (may be NULL) is the parameter of `callback` (a
+ * USR) that the ready: rule of `entry`, which registered it, names: the
+ * descriptor it is called for being ready (event_new, g_unix_fd_add pass it
+ * as parameter 0). In that callback, one read or write on it does not
+ * wait. */
+int bwsc__nonblock_ready_fd(const bwsc__nonblock *nb, const char *entry,
+                            const char *callback, const char *key);
 
 #endif /* BLOCKSCAN_NONBLOCK_H */

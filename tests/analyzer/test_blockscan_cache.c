@@ -50,6 +50,7 @@ static const tree trees[] = {
     {"conds", {"--rules", "nbmore.rules"}, {".", "--"}, 0, {NULL}},
     {"once", {NULL}, {".", "--"}, 0, {NULL}},
     {"shared", {NULL}, {"-p", "."}, 1, {NULL}},
+    {"ready", {"--rules", "own.rules"}, {".", "--"}, 0, {NULL}},
 };
 
 typedef struct argv_list {

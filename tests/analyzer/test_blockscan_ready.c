@@ -1,0 +1,59 @@
+/* test_blockscan_ready.c - readiness callbacks declared by ready: rules: a
+ * program's own registration function that a rule file declares
+ * (fixtures/ready: own.c, own.rules) silences one read of the descriptor
+ * its callback is called for, not a read of another descriptor; and
+ * --list-rules shows the ready: rules.
+ *
+ * Invariant: the fixtures say what they expect on the line itself (see
+ * marked.h): "expect" must be a warning, "not reported" must not.
+ */
+#include "marked.h"
+#include "run.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#define READY FIXTURES "/ready"
+#define TIMEOUT 120
+
+static void
+test_own_registration_function_declared_ready_by_rule(void **state) {
+  (void)state;
+  const char *files[] = {"own.c", NULL};
+  const char *extra[] = {"--rules", "own.rules", NULL};
+  int status;
+  assert_int_equal(
+      marked_mismatches(BLOCKSCAN_EXE, READY, files, extra, &status), 0);
+  assert_int_equal(status, 1);
+}
+
+static void test_list_rules_shows_ready_rules(void **state) {
+  (void)state;
+  const char *argv[] = {BLOCKSCAN_EXE, "--rules", "own.rules", "--list-rules",
+                        NULL};
+  run_result r = run_tool(READY, argv, TIMEOUT);
+  assert_int_equal(r.status, 0);
+  static const char *const lines[] = {
+      "ready event_new param=0 (libevent)\n",
+      "ready g_unix_fd_add param=0 (glib)\n",
+      "ready my_watch_fd param=1 (own)\n",
+      NULL,
+  };
+  for (size_t i = 0; lines[i]; i++)
+    if (!contains(r.out, lines[i]))
+      fail_msg("no line '%s' in:\n%s", lines[i], r.out);
+  assert_false(contains(r.out, "ready my_call_later"));
+  run_free(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_own_registration_function_declared_ready_by_rule),
+      cmocka_unit_test(test_list_rules_shows_ready_rules),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
