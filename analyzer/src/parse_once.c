@@ -10,7 +10,8 @@
  * static that the branch stores back, as GLib's localcharset.c does),
  * `if (v) return ...;` followed by the rest of the body that sets v
  * (libuv's uv_default_loop), and `if (gate(&v)) { ... other(&v, x); }`
- * for a flag or pointer v, not a lock (GLib's g_once_init_enter/leave).
+ * for a flag or pointer v, not a lock (GLib's g_once_init_enter/leave),
+ * the gate also as a statement expression, bare or under `__extension__`.
  */
 #include "parse_once.h"
 
@@ -101,13 +102,38 @@ static int gate_inside(CXTranslationUnit tu, CXCursor expr, CXCursor *var) {
   return stores_into(tu, expr, var, 1);
 }
 
+/* `__extension__ e` as `e`: GLib's g_once_init_enter is
+ * `(G_GNUC_EXTENSION ({ ... }))`, and clang keeps the keyword as a unary
+ * operator around the statement expression. libclang 14 cannot say a unary
+ * operator's kind, and the tokens of a macro's expansion are those of the
+ * macro's call, so the operator is read from the one token at the
+ * cursor's place, which clang_getToken takes where it is spelled. */
+static CXCursor without_extension(CXTranslationUnit tu, CXCursor expr) {
+  if (clang_getCursorKind(expr) != CXCursor_UnaryOperator)
+    return expr;
+  child_pick pick = bwsc__pick_children(expr);
+  if (pick.nexpr != 1)
+    return expr;
+  CXCursor inner = bwsc__strip_casts(pick.first);
+  CXToken *token = clang_getCursorKind(inner) == CXCursor_StmtExpr
+                       ? clang_getToken(tu, clang_getCursorLocation(expr))
+                       : NULL;
+  if (!token)
+    return expr;
+  char *text = take_string(clang_getTokenSpelling(tu, *token));
+  int extension = strcmp(text, "__extension__") == 0;
+  free(text);
+  clang_disposeTokens(tu, token, 1);
+  return extension ? inner : expr;
+}
+
 /* The variable `cond` tests (a static, or a local copy of one), and
  * whether the test holds while it is unset (`!v`, `v == NULL`: UNSET) or
  * once it is set (`v`, `v != NULL`: SET), or the condition is a call
  * given `&v` (GATE); NONE for any other condition. */
 enum { NONE, UNSET, SET, GATE };
 static int tested(CXTranslationUnit tu, CXCursor cond, CXCursor *var) {
-  CXCursor expr = bwsc__strip_casts(cond);
+  CXCursor expr = without_extension(tu, bwsc__strip_casts(cond));
   enum CXCursorKind kind = clang_getCursorKind(expr);
   if (kind == CXCursor_DeclRefExpr)
     return any_var(expr, var) ? SET : NONE;

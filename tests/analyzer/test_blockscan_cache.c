@@ -51,6 +51,7 @@ static const tree trees[] = {
     {"once", {NULL}, {".", "--"}, 0, {NULL}},
     {"shared", {NULL}, {"-p", "."}, 1, {NULL}},
     {"ready", {"--rules", "own.rules"}, {".", "--"}, 0, {NULL}},
+    {"once_why", {NULL}, {".", "--"}, 0, {NULL}},
 };
 
 typedef struct argv_list {
