@@ -585,7 +585,7 @@ static void add_finding(analysis *an, size_t root_node, const walk *w,
     step->through = ntargets ? site->callee.name : NULL;
     step->ntargets = ntargets;
     step->cold = cold;
-    f->low = at->low || cold || site->once || ntargets > BWSC__WIDE_TARGETS;
+    f->low = at->low || cold || ntargets > BWSC__WIDE_TARGETS;
     for (const state *s = at;; s = &w->states[s->parent]) {
       f->chain[i].function = prog->nodes[s->node].name;
       f->chain[i].usr = prog->nodes[s->node].usr;
@@ -618,7 +618,9 @@ static bwsc__cold coldness(const bwsc__call_fact *call,
                            const bwsc__node *callee) {
   if (call->cold)
     return BWSC__COLD_ASSERT;
-  return callee->noreturn ? BWSC__COLD_NORETURN : BWSC__WARM;
+  if (callee->noreturn)
+    return BWSC__COLD_NORETURN;
+  return call->once ? BWSC__COLD_ONCE : BWSC__WARM;
 }
 
 /* The calls of state `si`: blocking targets become findings, others are
@@ -643,7 +645,9 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
         w->call_stamp[call_index] != w->stamp) {
       add_finding(an, root_node, w, &w->states[si], call, &call->loc,
                   call->callee.name, bare, 0,
-                  call->cold ? BWSC__COLD_ASSERT : BWSC__WARM);
+                  call->cold   ? BWSC__COLD_ASSERT
+                  : call->once ? BWSC__COLD_ONCE
+                               : BWSC__WARM);
       reported = 1;
     }
     for (size_t t = 0; t < count; t++) {
@@ -675,7 +679,7 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
         continue;
       state next = {target, si,       call_index, ntargets,
                     cold,   SIZE_MAX, 0,          w->states[si].low};
-      if (!next.low && (cold || call->once || ntargets > BWSC__WIDE_TARGETS)) {
+      if (!next.low && (cold || ntargets > BWSC__WIDE_TARGETS)) {
         next.low = 1;
         *BWSC__PUSH(w->later, w->nlater, w->caplater) = next;
         continue;

@@ -15,8 +15,9 @@
 /* What makes a step of a chain unlikely to run, when anything does. */
 typedef enum bwsc__cold {
   BWSC__WARM = 0,
-  BWSC__COLD_ASSERT,  /* written in an assertion macro's failure branch */
-  BWSC__COLD_NORETURN /* calls a function that never returns */
+  BWSC__COLD_ASSERT,   /* written in an assertion macro's failure branch */
+  BWSC__COLD_NORETURN, /* calls a function that never returns */
+  BWSC__COLD_ONCE      /* written where a once-only initialisation runs */
 } bwsc__cold;
 
 /* One step of the chain: `function` and the call it makes towards the

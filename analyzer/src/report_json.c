@@ -14,7 +14,8 @@
  * "callbacks" (every callback reaching the site, that one first: "name",
  * "file", "line", "submit", "runs_on", "confidence", "chain_length",
  * "fingerprint"), and per chain step "through" and "targets" when the call
- * goes through a function pointer, "cold" when it is on a cold path;
+ * goes through a function pointer, "cold" when it is on a cold path
+ * ("assertion", "noreturn", or "once": in a once-only initialisation);
  * "pool_kind" ("offload") on a finding and a callback whose pool is not a
  * general one.
  */
@@ -75,9 +76,10 @@ static json_t *finding_json(const bwsc__report *report,
                           json_integer((json_int_t)at->ntargets));
     }
     if (at->cold)
-      json_object_set_new(
-          step, "cold",
-          str(at->cold == BWSC__COLD_ASSERT ? "assertion" : "noreturn"));
+      json_object_set_new(step, "cold",
+                          str(at->cold == BWSC__COLD_ASSERT     ? "assertion"
+                              : at->cold == BWSC__COLD_NORETURN ? "noreturn"
+                                                                : "once"));
     json_array_append_new(chain, step);
   }
   json_object_set_new(obj, "chain", chain);

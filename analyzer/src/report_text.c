@@ -1,8 +1,9 @@
 /* report_text.c - the clang-style text report and the --summary tables.
  *
  * Invariant: one warning line per finding (a blocking call site and rule),
- * followed by its notes in a fixed order: the chain of its best callback,
- * that callback's submit site, the hint.
+ * followed by its notes in a fixed order: the chain of its best callback
+ * (its last step, the blocking call's own line, only when it is cold), that
+ * callback's submit site, the hint.
  */
 #include "report.h"
 
@@ -59,6 +60,7 @@ char *bwsc__report_step(const bwsc__finding *f, size_t s) {
   const char *cold =
       step->cold == BWSC__COLD_ASSERT     ? " in an assertion's failure branch"
       : step->cold == BWSC__COLD_NORETURN ? ", which never returns"
+      : step->cold == BWSC__COLD_ONCE     ? " in a once-only initialisation"
                                           : "";
   if (step->through)
     return bwsc__xasprintf("'%s' calls through '%s' to '%s'%s%s",
@@ -92,7 +94,9 @@ void bwsc__write_text(const bwsc__report *report, FILE *out) {
     fprintf(out, "%s [%s%s]", f->message, f->rule->id,
             f->low ? ", low confidence" : "");
     end_line(report, out);
-    for (size_t s = 0; s + 1 < f->nchain; s++) {
+    /* The last step is the blocking call: a note only to say it is cold. */
+    for (size_t s = 0; s + 1 < f->nchain || (s < f->nchain && f->chain[s].cold);
+         s++) {
       location(report, out, &f->chain[s].loc);
       label(report, out, CYAN, "note");
       char *step = bwsc__report_step(f, s);
