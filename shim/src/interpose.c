@@ -107,7 +107,9 @@ static long missing(const char *name) {
  * "unlikely" is a code-layout hint, not a guess about programs: it moves
  * that path out of the worker path's cache line. Laid out the other way
  * (same instructions) a counted call on a worker cost ~20 ns more on the
- * development VM's AMD EPYC, measured interleaved; with it, no change. */
+ * development VM's AMD EPYC, measured interleaved; with it, no change.
+ * The short way takes the caller: one from libuv's code goes the long way,
+ * which tells libuv's one-time setup from a call of the program's. */
 #define OTHER_THREAD() __builtin_expect(bwsh__self.kind == BW_THREAD_OTHER, 0)
 
 /* ---- the generated wrappers ---------------------------------------------- */
@@ -128,7 +130,7 @@ static long missing(const char *name) {
       return fn args;                                                          \
     if (!(check) || EXCUSED(BW_FN_##name, args))                               \
       return fn args;                                                          \
-    if (OTHER_THREAD() && bwsh__count_other_call(BW_FN_##name))                \
+    if (OTHER_THREAD() && bwsh__count_other_call(BW_FN_##name, CALLER))        \
       return fn args;                                                          \
     bwsh__call call;                                                           \
     bwsh__call_begin(&call, BW_FN_##name, CALLER);                             \
@@ -153,7 +155,7 @@ BW_SHIM_GENERATED(WRAP_FUNC)
     if (r != EBUSY)                                                            \
       return r; /* taken at once (or an error the lock would give too) */      \
     if (EXCUSED(BW_FN_##name, (lk BW_EXPAND xargs)) ||                         \
-        (OTHER_THREAD() && bwsh__count_other_call(BW_FN_##name)))              \
+        (OTHER_THREAD() && bwsh__count_other_call(BW_FN_##name, CALLER)))      \
       return fn(lk BW_EXPAND xargs);                                           \
     bwsh__call call;                                                           \
     bwsh__call_begin(&call, BW_FN_##name, CALLER);                             \
@@ -338,7 +340,7 @@ EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
  * begin/end (the other thread fast path taken when it can). */
 #define TIMED_VOID(name, call)                                                 \
   do {                                                                         \
-    if (OTHER_THREAD() && bwsh__count_other_call(BW_FN_##name)) {              \
+    if (OTHER_THREAD() && bwsh__count_other_call(BW_FN_##name, CALLER)) {      \
       call;                                                                    \
       return;                                                                  \
     }                                                                          \

@@ -19,6 +19,11 @@
  *    runner marks the segment it lies in by address instead (the
  *    program's own, then, for a static libuv): the loop's waits are told by
  *    where they come from, whatever the module's name.
+ *  - bwsh__uv_hull and bwsh__interposer_hull span libuv's code and the
+ *    interposers' (the latter published only once libuv is known: with no
+ *    libuv there is no setup to tell). They only grow, each bound on its
+ *    own, so a reader between the two stores sees the old hull or more: a
+ *    superset filter for the callers that need asking, never a verdict.
  *  - The same scan records every module with a file (objects[]: its path,
  *    load bias, code range and GNU build-id, read from its mapped notes),
  *    published the same way, so that a frame is named by module + offset
@@ -57,6 +62,10 @@ typedef struct object {
 
 static object objects[MAX_OBJECTS];
 static atomic_int nobjects;
+
+bwsh__code_hull bwsh__uv_hull = {UINTPTR_MAX, 0};
+bwsh__code_hull bwsh__interposer_hull = {UINTPTR_MAX, 0};
+static uintptr_t interposer_lo = UINTPTR_MAX, interposer_hi;
 
 /* Libraries whose frames are the means of a blocking call, not its
  * cause: a call site is the first frame below them. Prefixes of the file
@@ -129,6 +138,27 @@ static int known(uintptr_t lo, int n) {
   return -1;
 }
 
+/* Widens h to hold [lo, hi) (under `adding`). */
+static void widen(bwsh__code_hull *h, uintptr_t lo, uintptr_t hi) {
+  if (lo < atomic_load_explicit(&h->lo, memory_order_relaxed))
+    atomic_store_explicit(&h->lo, lo, memory_order_relaxed);
+  if (hi > atomic_load_explicit(&h->hi, memory_order_relaxed))
+    atomic_store_explicit(&h->hi, hi, memory_order_relaxed);
+}
+
+/* Takes the new range r into the hulls (under `adding`). */
+static void widen_hulls(const range *r) {
+  if (r->lib == BW_LIB_UV)
+    widen(&bwsh__uv_hull, r->lo, r->hi);
+  if (r->kind == BW_CODE_INTERPOSER) {
+    interposer_lo = r->lo < interposer_lo ? r->lo : interposer_lo;
+    interposer_hi = r->hi > interposer_hi ? r->hi : interposer_hi;
+  }
+  if (atomic_load_explicit(&bwsh__uv_hull.hi, memory_order_relaxed) &&
+      interposer_hi)
+    widen(&bwsh__interposer_hull, interposer_lo, interposer_hi);
+}
+
 /* Appends [lo, hi) of the module at path unless it is there; its index
  * (-1: the table is full). `loop` (1 + a BW_LOOP_*, or 0) marks it. */
 static int append(uintptr_t lo, uintptr_t hi, const char *path, int loop) {
@@ -143,6 +173,7 @@ static int append(uintptr_t lo, uintptr_t hi, const char *path, int loop) {
     ranges[n].kind = e ? e->kind : BW_CODE_PROGRAM;
     ranges[n].lib = e ? e->lib : BW_LIB_NONE;
     atomic_store_explicit(&ranges[n].loop, 0, memory_order_relaxed);
+    widen_hulls(&ranges[n]);
     i = n;
     atomic_store_explicit(&count, n + 1, memory_order_release);
   }

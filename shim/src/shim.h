@@ -221,8 +221,9 @@ BWSH__HIDDEN void bwsh__call_end(bwsh__call *c);
 /* The short way for a counted call on a thread already classified as not
  * a worker: bumps its "other threads" count and returns 1 (the caller then
  * just makes the real call, no begin/end); 0 when the call needs
- * bwsh__call_begin / bwsh__call_end. Keeps errno. */
-BWSH__HIDDEN int bwsh__count_other_call(int fn);
+ * bwsh__call_begin / bwsh__call_end (among them a call from libuv's code
+ * or an interposer, which may be libuv's setup). Keeps errno. */
+BWSH__HIDDEN int bwsh__count_other_call(int fn, void *caller);
 
 /* 1 when the descriptor may block (O_NONBLOCK clear); cached per fd.
  * Keeps errno. */
@@ -558,6 +559,24 @@ BWSH__HIDDEN int bwsh__code_kind(const void *pc);
  * (BW_LIB_NONE: another, or none known), by the module's name. */
 enum { BW_LIB_NONE = 0, BW_LIB_UV, BW_LIB_GLIB };
 BWSH__HIDDEN int bwsh__code_library(const void *pc);
+/* The span of libuv's code, and of the interposers' once libuv is loaded
+ * (empty: lo > hi), for a hot path that cannot scan: pc outside both is
+ * neither libuv's nor an interposer's; inside, bwsh__code_library and
+ * bwsh__code_kind tell. */
+typedef struct bwsh__code_hull {
+  _Atomic uintptr_t lo, hi;
+} bwsh__code_hull;
+BWSH__HIDDEN extern bwsh__code_hull bwsh__uv_hull, bwsh__interposer_hull;
+/* 1 when pc may be libuv's code or an interposer's (two compares for a
+ * caller below both, as a program's code is). Lock-free. */
+static inline int bwsh__code_maybe_uv(const void *pc) {
+  uintptr_t a = (uintptr_t)pc;
+  const bwsh__code_hull *uv = &bwsh__uv_hull, *ip = &bwsh__interposer_hull;
+  return (a >= atomic_load_explicit(&uv->lo, memory_order_relaxed) &&
+          a < atomic_load_explicit(&uv->hi, memory_order_relaxed)) ||
+         (a >= atomic_load_explicit(&ip->lo, memory_order_relaxed) &&
+          a < atomic_load_explicit(&ip->hi, memory_order_relaxed));
+}
 /* Marks the executable segment holding `runner` (a loop runner's real
  * function) as the code of the loop library of BW_LOOP_* `loop_kind`;
  * bwsh__code_loop then gives that kind for any pc in it, else -1. The

@@ -433,12 +433,15 @@ static void fail_now(bwsh__call *c) {
   bwsh__real_exit_now(bwsh__opt.exitcode);
 }
 
-int bwsh__count_other_call(int fn) {
+int bwsh__count_other_call(int fn, void *caller) {
   bwsh__slot *s = bwsh__self.slot;
   /* No slot yet, a stale classification or a fired fail=1: bwsh__call_begin
-   * takes those. (slot_add itself knows the shared slot 0.) */
+   * takes those. (slot_add itself knows the shared slot 0.) So does a call
+   * from libuv's code or an interposer: it may be libuv's one-time setup
+   * (libuv_setup_call), which a thread that blocked before runs too. */
   if (bwsh__self.kind != BW_THREAD_OTHER || s == NULL ||
       bwsh__self.uv_setup /* libuv starts its pool: ask the caller */ ||
+      bwsh__code_maybe_uv(caller) ||
       bwsh__loop_self.depth /* a loop thread: its callbacks' calls count */ ||
       my_epoch != atomic_load_explicit(&classify_epoch, memory_order_relaxed) ||
       atomic_load_explicit(&fail_fired, memory_order_relaxed))
