@@ -3,7 +3,7 @@
  *
  * Invariants: built with -O2 and debug info; the worker names itself
  * "sym-worker" (worker_name=sym-*); "sites N" (default 20, at most 20)
- * makes one 1 ms usleep from each of N distinct functions, then a 20 ms
+ * makes one 1 ms usleep from each of N distinct functions, then a 200 ms
  * nanosleep from an always_inline helper; "die" does the same, then
  * raises SIGTERM (handle_fatal=1 writes the report in the handler).
  * Nothing is printed.
@@ -53,7 +53,9 @@ static void (*const sites[])(void) = {
     site_14, site_15, site_16, site_17, site_18, site_19};
 
 static inline __attribute__((always_inline)) void nap(void) {
-  struct timespec ts = {0, 20000000}; /* the worst site, by far */
+  /* The worst site, by far: a 1 ms usleep of a loaded machine can take
+   * tens of ms, never 200. */
+  struct timespec ts = {0, 200000000};
   nanosleep(&ts, NULL);
   atomic_fetch_add(&calls, 1);
 }
