@@ -11,8 +11,13 @@
  *    What tells users apart: the item function a foreign pool's trampoline
  *    runs (bwsh__self.item_fn), else on a worker named by options (a
  *    hand-written pool, whose items the shim cannot see) the next frame of
- *    the chain, unwound on every counted call; the bundled runtime's
- *    workers keep the cheap key (the benchmark's +100 ns budget).
+ *    the chain; the bundled runtime's workers keep the cheap key (the
+ *    benchmark's +100 ns budget).
+ *  - That next frame is unwound once per (function, caller, stack depth)
+ *    of a thread, and then read back from the stack slot it lay in while
+ *    that slot still holds it (chain_memo below; x86-64 only, elsewhere
+ *    every such call unwinds). A memo never changes which key a call gets,
+ *    only whether finding it took an unwind.
  *  - A slot is claimed once with a compare-and-swap of its key and then
  *    only counted with relaxed atomic adds. The claimer captures the
  *    caller chain (backtrace, ~1 us) once, before it publishes `ready`;
@@ -33,7 +38,21 @@
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <link.h>
+#include <signal.h>
 #include <string.h>
+
+/* The memo of chains reads return addresses off the stack where the
+ * x86-64 ABI puts them (a frame's CFA - 8); other targets unwind. */
+#ifndef BWSH__CHAIN_MEMO
+#if defined(__x86_64__) && defined(__GNUC__)
+#define BWSH__CHAIN_MEMO 1
+#else
+#define BWSH__CHAIN_MEMO 0
+#endif
+#endif
+#if BWSH__CHAIN_MEMO
+#include <unwind.h>
+#endif
 
 typedef struct site {
   atomic_uint_least64_t key; /* 0 = free */
@@ -140,12 +159,172 @@ typedef struct site_key {
   void *via;
 } site_key;
 
+/* The memo of chains: on a worker named by options the key needs the
+ * helper's caller (the frame above `caller`), which only an unwind finds
+ * (~1 us, the whole stack). A thread mostly repeats a few calls from the
+ * same place, so each thread keeps its last few answers, each with where
+ * on the stack it was read:
+ *  - anchor: key_of's own frame address. Equal means the same path
+ *    through the shim sits at the same depth, so the wrapper's frame, and
+ *    in it the slot of its return address into the helper (ret_slot), is
+ *    where it was; that slot must still hold `caller`.
+ *  - parent_slot: the helper's CFA - 8, its return address into its own
+ *    caller; it must still hold `parent`, the frame the key was made of.
+ *  - Whether the helper's frame sits where it did: at a given return
+ *    address a frame is either of fixed size (its CFA is the wrapper's
+ *    CFA plus a constant, so equal anchors put it at the same place) or
+ *    sized at run time (alloca, a VLA, realignment), and then it keeps a
+ *    frame pointer in rbp that points into its own frame. So when rbp lay
+ *    inside the helper's frame at the unwind, the frame pointer the
+ *    wrapper's prologue saved (fp_slot, next to ret_slot) must be the same
+ *    too; that tells apart a helper that grew its alloca by exactly the
+ *    depth its caller lost, over a stale copy of the old return address.
+ * Every slot lies between the current frame and a frame the unwinder
+ * walked on this thread at that depth, so each read is of the live stack
+ * (a thread that moves to another stack mapped at the same depth is the
+ * limit, docs/shim.md). A miss unwinds as before and takes a way, round
+ * robin. `busy` keeps a signal handler's counted call out of a way that
+ * the interrupted call is reading or writing (it unwinds instead). */
+#if BWSH__CHAIN_MEMO
+enum { MEMO_WAYS = 4 };
+
+typedef struct chain_memo {
+  void *caller; /* NULL: a free way */
+  void *parent;
+  void *const *ret_slot;
+  void *const *parent_slot;
+  void *const *fp_slot; /* NULL: the helper's frame is of fixed size */
+  void *fp;
+  uintptr_t anchor;
+  uint64_t key;
+  int fn;
+} chain_memo;
+
+static BWSH__TLS __thread struct {
+  chain_memo way[MEMO_WAYS];
+  unsigned next;
+  volatile sig_atomic_t busy;
+} memos;
+
+/* The reads are of return-address and saved-rbp slots, which no
+ * sanitizer poisons; the attribute keeps ASan from checking the slots of
+ * frames it did not lay out. */
+__attribute__((no_sanitize_address)) static int
+memo_find(int fn, void *caller, uintptr_t anchor, uint64_t *key) {
+  if (memos.busy)
+    return 0;
+  memos.busy = 1;
+  atomic_signal_fence(memory_order_seq_cst);
+  int hit = 0;
+  for (int i = 0; i < MEMO_WAYS && !hit; i++) {
+    const chain_memo *m = &memos.way[i];
+    if (m->caller != caller || m->anchor != anchor || m->fn != fn)
+      continue;
+    if (*m->ret_slot != caller || *m->parent_slot != m->parent)
+      continue;
+    if (m->fp_slot && *m->fp_slot != m->fp)
+      continue;
+    *key = m->key;
+    hit = 1;
+  }
+  atomic_signal_fence(memory_order_seq_cst);
+  memos.busy = 0;
+  return hit;
+}
+
+/* One walk up to the helper's caller: the shim's frames, then the frame
+ * at `caller` (the helper), then the one at `parent`. In the walk's
+ * callback a context's CFA is that of the frame below it (libgcc fills it
+ * in while stepping from the callee): the helper's stack pointer at its
+ * call, whose word below holds the return address into the helper; the
+ * record checks that before it keeps anything. */
+typedef struct memo_walk {
+  void *caller, *parent;
+  uintptr_t sp, fp, cfa; /* the helper's stack pointer, rbp and CFA */
+  int depth, done;       /* done: 1 the walk matched, -1 it did not */
+} memo_walk;
+
+static _Unwind_Reason_Code memo_step(struct _Unwind_Context *ctx, void *arg) {
+  memo_walk *w = arg;
+  uintptr_t ip = _Unwind_GetIP(ctx);
+  if (++w->depth > BW_SITE_FRAMES + 16)
+    return _URC_END_OF_STACK;
+  if (w->sp == 0) {
+    if (ip >= self_lo && ip < self_hi)
+      return _URC_NO_REASON;
+    if ((void *)ip != w->caller) {
+      w->done = -1;
+      return _URC_END_OF_STACK;
+    }
+    w->sp = _Unwind_GetCFA(ctx);
+    w->fp = _Unwind_GetGR(ctx, 6); /* DWARF register 6: rbp */
+    return _URC_NO_REASON;
+  }
+  w->cfa = _Unwind_GetCFA(ctx);
+  w->done = (void *)ip == w->parent ? 1 : -1;
+  return _URC_END_OF_STACK;
+}
+
+__attribute__((no_sanitize_address)) static void
+memo_record(int fn, void *caller, const void *parent, uintptr_t anchor,
+            uint64_t key) {
+  if (memos.busy)
+    return;
+  memos.busy = 1;
+  atomic_signal_fence(memory_order_seq_cst);
+  memo_walk w = {.caller = caller, .parent = (void *)parent};
+  _Unwind_Backtrace(memo_step, &w);
+  void *const *ret_slot = (void *const *)(w.sp - sizeof(void *));
+  void *const *parent_slot = (void *const *)(w.cfa - sizeof(void *));
+  void *const *fp_slot = NULL;
+  int ok = w.done == 1 && anchor < (uintptr_t)ret_slot &&
+           ret_slot < parent_slot && *ret_slot == caller &&
+           *parent_slot == parent;
+  if (ok && w.fp >= w.sp && w.fp < w.cfa) {
+    fp_slot = ret_slot - 1; /* where the wrapper's prologue pushed rbp */
+    ok = (uintptr_t)*fp_slot == w.fp;
+  }
+  if (ok) {
+    chain_memo *m = &memos.way[memos.next++ % MEMO_WAYS];
+    *m = (chain_memo){.caller = caller,
+                      .parent = (void *)parent,
+                      .ret_slot = ret_slot,
+                      .parent_slot = parent_slot,
+                      .fp_slot = fp_slot,
+                      .fp = (void *)w.fp,
+                      .anchor = anchor,
+                      .key = key,
+                      .fn = fn};
+  }
+  atomic_signal_fence(memory_order_seq_cst);
+  memos.busy = 0;
+}
+#else
+static int memo_find(int fn, void *caller, uintptr_t anchor, uint64_t *key) {
+  (void)fn, (void)caller, (void)anchor, (void)key;
+  return 0;
+}
+
+static void memo_record(int fn, void *caller, const void *parent,
+                        uintptr_t anchor, uint64_t key) {
+  (void)fn, (void)caller, (void)parent, (void)anchor, (void)key;
+}
+#endif
+
 static void key_of(int fn, void *caller, int unwind, site_key *k) {
   const void *user = bwsh__self.item_fn;
   int by_chain = user == NULL && bwsh__self.classified_by_option;
   k->nchain = -1;
   k->via = NULL;
-  if (unwind || by_chain || bwsh__code_kind(caller) != BW_CODE_PROGRAM) {
+  /* The memo serves only a caller in the program's code: then the unwind
+   * below would key by that very caller and the frame above it. */
+  int program = bwsh__code_kind(caller) == BW_CODE_PROGRAM;
+  int memo = by_chain && !unwind && program;
+  uintptr_t anchor = (uintptr_t)__builtin_frame_address(0);
+  if (memo && memo_find(fn, caller, anchor, &k->key))
+    return;
+  void *passed = caller;
+  if (unwind || by_chain || !program) {
     k->nchain = capture_user_frames(k->chain, BW_SITE_FRAMES, &k->via);
     if (k->nchain > 0)
       caller = k->chain[0];
@@ -153,6 +332,8 @@ static void key_of(int fn, void *caller, int unwind, site_key *k) {
       user = k->chain[1];
   }
   k->key = hash_site(fn, caller, user);
+  if (memo && k->nchain > 1 && caller == passed)
+    memo_record(fn, caller, user, anchor, k->key);
 }
 
 static void fill_site(site *s, int fn, void *caller, const site_key *k) {
