@@ -161,43 +161,39 @@ typedef struct site_key {
 
 /* The memo of chains: on a worker named by options the key needs the
  * helper's caller (the frame above `caller`), which only an unwind finds
- * (~1 us, the whole stack). A thread mostly repeats a few calls from the
+ * (~2 us, the whole stack). A thread mostly repeats a few calls from the
  * same place, so each thread keeps its last few answers, each with where
- * on the stack it was read:
- *  - anchor: key_of's own frame address. Equal means the same path
- *    through the shim sits at the same depth, so the wrapper's frame, and
- *    in it the slot of its return address into the helper (ret_slot), is
- *    where it was; that slot must still hold `caller`.
- *  - parent_slot: the helper's CFA - 8, its return address into its own
- *    caller; it must still hold `parent`, the frame the key was made of.
- *  - Whether the helper's frame sits where it did: at a given return
- *    address a frame is either of fixed size (its CFA is the wrapper's
- *    CFA plus a constant, so equal anchors put it at the same place) or
- *    sized at run time (alloca, a VLA, realignment), and then it keeps a
- *    frame pointer in rbp that points into its own frame. So when rbp lay
- *    inside the helper's frame at the unwind, the frame pointer the
- *    wrapper's prologue saved (fp_slot, next to ret_slot) must be the same
- *    too; that tells apart a helper that grew its alloca by exactly the
- *    depth its caller lost, over a stale copy of the old return address.
- * Every slot lies between the current frame and a frame the unwinder
- * walked on this thread at that depth, so each read is of the live stack
- * (a thread that moves to another stack mapped at the same depth is the
- * limit, docs/shim.md). A miss unwinds as before and takes a way, round
- * robin. `busy` keeps a signal handler's counted call out of a way that
- * the interrupted call is reading or writing (it unwinds instead). */
+ * on the stack the unwind found them:
+ *  - ret_slot: where the return address into the helper lies, the
+ *    helper's stack pointer at its call minus 8. A call finds its own
+ *    through the shim's frame pointers (wrapper_ret_slot), reading only
+ *    the shim's live frames; a memo serves only the same slot.
+ *  - The helper's frame then sits where it did: at one return address a
+ *    frame is either of fixed size (its CFA is its stack pointer plus a
+ *    constant) or sized at run time (alloca, a VLA, realignment), and then
+ *    it keeps a frame pointer in rbp, inside its own frame, that fixes its
+ *    CFA. So when rbp lay inside the helper's frame at the unwind, the rbp
+ *    the wrapper saved next to ret_slot must be the same too: that tells
+ *    apart a helper that grew its alloca by exactly the depth its caller
+ *    lost, over a stale copy of the old return address.
+ *  - parent_slot: the helper's CFA - 8, then its live return address into
+ *    its own caller; it must hold `parent`, the frame the key was made of.
+ * So every read is of a live frame and a memo gives the key an unwind
+ * would. A miss unwinds as before and takes a way, round robin. `busy`
+ * keeps a signal handler's counted call out of a way that the interrupted
+ * call is reading or writing (the handler's call unwinds instead). */
 #if BWSH__CHAIN_MEMO
-enum { MEMO_WAYS = 4 };
+enum { MEMO_WAYS = 4, MEMO_SHIM_FRAMES = 8 };
 
 typedef struct chain_memo {
   void *caller; /* NULL: a free way */
   void *parent;
   void *const *ret_slot;
   void *const *parent_slot;
-  void *const *fp_slot; /* NULL: the helper's frame is of fixed size */
-  void *fp;
-  uintptr_t anchor;
-  uint64_t key;
+  void *fp;     /* the helper's rbp at its call, when checked */
+  int check_fp; /* 0: the helper's frame is of fixed size */
   int fn;
+  uint64_t key;
 } chain_memo;
 
 static BWSH__TLS __thread struct {
@@ -206,23 +202,43 @@ static BWSH__TLS __thread struct {
   volatile sig_atomic_t busy;
 } memos;
 
-/* The reads are of return-address and saved-rbp slots, which no
- * sanitizer poisons; the attribute keeps ASan from checking the slots of
- * frames it did not lay out. */
+/* The slot of the return address into `caller`, found up the shim's own
+ * frame pointers (it is built with them): each step reads a frame whose
+ * return address lies in the shim, so a live frame of ours. NULL when the
+ * chain leaves the shim, or runs long, before it meets `caller`. The
+ * reads are of return-address and saved-rbp slots, which no sanitizer
+ * poisons; the attribute keeps ASan from checking frames it did not lay
+ * out. */
+__attribute__((no_sanitize_address)) static void *const *
+wrapper_ret_slot(const void *caller) {
+  void *const *fp = __builtin_frame_address(0);
+  for (int i = 0; i < MEMO_SHIM_FRAMES; i++) {
+    uintptr_t ret = (uintptr_t)fp[1];
+    if (ret == (uintptr_t)caller)
+      return &fp[1];
+    void *const *up = fp[0];
+    if (ret < self_lo || ret >= self_hi || up <= fp ||
+        (uintptr_t)up - (uintptr_t)fp > 65536)
+      return NULL;
+    fp = up;
+  }
+  return NULL;
+}
+
 __attribute__((no_sanitize_address)) static int
-memo_find(int fn, void *caller, uintptr_t anchor, uint64_t *key) {
-  if (memos.busy)
+memo_find(int fn, void *caller, void *const *ret_slot, uint64_t *key) {
+  if (ret_slot == NULL || memos.busy)
     return 0;
   memos.busy = 1;
   atomic_signal_fence(memory_order_seq_cst);
   int hit = 0;
   for (int i = 0; i < MEMO_WAYS && !hit; i++) {
     const chain_memo *m = &memos.way[i];
-    if (m->caller != caller || m->anchor != anchor || m->fn != fn)
+    if (m->caller != caller || m->ret_slot != ret_slot || m->fn != fn)
       continue;
-    if (*m->ret_slot != caller || *m->parent_slot != m->parent)
+    if (m->check_fp && ret_slot[-1] != m->fp)
       continue;
-    if (m->fp_slot && *m->fp_slot != m->fp)
+    if (*m->parent_slot != m->parent)
       continue;
     *key = m->key;
     hit = 1;
@@ -266,48 +282,49 @@ static _Unwind_Reason_Code memo_step(struct _Unwind_Context *ctx, void *arg) {
 }
 
 __attribute__((no_sanitize_address)) static void
-memo_record(int fn, void *caller, const void *parent, uintptr_t anchor,
+memo_record(int fn, void *caller, const void *parent, void *const *ret_slot,
             uint64_t key) {
-  if (memos.busy)
+  if (ret_slot == NULL || memos.busy)
     return;
   memos.busy = 1;
   atomic_signal_fence(memory_order_seq_cst);
   memo_walk w = {.caller = caller, .parent = (void *)parent};
   _Unwind_Backtrace(memo_step, &w);
-  void *const *ret_slot = (void *const *)(w.sp - sizeof(void *));
   void *const *parent_slot = (void *const *)(w.cfa - sizeof(void *));
-  void *const *fp_slot = NULL;
-  int ok = w.done == 1 && anchor < (uintptr_t)ret_slot &&
-           ret_slot < parent_slot && *ret_slot == caller &&
-           *parent_slot == parent;
-  if (ok && w.fp >= w.sp && w.fp < w.cfa) {
-    fp_slot = ret_slot - 1; /* where the wrapper's prologue pushed rbp */
-    ok = (uintptr_t)*fp_slot == w.fp;
-  }
+  int ok = w.done == 1 && w.sp - sizeof(void *) == (uintptr_t)ret_slot &&
+           ret_slot < parent_slot && *parent_slot == parent;
+  int check_fp = ok && w.fp >= w.sp && w.fp < w.cfa;
+  if (check_fp)
+    ok = (uintptr_t)ret_slot[-1] == w.fp; /* the rbp the wrapper pushed */
   if (ok) {
     chain_memo *m = &memos.way[memos.next++ % MEMO_WAYS];
     *m = (chain_memo){.caller = caller,
                       .parent = (void *)parent,
                       .ret_slot = ret_slot,
                       .parent_slot = parent_slot,
-                      .fp_slot = fp_slot,
                       .fp = (void *)w.fp,
-                      .anchor = anchor,
-                      .key = key,
-                      .fn = fn};
+                      .check_fp = check_fp,
+                      .fn = fn,
+                      .key = key};
   }
   atomic_signal_fence(memory_order_seq_cst);
   memos.busy = 0;
 }
 #else
-static int memo_find(int fn, void *caller, uintptr_t anchor, uint64_t *key) {
-  (void)fn, (void)caller, (void)anchor, (void)key;
+static void *const *wrapper_ret_slot(const void *caller) {
+  (void)caller;
+  return NULL;
+}
+
+static int memo_find(int fn, void *caller, void *const *ret_slot,
+                     uint64_t *key) {
+  (void)fn, (void)caller, (void)ret_slot, (void)key;
   return 0;
 }
 
 static void memo_record(int fn, void *caller, const void *parent,
-                        uintptr_t anchor, uint64_t key) {
-  (void)fn, (void)caller, (void)parent, (void)anchor, (void)key;
+                        void *const *ret_slot, uint64_t key) {
+  (void)fn, (void)caller, (void)parent, (void)ret_slot, (void)key;
 }
 #endif
 
@@ -320,8 +337,8 @@ static void key_of(int fn, void *caller, int unwind, site_key *k) {
    * below would key by that very caller and the frame above it. */
   int program = bwsh__code_kind(caller) == BW_CODE_PROGRAM;
   int memo = by_chain && !unwind && program;
-  uintptr_t anchor = (uintptr_t)__builtin_frame_address(0);
-  if (memo && memo_find(fn, caller, anchor, &k->key))
+  void *const *ret_slot = memo ? wrapper_ret_slot(caller) : NULL;
+  if (memo && memo_find(fn, caller, ret_slot, &k->key))
     return;
   void *passed = caller;
   if (unwind || by_chain || !program) {
@@ -333,7 +350,7 @@ static void key_of(int fn, void *caller, int unwind, site_key *k) {
   }
   k->key = hash_site(fn, caller, user);
   if (memo && k->nchain > 1 && caller == passed)
-    memo_record(fn, caller, user, anchor, k->key);
+    memo_record(fn, caller, user, ret_slot, k->key);
 }
 
 static void fill_site(site *s, int fn, void *caller, const site_key *k) {
