@@ -9,8 +9,9 @@
  * its alloca so that both calls leave the helper with the same stack
  * pointer: the shim's frames then sit at the same depth while the helper's
  * return address into job_d lies where job_c's did not, and job_c's stale
- * copy lies inside the untouched alloca block. Built with -O0 -g: every
- * function is a frame and the report names them.
+ * copy lies inside the untouched alloca block. Built with -g twice: -O0,
+ * and -O2 -fomit-frame-pointer (only the alloca helper keeps rbp as its
+ * frame pointer); no function tail-calls, so each stays a frame.
  */
 #define _GNU_SOURCE
 #include <alloca.h>
@@ -49,18 +50,22 @@ static __attribute__((noinline)) void yield_alloca(size_t extra) {
 
 static __attribute__((noinline)) void job_a(void) {
   yield_once();
+  sink = NULL; /* no tail call: the job stays a frame */
 }
 
 static __attribute__((noinline)) void job_b(void) {
   yield_once();
+  sink = &deep_sp; /* not job_a's body: no identical-code folding */
 }
 
 static __attribute__((noinline)) void job_c(size_t extra) {
   yield_alloca(extra);
+  sink = NULL;
 }
 
 static __attribute__((noinline)) void job_d(size_t extra) {
   yield_alloca(extra);
+  sink = &deep_sp;
 }
 
 /* job_c one frame deeper than job_d: 512 bytes of its own. */

@@ -18,13 +18,14 @@
 
 enum { ROUNDS = 3000 };
 
-/* Runs the target in mode under the shim; *same_sp: its calls whose
- * helper ran at job_c's stack pointer (the case the alloca mode builds). */
-static json_t *run_target(const char *mode, long long *same_sp) {
+/* Runs a build of the target in mode under the shim; *same_sp: its calls
+ * whose helper ran at job_c's stack pointer (what the alloca mode builds). */
+static json_t *run_target(const char *target, const char *mode,
+                          long long *same_sp) {
   char path[512];
   const char *report =
       shim_tmpfile(path, sizeof path, shim_fmt("sites-memo-%s.json", mode));
-  char *argv[] = {SITES_MEMO_TARGET, (char *)mode, NULL};
+  char *argv[] = {(char *)target, (char *)mode, NULL};
   char *env[] = {shim_fmt("BLOCKWATCH_OPTIONS=report=json:report_path=%s:"
                           "frames=8:worker_name=hp-*",
                           report),
@@ -77,27 +78,44 @@ static void expect_two_sites(json_t *j, const char *helper, const char *a,
   assert_int_equal(seen_b, 1);
 }
 
-static void test_jobs_calling_a_helper_by_turns_are_two_sites(void **state) {
-  (void)state;
+static void expect_turns(const char *target) {
   long long same_sp;
-  json_t *j = run_target("turns", &same_sp);
+  json_t *j = run_target(target, "turns", &same_sp);
   expect_two_sites(j, "yield_once", "job_a", "job_b");
   json_decref(j);
 }
 
-static void test_a_helper_with_alloca_files_each_job_apart(void **state) {
-  (void)state;
+static void expect_alloca(const char *target) {
   long long same_sp;
-  json_t *j = run_target("alloca", &same_sp);
+  json_t *j = run_target(target, "alloca", &same_sp);
   assert_int_equal(same_sp, ROUNDS); /* every job_d call hid job_c's slot */
   expect_two_sites(j, "yield_alloca", "job_c", "job_d");
   json_decref(j);
+}
+
+static void test_jobs_calling_a_helper_by_turns_are_two_sites(void **state) {
+  (void)state;
+  expect_turns(SITES_MEMO_TARGET);
+}
+
+static void test_a_helper_with_alloca_files_each_job_apart(void **state) {
+  (void)state;
+  expect_alloca(SITES_MEMO_TARGET);
+}
+
+/* -O2 -fomit-frame-pointer: rbp is any register in the jobs, the frame
+ * pointer only in the alloca helper. */
+static void test_the_same_without_frame_pointers(void **state) {
+  (void)state;
+  expect_turns(SITES_MEMO_TARGET_O2);
+  expect_alloca(SITES_MEMO_TARGET_O2);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_jobs_calling_a_helper_by_turns_are_two_sites),
       cmocka_unit_test(test_a_helper_with_alloca_files_each_job_apart),
+      cmocka_unit_test(test_the_same_without_frame_pointers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
