@@ -11,15 +11,21 @@
  * return address into job_d lies where job_c's did not, and job_c's stale
  * copy lies inside the untouched alloca block. Built with -g twice: -O0,
  * and -O2 -fomit-frame-pointer (only the alloca helper keeps rbp as its
- * frame pointer); no function tail-calls, so each stays a frame.
+ * frame pointer); no function tail-calls, so each stays a frame. Mode
+ * "signals": "turns" with some work between the jobs, while main sends the
+ * worker SIGUSR1 every 20 us; its handler calls sched_yield() through
+ * yield_once() from job_s.
  */
 #define _GNU_SOURCE
 #include <alloca.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 enum { ROUNDS = 3000 };
 
@@ -76,32 +82,70 @@ static __attribute__((noinline)) void deep(size_t extra) {
   pad[1] = pad[0];
 }
 
+static __attribute__((noinline)) void job_s(void) {
+  yield_once();
+  sink = &same_sp;
+}
+
+static volatile sig_atomic_t handled;
+static atomic_int worker_done;
+
+/* A counted call from a signal handler, landing anywhere in the worker's
+ * loop, the shim's memo included. */
+static void on_signal(int sig) {
+  (void)sig;
+  job_s();
+  handled++;
+}
+
+/* Work outside any wrapper, where most signals then land. */
+static void spin(void) {
+  for (volatile int i = 0; i < 2000; i++) {
+  }
+}
+
 static void *pool_thread(void *arg) {
-  int turns = *(int *)arg;
+  int mode = *(int *)arg;
   pthread_setname_np(pthread_self(), "hp-worker");
   for (int i = 0; i < ROUNDS; i++) {
-    if (turns) {
-      job_a();
-      job_b();
-    } else {
+    if (mode == 1) {
       size_t extra = (size_t)(i % 3) * 32;
       deep(extra);
       job_d(extra);
+      continue;
     }
+    job_a();
+    if (mode == 2)
+      spin();
+    job_b();
   }
+  atomic_store(&worker_done, 1);
   return NULL;
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2 || (strcmp(argv[1], "turns") && strcmp(argv[1], "alloca"))) {
-    fprintf(stderr, "usage: sites_memo_target turns|alloca\n");
+  static const char *const modes[] = {"turns", "alloca", "signals"};
+  int mode = 0;
+  while (argc == 2 && mode < 3 && strcmp(argv[1], modes[mode]) != 0)
+    mode++;
+  if (argc != 2 || mode == 3) {
+    fprintf(stderr, "usage: sites_memo_target turns|alloca|signals\n");
     return 2;
   }
-  int turns = strcmp(argv[1], "turns") == 0;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART;
   pthread_t t;
-  if (pthread_create(&t, NULL, pool_thread, &turns) != 0)
+  if (sigaction(SIGUSR1, &sa, NULL) != 0 ||
+      pthread_create(&t, NULL, pool_thread, &mode) != 0)
     return 1;
+  while (mode == 2 && !atomic_load(&worker_done)) {
+    pthread_kill(t, SIGUSR1);
+    struct timespec nap = {0, 20000};
+    nanosleep(&nap, NULL);
+  }
   pthread_join(t, NULL);
-  printf("rounds %d\nsame_sp %d\n", ROUNDS, same_sp);
+  printf("rounds %d\nsame_sp %d\nsignals %d\n", ROUNDS, same_sp, (int)handled);
   return 0;
 }
