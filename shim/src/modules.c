@@ -216,6 +216,22 @@ static void read_build_id(const struct dl_phdr_info *info, char *out,
   }
 }
 
+void bwsh__load_span(const struct dl_phdr_info *info, uintptr_t *lo,
+                     uintptr_t *hi) {
+  *lo = UINTPTR_MAX;
+  *hi = 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+    if (ph->p_type != PT_LOAD)
+      continue;
+    uintptr_t start = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
+    if (start < *lo)
+      *lo = start;
+    if (start + ph->p_memsz > *hi)
+      *hi = start + ph->p_memsz;
+  }
+}
+
 /* Appends the module to objects[] unless it is there (by bias and path)
  * or has no file (the vDSO). The program's own, whose name is empty, is
  * the file /proc/self/exe names. */
@@ -245,18 +261,7 @@ static void add_object(struct dl_phdr_info *info) {
         strcmp(objects[i].path, o->path) == 0)
       return;
   o->bias = info->dlpi_addr;
-  o->lo = UINTPTR_MAX;
-  o->hi = 0;
-  for (int i = 0; i < info->dlpi_phnum; i++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    if (ph->p_type != PT_LOAD)
-      continue;
-    uintptr_t lo = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
-    if (lo < o->lo)
-      o->lo = lo;
-    if (lo + ph->p_memsz > o->hi)
-      o->hi = lo + ph->p_memsz;
-  }
+  bwsh__load_span(info, &o->lo, &o->hi);
   if (o->hi == 0)
     return;
   read_build_id(info, o->build_id, sizeof o->build_id);

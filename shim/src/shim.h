@@ -550,6 +550,11 @@ BWSH__HIDDEN uint64_t bwsh__sites_dropped(void);
  * pool and loop libraries, sanitizer runtimes, the shim): at start and
  * when a new call site may come from a library loaded since. */
 BWSH__HIDDEN void bwsh__modules_scan(void);
+/* The span [*lo, *hi) of a loaded module's PT_LOAD segments; *hi is 0
+ * when it has none. */
+struct dl_phdr_info;
+BWSH__HIDDEN void bwsh__load_span(const struct dl_phdr_info *info,
+                                  uintptr_t *lo, uintptr_t *hi);
 /* Whose code pc lies in: the program's (any module not named as a system
  * library), a system library's, or an interposer's (a sanitizer runtime,
  * the shim). Lock-free, a few compares. */

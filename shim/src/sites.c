@@ -72,18 +72,13 @@ static uintptr_t self_lo, self_hi;
 
 static int find_self(struct dl_phdr_info *info, size_t size, void *data) {
   (void)size;
-  uintptr_t base = (uintptr_t)data;
-  if ((uintptr_t)info->dlpi_addr != base)
+  if ((uintptr_t)info->dlpi_addr != (uintptr_t)data)
     return 0;
-  for (int i = 0; i < info->dlpi_phnum; i++) {
-    const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-    if (ph->p_type != PT_LOAD)
-      continue;
-    uintptr_t lo = base + ph->p_vaddr, hi = lo + ph->p_memsz;
-    if (!self_lo || lo < self_lo)
-      self_lo = lo;
-    if (hi > self_hi)
-      self_hi = hi;
+  uintptr_t lo, hi;
+  bwsh__load_span(info, &lo, &hi);
+  if (hi != 0) {
+    self_lo = lo;
+    self_hi = hi;
   }
   return 1;
 }
