@@ -147,6 +147,19 @@ void bwsh__out_us(bwsh__out *o, uint64_t ns) {
   out_fixed3(o, ns, 1000u);
 }
 
+void bwsh__out_hex(bwsh__out *o, uintptr_t v) {
+  static const char hex[] = "0123456789abcdef";
+  char buf[2 + 2 * sizeof v];
+  int i = sizeof buf;
+  do {
+    buf[--i] = hex[v & 15];
+    v >>= 4;
+  } while (v);
+  buf[--i] = 'x';
+  buf[--i] = '0';
+  bwsh__out_bytes(o, buf + i, sizeof buf - (size_t)i);
+}
+
 /* Length of the valid UTF-8 sequence at s (2..4 bytes; s[0] >= 0x80), or
  * 0: overlong forms, surrogates and code points past U+10FFFF are not. */
 static size_t utf8_len(const unsigned char *s) {

@@ -306,20 +306,6 @@ static void write_loop(bwsh__out *o, const bwsh__loop_report *l) {
   bwsh__out_str(o, "}");
 }
 
-/* "0x" and v in hex. */
-static void out_hex(bwsh__out *o, uintptr_t v) {
-  static const char hex[] = "0123456789abcdef";
-  char buf[2 + 2 * sizeof v];
-  int i = sizeof buf;
-  do {
-    buf[--i] = hex[v & 15];
-    v >>= 4;
-  } while (v);
-  buf[--i] = 'x';
-  buf[--i] = '0';
-  bwsh__out_bytes(o, buf + i, sizeof buf - (size_t)i);
-}
-
 /* A frame: its name (null when unnamed) and its module and offset. */
 static void write_frame(bwsh__out *o, const bwsh__sym *sym, void *pc,
                         int first) {
@@ -347,7 +333,7 @@ static void write_frame(bwsh__out *o, const bwsh__sym *sym, void *pc,
   bwsh__out_str(o, ",");
   key(o, "offset");
   bwsh__out_str(o, "\"");
-  out_hex(o, m.offset);
+  bwsh__out_hex(o, m.offset);
   bwsh__out_str(o, "\"}");
 }
 

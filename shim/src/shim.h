@@ -89,6 +89,8 @@ BWSH__HIDDEN void bwsh__out_i64(bwsh__out *o, int64_t v);
 BWSH__HIDDEN void bwsh__out_ms(bwsh__out *o, uint64_t ns);
 /* Microseconds with three decimals, for trace timestamps. */
 BWSH__HIDDEN void bwsh__out_us(bwsh__out *o, uint64_t ns);
+/* "0x" and v in lowercase hex. */
+BWSH__HIDDEN void bwsh__out_hex(bwsh__out *o, uintptr_t v);
 /* A JSON string literal, escaped; NULL becomes null. */
 BWSH__HIDDEN void bwsh__out_jstr(bwsh__out *o, const char *s);
 BWSH__HIDDEN void bwsh__out_flush(bwsh__out *o);
