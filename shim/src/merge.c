@@ -640,7 +640,8 @@ int bwsh__merge_write(bwsh__out *o, bwsh__span prev, bwsh__span mine,
   bwsh__out_str(o, "{");
   items_open(&it, mine, '{');
   while (items_next(&it, &k, &v)) {
-    if (key_is(k, "pid") || key_is(k, "program") || key_is(k, "interim"))
+    if (key_is(k, "pid") || key_is(k, "program") || key_is(k, "interim") ||
+        key_is(k, "trace_file"))
       continue; /* one process's own */
     bwsh__out_str(o, first ? "" : ",\n");
     first = 0;

@@ -29,6 +29,9 @@
  *    gives no function, file or line but can still be named later.
  *  - In a signal handler nothing that can allocate is called: frames are
  *    unnamed (safe_only symbolization).
+ *  - A final report of a process with a trace names it ("trace_file", an
+ *    absolute path): the trace is written right after the report, and
+ *    bw-merge names the callers a trace left unnamed from there.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -465,6 +468,13 @@ static void write_json(const snapshot *s, int why) {
   key(&o, "interim");
   bwsh__out_str(&o, why == BW_WHY_INTERIM ? "true" : "false");
   write_run(&o);
+  static char trace[4800]; /* static: a signal stack is small */
+  if (why != BW_WHY_INTERIM && bwsh__trace_file(trace, sizeof trace)) {
+    /* The trace written after this report, for bw-merge to name. */
+    bwsh__out_str(&o, ",");
+    key(&o, "trace_file");
+    bwsh__out_jstr(&o, trace);
+  }
   bwsh__out_str(&o, ",\n");
   key(&o, "pools");
   bwsh__out_str(&o, "[");

@@ -626,8 +626,15 @@ BWSH__HIDDEN void bwsh__trace_thread_name(int tid, const char name[16]);
 BWSH__HIDDEN void bwsh__trace_queue_wait(int pool, uint64_t enqueue_ns,
                                          uint64_t wait_ns, uint64_t starved_ns);
 /* Writes the trace file; in_signal: from the fatal-signal report, where
- * nothing that locks or allocates may run (addresses stay raw). */
+ * nothing that locks or allocates may run. There, and with symbolize=0,
+ * the slices' callers are written unnamed (module + offset, no libdw),
+ * for bw-merge to name. */
 BWSH__HIDDEN void bwsh__trace_write(int in_signal);
+/* The absolute path of the trace this process writes (what
+ * bwsh__trace_write opens, against the working directory of now) into
+ * out: 1, or 0 when there is no trace (or no such path). No lock, no
+ * allocation; one caller at a time (the report writer). */
+BWSH__HIDDEN int bwsh__trace_file(char *out, size_t size);
 BWSH__HIDDEN void bwsh__trace_after_fork(void);
 enum { BW_TRACE_BLOCKED = 0, BW_TRACE_QUEUE = 1 };
 

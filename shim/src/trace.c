@@ -1,7 +1,9 @@
 /* trace.c - trace=FILE: the timeline as a Trace Event Format JSON file, in
  * the conventions Perfetto and chrome://tracing read: an "X" slice per
  * counted blocking call on the worker's tid (its args name the function
- * and the caller, symbolized when the file is written), one "C" counter
+ * and the caller: symbolized when the file is written, or with symbolize=0
+ * and in a signal handler left as module + offset for bw-merge to name
+ * later), one "C" counter
  * track per pool and quantity ("blocked workers (NAME)", "queue length
  * (NAME)"), a "b"/"e" async pair per item starved for 1 ms or more (from
  * its enqueue, for its queue wait; a unique id each, one lane per pool),
@@ -23,19 +25,23 @@
  *  - The file is written at the final report, atomically (bwsh__file_*); a
  *    fork child writes its own (bwsh__output_path). Writing it takes no
  *    lock and no malloc (its scratch tables are mapped and unmapped), so a
- *    fatal-signal report can write it too; there symbols stay raw.
+ *    fatal-signal report can write it too; there, and with symbolize=0, a
+ *    slice's caller is written unnamed ("caller": null, then its module,
+ *    build_id and offset, as a report's frame) and libdw is not touched:
+ *    bw-merge names it from the file the report's "trace_file" gives.
  *  - Each event kind is one line of TRACE_KINDS: a new kind is that line,
  *    the function that records it and the writer that prints it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include "shim.h"
+#include "merge.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 typedef struct event {
@@ -194,7 +200,7 @@ typedef struct scratch {
 typedef struct writer {
   bwsh__out o;
   int pid;
-  int safe_only;      /* symbols stay raw addresses */
+  int raw;            /* callers unnamed: module + offset (bw-merge names) */
   scratch *tmp;       /* NULL when it could not be mapped */
   uint32_t wait_lane; /* bit i: pool i has queue waits */
   char pool_label[BW_MAX_POOLS][64];
@@ -243,13 +249,13 @@ static thread_seen *thread_entry(writer *w, int tid) {
 }
 
 /* A slice's caller, from the cache, else looked up (into own when there
- * is no cache or symbols must stay raw). The caller is its call site's
- * first frame in the program's own code (sites.c: past libraries and
- * sanitizer interceptors), chosen when the slice was recorded, so naming
- * it is one symbolization of pc. */
+ * is no cache). The caller is its call site's first frame in the
+ * program's own code (sites.c: past libraries and sanitizer
+ * interceptors), chosen when the slice was recorded, so naming it is one
+ * symbolization of pc. */
 static const bwsh__sym *caller_sym(writer *w, void *pc, bwsh__sym *own) {
-  if (w->safe_only || !w->tmp) {
-    bwsh__symbolize(pc, own, w->safe_only);
+  if (!w->tmp) {
+    bwsh__symbolize(pc, own, 0);
     return own;
   }
   uintptr_t v = (uintptr_t)pc;
@@ -303,6 +309,26 @@ static void x_slice(writer *w, const event *e, const char *name,
   ids(w, e->tid);
 }
 
+/* A caller left for bw-merge to name: "caller": null, then its module,
+ * build_id and offset as a report's frame gives them (no lock, no
+ * allocation, no libdw). An address in no module the shim saw has nothing
+ * to be named from later: its caller is the raw address. */
+static void unnamed_caller(bwsh__out *o, void *pc) {
+  bwsh__module m;
+  if (!bwsh__module_of(pc, &m)) {
+    bwsh__sym own;
+    bwsh__symbolize(pc, &own, 1);
+    str_field(o, "caller", own.function);
+    return;
+  }
+  bwsh__out_str(o, ",\"caller\":null");
+  str_field(o, "module", m.path);
+  str_field(o, "build_id", m.build_id);
+  bwsh__out_str(o, ",\"offset\":\"");
+  bwsh__out_hex(o, m.offset);
+  bwsh__out_str(o, "\"");
+}
+
 static void write_slice(writer *w, const event *e, uint64_t index) {
   (void)index;
   bwsh__out *o = &w->o;
@@ -311,7 +337,9 @@ static void write_slice(writer *w, const event *e, uint64_t index) {
   bwsh__out_str(o, ",\"args\":{\"function\":");
   bwsh__out_jstr(o, fn);
   void *pc = (void *)(uintptr_t)e->extra;
-  if (pc) {
+  if (pc && w->raw) {
+    unnamed_caller(o, pc);
+  } else if (pc) {
     bwsh__sym own;
     const bwsh__sym *s = caller_sym(w, pc, &own);
     str_field(o, "caller", s->function);
@@ -457,7 +485,9 @@ void bwsh__trace_write(int in_signal) {
   memset(&w, 0, sizeof w);
   w.o.fd = fd;
   w.pid = (int)getpid();
-  w.safe_only = in_signal; /* libdw locks and allocates: not in a handler */
+  /* libdw locks and allocates: not in a handler; and with symbolize=0
+   * bw-merge names the callers, once for every process of a run. */
+  w.raw = in_signal || !bwsh__opt.symbolize;
   void *scratch_map = mmap(NULL, sizeof(scratch), PROT_READ | PROT_WRITE,
                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   w.tmp = scratch_map == MAP_FAILED ? NULL : scratch_map;
@@ -487,4 +517,23 @@ void bwsh__trace_write(int in_signal) {
   if (w.tmp)
     munmap(w.tmp, sizeof(scratch));
   bwsh__file_commit(fd, tmp, path, !w.o.failed);
+}
+
+int bwsh__trace_file(char *out, size_t size) {
+  static char path[600], cwd[4096]; /* static: a signal stack is small */
+  if (!events)
+    return 0;
+  bwsh__output_path(bwsh__opt.trace_path, path, sizeof path);
+  int n;
+  if (path[0] == '/') {
+    n = snprintf(out, size, "%s", path);
+  } else {
+    /* getcwd's system call: glibc's getcwd may allocate. A directory
+     * unreachable from the root is no absolute path: no name then. */
+    long got = syscall(SYS_getcwd, cwd, sizeof cwd);
+    if (got <= 0 || cwd[0] != '/')
+      return 0;
+    n = snprintf(out, size, "%s/%s", cwd, path);
+  }
+  return n > 0 && (size_t)n < size;
 }
