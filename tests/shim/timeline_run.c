@@ -9,11 +9,17 @@
 #include "shim_run.h"
 
 int timeline_run(char *trace, size_t size, int *sleep_line) {
+  return timeline_run_with(trace, size, sleep_line, NULL);
+}
+
+int timeline_run_with(char *trace, size_t size, int *sleep_line,
+                      const char *more) {
   shim_tmpfile(trace, size, "two-pools-trace.json");
   unlink(trace);
-  char options[700];
-  snprintf(options, sizeof options, "BLOCKWATCH_OPTIONS=report=none:trace=%s",
-           trace);
+  char options[1400];
+  snprintf(options, sizeof options,
+           "BLOCKWATCH_OPTIONS=report=none:trace=%s%s%s", trace,
+           more ? ":" : "", more ? more : "");
   char *argv[] = {TWO_POOLS_TARGET, NULL};
   char *env[] = {options, NULL};
   shim_result r;

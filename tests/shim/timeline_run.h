@@ -15,5 +15,9 @@
 /* Runs the target; its trace's path goes to trace (size bytes), the line
  * of its usleep call to *sleep_line. Returns 0, or -1 with a message. */
 int timeline_run(char *trace, size_t size, int *sleep_line);
+/* The same with more options after report=none:trace=FILE (later keys
+ * win). */
+int timeline_run_with(char *trace, size_t size, int *sleep_line,
+                      const char *more);
 
 #endif /* BW_TEST_TIMELINE_RUN_H */

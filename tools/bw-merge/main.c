@@ -15,7 +15,11 @@
  *    on stderr, after the program ended.
  *  - The exit status is the program's; a program killed by a signal gets
  *    bw-merge killed by the same signal (without a core of its own).
- *    Usage and input errors exit 2, naming the file and line.
+ *    Usage and input errors exit 2, naming the file and line; given report
+ *    files, so does a trace one names ("trace_file") that is no trace of
+ *    the shim's, after everything else is done.
+ *  - The traces the reports name are named in place (traces.c) before
+ *    the summary is printed.
  */
 #include "merge.h"
 
@@ -316,6 +320,8 @@ int main(int argc, char **argv) {
     }
   }
   bwm_name_frames(procs);
+  int bad_traces = bwm_name_traces(procs, a.run ? "blockwatch" : "bw-merge");
+  bwm_names_end();
   json_t *merged = bwm_merge(procs);
   if (a.out)
     write_json(merged, a.out);
@@ -325,7 +331,7 @@ int main(int argc, char **argv) {
   json_decref(merged);
   json_decref(procs);
   if (!a.run)
-    return 0;
+    return bad_traces ? 2 : 0;
   if (status < 0)
     return 2;
   if (WIFSIGNALED(status))

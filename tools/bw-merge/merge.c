@@ -196,7 +196,8 @@ json_t *bwm_merge(json_t *procs) {
   json_t *v;
   json_object_foreach(tmpl, key, v) {
     if (strcmp(key, "pid") == 0 || strcmp(key, "program") == 0 ||
-        strcmp(key, "interim") == 0 || strcmp(key, "run") == 0)
+        strcmp(key, "interim") == 0 || strcmp(key, "run") == 0 ||
+        strcmp(key, "trace_file") == 0)
       continue;
     json_object_set_new(out, key, total(&t, procs, key, NULL, v));
   }

@@ -17,6 +17,14 @@ int bwm_add_file(json_t *procs, const char *path, char *err, size_t size);
  * a signal handler) from its module file and offset (names.c); a frame
  * that cannot be named keeps them and gets a "note". */
 void bwm_name_frames(json_t *procs);
+/* Names in place the slices of the traces procs' reports name
+ * ("trace_file") that their process left unnamed (traces.c); messages
+ * start with who ("blockwatch", "bw-merge"). The number of traces that
+ * were not traces of the shim's or could not be rewritten (each said on
+ * stderr, each left as it was). */
+int bwm_name_traces(json_t *procs, const char *who);
+/* Closes the module files the naming opened (after both of the above). */
+void bwm_names_end(void);
 /* The merged report of procs (an array of process reports; referenced). */
 json_t *bwm_merge(json_t *procs);
 /* The text summary: each process that blocked a worker (every one, when

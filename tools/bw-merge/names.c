@@ -6,8 +6,9 @@
  *  - The naming is the shim's own (shim/src/symbolize.c, compiled in
  *    here): the same libdw calls on the same file give the same function,
  *    file, line and inlined frames as the process would have written.
- *  - Each distinct module file is opened once (symbolize.c keeps it) and
- *    each distinct module + offset looked up once (the cache below), so N
+ *  - Each distinct module file is opened once (symbolize.c keeps it until
+ *    bwm_names_end, so the traces' naming, traces.c, reuses it) and each
+ *    distinct module + offset looked up once (the cache below), so N
  *    processes with the same sites cost one lookup per site.
  *  - A frame whose module is gone or was rebuilt since (its build-id is
  *    not the report's) keeps its module and offset and gets a "note",
@@ -145,5 +146,8 @@ void bwm_name_frames(json_t *procs) {
     name_worst(report);
   }
   json_decref(cache);
+}
+
+void bwm_names_end(void) {
   bwsh__symbolize_files_end();
 }
