@@ -73,14 +73,31 @@ typedef struct root {
   const char *api; /* the entry's api (NULL: annotated) */
 } root;
 
+/* What the rules say of one function, looked up once per node: the walk
+ * asks for every call it expands, and a name lookup (hash, probe, compare)
+ * each time was most of the analysis of a large program. */
+typedef struct node_rules {
+  const bw_blocking_rule *blocking; /* an enabled blocking rule */
+  const bw_entry_rule *entry;
+  unsigned char is_entry;  /* an entry or posts rule names it */
+  unsigned char allowed;   /* an allow rule names it */
+  unsigned char is_setter; /* some entry's callback setter */
+} node_rules;
+
 typedef struct analysis {
   bwsc__program *prog;
   const bw_rules *rules;
+  node_rules *nr;         /* per node */
   wrapping *wraps;        /* per node: the parameters it forwards to an entry */
   root *roots;            /* per node */
   uint64_t *bound_params; /* per node: see find_bound_params */
   int *callee_param;      /* per call: the caller's parameter it calls
                              through, or -1 */
+  /* per call: what its callee resolves to when nothing is bound, kept
+   * after the first time (the program's lookup hashes a USR string) */
+  const size_t **callee_targets;
+  size_t *callee_ntargets;
+  unsigned char *callee_done;
   bwsc__findings *out;
   bwsc__nonblock nonblock; /* descriptors made non-blocking */
 } analysis;
@@ -105,7 +122,8 @@ static size_t node_index(const analysis *an, const bwsc__node *node) {
 static size_t handoffs_of(const analysis *an, const bwsc__node *callee,
                           handoff *out, size_t max) {
   size_t count = 0;
-  const bw_entry_rule *entry = bw_rules_find_entry(an->rules, callee->name);
+  const node_rules *nr = &an->nr[node_index(an, callee)];
+  const bw_entry_rule *entry = nr->entry;
   for (size_t i = 0; entry && i < entry->n_callbacks && count < max; i++) {
     const bw_entry_callback *cb = &entry->callbacks[i];
     if (cb->kind == BW_CALLBACK_SETTER)
@@ -119,7 +137,7 @@ static size_t handoffs_of(const analysis *an, const bwsc__node *callee,
   }
   /* A setter (g_source_set_callback) hands its callback to whatever the
    * object is attached to later: treat the setter call as the hand-off. */
-  size_t nentries = bw_rules_entry_count(an->rules);
+  size_t nentries = nr->is_setter ? bw_rules_entry_count(an->rules) : 0;
   for (size_t e = 0; e < nentries && count < max; e++) {
     const bw_entry_rule *rule = bw_rules_entry_at(an->rules, e);
     for (size_t i = 0; i < rule->n_callbacks && count < max; i++) {
@@ -168,8 +186,37 @@ static size_t call_handoffs(const analysis *an, const bwsc__call_fact *call,
  * it, e.g. the bundled runtime) queues work rather than running it. The
  * program's own wrappers are walked: they may block besides forwarding. */
 static int is_rules_entry(const analysis *an, const bwsc__node *node) {
-  return bw_rules_find_entry(an->rules, node->name) != NULL ||
-         bw_rules_find_post(an->rules, node->name) != NULL;
+  return an->nr[node_index(an, node)].is_entry;
+}
+
+static int is_setter_name(const bw_rules *rules, const char *name) {
+  size_t nentries = bw_rules_entry_count(rules);
+  for (size_t e = 0; e < nentries; e++) {
+    const bw_entry_rule *rule = bw_rules_entry_at(rules, e);
+    for (size_t i = 0; i < rule->n_callbacks; i++) {
+      const bw_entry_callback *cb = &rule->callbacks[i];
+      if (cb->kind == BW_CALLBACK_SETTER && cb->setter &&
+          strcmp(cb->setter, name) == 0)
+        return 1;
+    }
+  }
+  return 0;
+}
+
+/* Fills an->nr: one set of lookups per function instead of one per walk
+ * step. Setters are few, so the scan over entries per name is cheap here
+ * and skipped for every other call later. */
+static void lookup_node_rules(analysis *an) {
+  for (size_t i = 0; i < an->prog->nnodes; i++) {
+    const char *name = an->prog->nodes[i].name;
+    node_rules *nr = &an->nr[i];
+    nr->blocking = bw_rules_find_blocking(an->rules, name);
+    nr->entry = bw_rules_find_entry(an->rules, name);
+    nr->is_entry =
+        nr->entry != NULL || bw_rules_find_post(an->rules, name) != NULL;
+    nr->allowed = bw_rules_is_allowed(an->rules, name) != 0;
+    nr->is_setter = name != NULL && is_setter_name(an->rules, name);
+  }
 }
 
 /* A function whose parameter reaches an entry's callback argument becomes
@@ -475,9 +522,18 @@ static size_t resolve(analysis *an, const walk *w, const state *from,
                               &param))
     param = -1;
   if (param < 0 || from->bound == SIZE_MAX ||
-      !(an->bound_params[from->node] >> param & 1))
-    return bwsc__program_targets_in(an->prog, value, an->prog->call_tu[call],
-                                    out);
+      !(an->bound_params[from->node] >> param & 1)) {
+    if (value != &an->prog->calls[call]->callee)
+      return bwsc__program_targets_in(an->prog, value, an->prog->call_tu[call],
+                                      out);
+    if (!an->callee_done[call]) {
+      an->callee_ntargets[call] = bwsc__program_targets_in(
+          an->prog, value, an->prog->call_tu[call], &an->callee_targets[call]);
+      an->callee_done[call] = 1;
+    }
+    *out = an->callee_targets[call];
+    return an->callee_ntargets[call];
+  }
   buf->count = 0;
   for (size_t i = 0; i < from->nbound; i++)
     if (w->bound[from->bound + i].param == param)
@@ -654,8 +710,7 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
       size_t target = targets[t];
       const bwsc__node *callee = &prog->nodes[target];
       bwsc__cold cold = coldness(call, callee);
-      const bw_blocking_rule *rule =
-          bw_rules_find_blocking(an->rules, callee->name);
+      const bw_blocking_rule *rule = an->nr[target].blocking;
       const bw_blocking_rule *own =
           call->spin ? bw_rules_lookup_blocking(an->rules, callee->name) : NULL;
       const bw_blocking_rule *spin = bwsc__spin_rule_of(
@@ -674,8 +729,7 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
         }
         continue;
       }
-      if (!callee->def || is_rules_entry(an, callee) ||
-          bw_rules_is_allowed(an->rules, callee->name))
+      if (!callee->def || an->nr[target].is_entry || an->nr[target].allowed)
         continue;
       state next = {target, si,       call_index, ntargets,
                     cold,   SIZE_MAX, 0,          w->states[si].low};
@@ -695,11 +749,10 @@ static void walk_root(analysis *an, walk *w, size_t root_node) {
   bwsc__program *prog = an->prog;
   const bwsc__node *cb = &prog->nodes[root_node];
   const root *r = &an->roots[root_node];
-  if (bw_rules_is_allowed(an->rules, cb->name) ||
-      r->pool_kind == BW_POOL_BLOCKING)
+  if (an->nr[root_node].allowed || r->pool_kind == BW_POOL_BLOCKING)
     return;
   if (!cb->def) {
-    const bw_blocking_rule *rule = bw_rules_find_blocking(an->rules, cb->name);
+    const bw_blocking_rule *rule = an->nr[root_node].blocking;
     if (rule && bw_pool_kind_reports(r->pool_kind, rule->category))
       add_finding(an, root_node, w, NULL, NULL, &r->loc, cb->name, rule, 0,
                   BWSC__WARM);
@@ -737,6 +790,11 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   an.wraps = bwsc__xcalloc(n + 1, sizeof(wrapping));
   an.roots = bwsc__xcalloc(n + 1, sizeof(root));
   an.bound_params = bwsc__xcalloc(n + 1, sizeof(uint64_t));
+  an.nr = bwsc__xcalloc(n + 1, sizeof(node_rules));
+  an.callee_targets = bwsc__xcalloc(prog->ncalls + 1, sizeof(size_t *));
+  an.callee_ntargets = bwsc__xcalloc(prog->ncalls + 1, sizeof(size_t));
+  an.callee_done = bwsc__xcalloc(prog->ncalls + 1, 1);
+  lookup_node_rules(&an);
   find_wrappers(&an);
   find_roots(&an);
   find_bound_params(&an);
@@ -766,6 +824,10 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   free(w.call_stamp);
   free(an.callee_param);
   free(an.bound_params);
+  free(an.nr);
+  free(an.callee_targets);
+  free(an.callee_ntargets);
+  free(an.callee_done);
   free(an.wraps);
   free(an.roots);
   bwsc__nonblock_free(&an.nonblock);
