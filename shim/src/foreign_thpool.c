@@ -12,8 +12,8 @@
  *    bsem_wait, its queue and count locks) when the function it is made
  *    from, inlined or not, is one of thpool.c's; any other is an item's.
  *    The answer is cached per call site: symbolizing (libdw, the program's
- *    symbol table) happens once per site, under one lock. A site with no
- *    name (a stripped program, no libdw) counts as the pool's own: a wait
+ *    symbol table) happens once per site, under the symbolizer's lock. A site
+ * with no name (a stripped program, no libdw) counts as the pool's own: a wait
  *    the shim cannot place is not reported as an item's.
  *  - Where an item starts and ends is not seen (no call marks it): its
  *    queue wait and starvation delay are not measured.
@@ -72,7 +72,6 @@ static struct {
   _Atomic(void *) pc;
   atomic_int verdict;
 } sites[SITES];
-static atomic_int lookup_lock;
 
 static int verdict_of(void *caller) {
   bwsh__sym frames[8];
@@ -95,8 +94,7 @@ int bwsh__thpool_own_call(void *caller) {
     if (pc == NULL)
       break;
   }
-  while (atomic_exchange_explicit(&lookup_lock, 1, memory_order_acquire))
-    __builtin_ia32_pause();
+  bwsh__symbolize_lock();
   int v = verdict_of(caller);
   for (unsigned k = 0; k < SITES; k++) {
     unsigned i = (h + k) % SITES;
@@ -109,6 +107,6 @@ int bwsh__thpool_own_call(void *caller) {
     if (pc == caller)
       break;
   }
-  atomic_store_explicit(&lookup_lock, 0, memory_order_release);
+  bwsh__symbolize_unlock();
   return v == 1;
 }

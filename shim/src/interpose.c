@@ -504,7 +504,9 @@ static int is_worker_start(void *(*start)(void *)) {
     if (atomic_load(&cache[i].addr) == addr)
       return atomic_load(&cache[i].match);
   bwsh__sym sym;
+  bwsh__symbolize_lock();
   bwsh__symbolize((char *)addr + 1, &sym, 0); /* +1: it wants a return pc */
+  bwsh__symbolize_unlock();
   int match = strcmp(sym.function, bwsh__opt.worker_start) == 0;
   static atomic_uint next;
   unsigned k = atomic_fetch_add(&next, 1) % 16;

@@ -420,6 +420,7 @@ static void after_fork_child(void) {
   bwsh__state_after_fork();
   bwsh__pools_after_fork();
   bwsh__sites_after_fork();
+  bwsh__symbolize_after_fork();
   bwsh__trace_after_fork();
   bwsh__report_mark_fork_child();
   bwsh__self.depth--;

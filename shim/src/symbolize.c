@@ -286,6 +286,21 @@ int bwsh__symbolize_inline(void *pc, bwsh__sym *out, int max, int safe_only) {
   return n;
 }
 
+static atomic_int lookup_lock;
+
+void bwsh__symbolize_lock(void) {
+  while (atomic_exchange_explicit(&lookup_lock, 1, memory_order_acquire))
+    __builtin_ia32_pause();
+}
+
+void bwsh__symbolize_unlock(void) {
+  atomic_store_explicit(&lookup_lock, 0, memory_order_release);
+}
+
+void bwsh__symbolize_after_fork(void) {
+  atomic_store_explicit(&lookup_lock, 0, memory_order_relaxed);
+}
+
 void bwsh__symbolize_end(void) {
   if (session) {
     bwsh__self.depth++;
