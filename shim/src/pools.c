@@ -69,6 +69,10 @@ typedef struct pool {
   atomic_uint_least64_t all_recent; /* see the invariants */
   bwsh__hist starv_hist;
   atomic_uint_least64_t compensated, injected;
+  /* Blocking calls on its threads taken for the pool's own (not counted):
+   * an item_fn pool's and C-Thread-Pool's, whose calls are told apart one
+   * by one. */
+  atomic_uint_least64_t idle_waits;
   /* Items queued, for the trace: the runtime's count at each enqueue, one
    * less at each start (between enqueues the shim keeps it itself). */
   atomic_llong queued;
@@ -442,6 +446,12 @@ void bwsh__pool_get(int i, bwsh__pool_report *out) {
   if (out->qwait_p99 > out->qwait_max)
     out->qwait_p99 = out->qwait_max;
   out->compensated = atomic_load(&p->compensated);
+  out->idle_waits = atomic_load_explicit(&p->idle_waits, memory_order_relaxed);
+}
+
+void bwsh__pool_idle_wait(int i) {
+  if (i >= 0 && i < BW_MAX_POOLS)
+    atomic_fetch_add_explicit(&pools[i].idle_waits, 1, memory_order_relaxed);
 }
 
 void bwsh__pools_after_fork(void) {

@@ -283,7 +283,8 @@ static void write_pool(bwsh__out *o, const bwsh__pool_report *p) {
                                {"p99", 1, p->qwait_p99},
                                {"timed_items", 0, p->timed_items}};
   const member tail[] = {{"items", 0, p->items},
-                         {"compensated_workers", 0, p->compensated}};
+                         {"compensated_workers", 0, p->compensated},
+                         {"idle_waits", 0, p->idle_waits}};
   bwsh__out_str(o, "{");
   key(o, "name");
   bwsh__out_jstr(o, p->name);
@@ -660,11 +661,15 @@ static void write_text(const snapshot *s, int why) {
               (unsigned long long)t->calls_blocking);
   for (int i = 0; i < s->npools; i++) {
     const bwsh__pool_report *p = &s->pools[i];
+    char idle[64] = "";
+    if (p->idle_waits)
+      snprintf(idle, sizeof idle, "; %llu idle wait(s) not counted",
+               (unsigned long long)p->idle_waits);
     bwsh__log("pool '%s': %u workers, peak %u blocked, all blocked for %s ms, "
-              "starvation delay %s ms over %llu item(s) (max %s ms); kind %s",
+              "starvation delay %s ms over %llu item(s) (max %s ms); kind %s%s",
               p->name, p->workers, p->peak_blocked, ms(p->all_blocked_ns).s,
               ms(p->starv_total).s, (unsigned long long)p->starv_items,
-              ms(p->starv_max).s, bwsh__pool_kind_name(p->kind));
+              ms(p->starv_max).s, bwsh__pool_kind_name(p->kind), idle);
   }
   for (int i = 0; i < s->nloops; i++) {
     const bwsh__loop_report *l = &s->loops[i];

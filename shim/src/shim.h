@@ -304,7 +304,8 @@ typedef struct bwsh__pool_report {
   uint64_t qwait_max, qwait_p99, items;
   uint64_t timed_items; /* items whose queue wait was measured */
   uint64_t compensated;
-  int kind; /* BW_POOL_* */
+  uint64_t idle_waits; /* the pool's own calls (bwsh__pool_idle_wait) */
+  int kind;            /* BW_POOL_* */
 } bwsh__pool_report;
 
 /* What made a pool, as the report names it: X(id, "name"). */
@@ -330,6 +331,10 @@ BWSH__HIDDEN void bwsh__pool_resize(int p, unsigned size, uint64_t now);
 
 /* Index of the option-classified pool ("worker_name"/"worker_start"). */
 BWSH__HIDDEN int bwsh__pool_for_option(void);
+/* A blocking call on a thread of pool p was the pool's own (its idle
+ * wait, its locks), told apart by its call chain: not counted, only
+ * tallied (an item_fn pool's, C-Thread-Pool's). */
+BWSH__HIDDEN void bwsh__pool_idle_wait(int p);
 /* A worker of pool p begins / ends a blocking call (at time now). */
 BWSH__HIDDEN void bwsh__pool_block(int p, uint64_t now);
 BWSH__HIDDEN void bwsh__pool_unblock(int p, uint64_t now);

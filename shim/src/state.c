@@ -520,6 +520,7 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
   }
   if (__builtin_expect(bwsh__self.own_by_caller, 0) &&
       bwsh__thpool_own_call(caller)) {
+    bwsh__pool_idle_wait(bwsh__self.pool);
     c->start_ns = 0; /* C-Thread-Pool's own wait */
     errno = saved;
     return;

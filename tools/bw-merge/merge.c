@@ -329,10 +329,15 @@ static void print_process(FILE *f, json_t *report, const char *json_path) {
   json_t *p;
   json_array_foreach(json_object_get(report, "pools"), i, p) {
     json_t *starv = json_object_get(p, "starvation_delay_ms");
+    char idle[64] = "";
+    long long idle_waits = count(json_object_get(p, "idle_waits"));
+    if (idle_waits > 0)
+      snprintf(idle, sizeof idle, "; %lld idle wait(s) not counted",
+               idle_waits);
     fprintf(f,
             "blockwatch: pool '%s': %lld workers, peak %lld blocked, all "
             "blocked for %.3f ms, starvation delay %.3f ms over %lld "
-            "item(s) (max %.3f ms); kind %s\n",
+            "item(s) (max %.3f ms); kind %s%s\n",
             str(json_object_get(p, "name"), "?"),
             count(json_object_get(p, "workers")),
             count(json_object_get(p, "peak_blocked_workers")),
@@ -340,7 +345,7 @@ static void print_process(FILE *f, json_t *report, const char *json_path) {
             ms(json_object_get(starv, "total")),
             count(json_object_get(starv, "items")),
             ms(json_object_get(starv, "max")),
-            str(json_object_get(p, "kind"), "?"));
+            str(json_object_get(p, "kind"), "?"), idle);
   }
   /* The loops as the shim's text names them: the main thread is the one
    * whose id is the process's. */
