@@ -30,6 +30,7 @@ typedef enum kind {
   K_MICROS, /* microseconds, 0..max, stored as uint64_t nanoseconds */
   K_BOOL,   /* 0|1 */
   K_PATH,   /* a string that must fit its field */
+  K_GLOBS,  /* comma-separated globs, none empty, fitting the field */
   K_SIGNAL  /* a signal name or number */
 } kind;
 
@@ -76,6 +77,9 @@ static const option OPTIONS[] = {
         "comma-separated globs on thread names: those threads are workers"),
     OPT("worker_start", K_PATH, worker_start, 0, "",
         "start-routine symbol: threads started there are workers"),
+    OPT("item_fn", K_GLOBS, item_fn, 0, "",
+        "globs on functions: an option worker's call is an item's only "
+        "inside one"),
     OPT("rules", K_PATH, rules_path, 0, "", "an extra rule file"),
     OPT("default_rules", K_BOOL, default_rules, 1, "1",
         "0: without the embedded libc/blockwatch rule packs"),
@@ -141,6 +145,47 @@ static int parse_catchable(const char *v, int *out) {
   return 0;
 }
 
+/* Why the last value apply() refused was bad, when it can say more than
+ * "bad value" (NULL: nothing more). */
+static const char *bad_why;
+
+/* A comma list of globs: each one non-empty and without a space at
+ * either end (no function name has one there: "job_*, task_*" is a
+ * mistake, not a pattern). */
+static int check_globs(const char *v) {
+  for (const char *p = v;; p++) {
+    size_t n = strcspn(p, ",");
+    if (n == 0 && *v) {
+      bad_why = "an empty glob: two commas, or one at an end";
+      return -EINVAL;
+    }
+    if (n > 0 && (p[0] == ' ' || p[n - 1] == ' ')) {
+      bad_why = "a glob begins or ends with a space";
+      return -EINVAL;
+    }
+    p += n;
+    if (!*p)
+      return 0;
+  }
+}
+
+int bwsh__glob_list_match(const char *list, const char *s) {
+  char one[sizeof bwsh__opt.item_fn];
+  while (*list) {
+    size_t n = strcspn(list, ",");
+    if (n > 0 && n < sizeof one) {
+      memcpy(one, list, n);
+      one[n] = '\0';
+      if (bw_rules_glob_match(one, s))
+        return 1;
+    }
+    list += n;
+    if (*list == ',')
+      list++;
+  }
+  return 0;
+}
+
 static int apply(const option *o, const char *v) {
   char *dst = (char *)&bwsh__opt + o->offset;
   unsigned long n;
@@ -185,6 +230,11 @@ static int apply(const option *o, const char *v) {
       return -EINVAL;
     *(uint64_t *)dst = (uint64_t)n * 1000u;
     return 0;
+  case K_GLOBS:
+    if (check_globs(v) != 0)
+      return -EINVAL;
+    /* It must fit its field, as a path does. */
+    __attribute__((fallthrough));
   case K_PATH:
     if (strlen(v) >= o->size)
       return -ENAMETOOLONG;
@@ -233,6 +283,10 @@ static void warn_bad_value(const option *o, const char *v, int err) {
     bwsh__log("warning: BLOCKWATCH_OPTIONS: the value of '%s' is too long "
               "(at most %zu bytes), keeping the default",
               o->key, o->size - 1);
+  else if (bad_why)
+    bwsh__log("warning: BLOCKWATCH_OPTIONS: bad value '%s' for '%s' (%s), "
+              "keeping the default",
+              v, o->key, bad_why);
   else
     bwsh__log("warning: BLOCKWATCH_OPTIONS: bad value '%s' for '%s', "
               "keeping the default",
@@ -287,10 +341,12 @@ static const char *parse_one(const char *p) {
     warn_unknown(p, klen);
   } else if (vlen >= sizeof value) {
     warn_bad_value(o, "(too long)",
-                   o->kind == K_PATH ? -ENAMETOOLONG : -EINVAL);
+                   o->kind == K_PATH || o->kind == K_GLOBS ? -ENAMETOOLONG
+                                                           : -EINVAL);
   } else {
     memcpy(value, v, vlen);
     value[vlen] = '\0';
+    bad_why = NULL;
     int err = apply(o, value);
     if (err != 0)
       warn_bad_value(o, value, err);
@@ -309,6 +365,11 @@ void bwsh__options_parse(const char *text) {
     else
       p = parse_one(p);
   }
+  if (bwsh__opt.item_fn[0] && !bwsh__opt.worker_name[0] &&
+      !bwsh__opt.worker_start[0])
+    bwsh__log("warning: BLOCKWATCH_OPTIONS: 'item_fn' tells items apart only "
+              "on workers named by 'worker_name' or 'worker_start': neither "
+              "is set, so it does nothing");
 }
 
 void bwsh__options_help(void) {

@@ -39,6 +39,7 @@ typedef struct bwsh__options {
   int report_signal;      /* 0 = none */
   char worker_name[64];   /* glob on thread names, "" = off */
   char worker_start[128]; /* start routine symbol, "" = off */
+  char item_fn[256];      /* globs on item functions, "" = off (items.c) */
   char rules_path[512];   /* extra rule file, "" = none */
   int default_rules;      /* load the embedded libc/blockwatch packs */
   char categories[256];   /* "" = rules defaults */
@@ -60,6 +61,9 @@ BWSH__HIDDEN extern bwsh__options bwsh__opt;
 BWSH__HIDDEN void bwsh__options_parse(const char *text);
 /* Prints every option, its default and meaning (help=1). */
 BWSH__HIDDEN void bwsh__options_help(void);
+/* 1 when one of the comma-separated globs in list matches s (the rules'
+ * glob syntax, '*' and '?'; an empty glob matches nothing). No allocation. */
+BWSH__HIDDEN int bwsh__glob_list_match(const char *list, const char *s);
 /* Checks at start that the report and trace files can be written where
  * the options say: one warning per path that cannot. */
 BWSH__HIDDEN void bwsh__options_check_paths(void);
@@ -497,6 +501,15 @@ BWSH__HIDDEN int bwsh__glib_own_thread(void);
  * own (1) or an item's (0). */
 BWSH__HIDDEN int bwsh__thpool_pool_of_name(const char *name);
 BWSH__HIDDEN int bwsh__thpool_own_call(void *caller);
+
+/* ---- items of a pool named by options (items.c) ------------------------- */
+
+/* With item_fn set, on a worker named by worker_name / worker_start: 1
+ * when the calling blocking call is an item's (a function of its chain,
+ * inlined or not, matches a glob of item_fn), 0 when it is the pool's own.
+ * Unwinds; symbolizes only return addresses not seen before. Inside the
+ * shim (depth raised). */
+BWSH__HIDDEN int bwsh__item_call(void);
 
 /* ---- the runtime bridge (bridge.c) --------------------------------------- */
 

@@ -216,25 +216,6 @@ static inline void count_other(bwsh__slot *s, int fn) {
 
 /* ---- classification ----------------------------------------------------- */
 
-/* Any of the comma-separated globs in `list` matches s (the rules' glob
- * syntax; bw_rules_glob_match never allocates, unlike fnmatch). */
-static int glob_list_match(const char *list, const char *s) {
-  char one[sizeof bwsh__opt.worker_name];
-  while (*list) {
-    size_t n = strcspn(list, ",");
-    if (n < sizeof one) {
-      memcpy(one, list, n);
-      one[n] = '\0';
-      if (n > 0 && bw_rules_glob_match(one, s))
-        return 1;
-    }
-    list += n;
-    if (*list == ',')
-      list++;
-  }
-  return 0;
-}
-
 static void join_option_pool(void) {
   bwsh__self.kind = BW_THREAD_WORKER;
   bwsh__self.pool = bwsh__pool_for_option();
@@ -301,7 +282,7 @@ void bwsh__thread_classify(void) {
     return;
   }
   if (bwsh__opt.worker_name[0])
-    is_option = glob_list_match(bwsh__opt.worker_name, name);
+    is_option = bwsh__glob_list_match(bwsh__opt.worker_name, name);
   if (is_option && !was_option) {
     join_option_pool();
     bwsh__self.classified_by_option = 1;
@@ -522,6 +503,15 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
       bwsh__thpool_own_call(caller)) {
     bwsh__pool_idle_wait(bwsh__self.pool);
     c->start_ns = 0; /* C-Thread-Pool's own wait */
+    errno = saved;
+    return;
+  }
+  /* A worker named by options, told its items by item_fn: a call outside
+   * every item function is the pool's own (its idle wait). */
+  if (__builtin_expect(bwsh__self.classified_by_option != 0, 0) &&
+      bwsh__opt.item_fn[0] && !on_loop && !bwsh__item_call()) {
+    bwsh__pool_idle_wait(bwsh__self.pool);
+    c->start_ns = 0;
     errno = saved;
     return;
   }
