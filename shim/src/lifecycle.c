@@ -447,6 +447,7 @@ __attribute__((constructor(101))) static void shim_init(void) {
     return;
   }
   bwsh__state_init();
+  bwsh__symbolize_init();
   bwsh__sites_init();
   bwsh__trace_init();
   bwsh__pool_gate_init(bwsh__now_ns()); /* knows the trace and sample_items */

@@ -630,7 +630,9 @@ BWSH__HIDDEN void bwsh__symbolize_end(void);
 /* One lock around the lookups made on the calls' path, by any thread
  * (C-Thread-Pool's and item_fn's verdicts, worker_start's routines): one
  * libdw session, not made for two threads at once. A spin lock, held only
- * with bwsh__self.depth raised; a fork child finds it free. */
+ * with bwsh__self.depth raised, that ThreadSanitizer is told of when its
+ * runtime is loaded; a fork child finds it free. */
+BWSH__HIDDEN void bwsh__symbolize_init(void); /* at start: finds TSan's hooks */
 BWSH__HIDDEN void bwsh__symbolize_lock(void);
 BWSH__HIDDEN void bwsh__symbolize_unlock(void);
 BWSH__HIDDEN void bwsh__symbolize_after_fork(void);

@@ -287,13 +287,31 @@ int bwsh__symbolize_inline(void *pc, bwsh__sym *out, int max, int safe_only) {
 }
 
 static atomic_int lookup_lock;
+/* ThreadSanitizer's annotations, when its runtime is loaded: the shim is
+ * not instrumented, so TSan cannot see this lock, but it sees libdw's
+ * malloc and realloc, and would call two threads' lookups one after the
+ * other a race. The lock tells it they are ordered. */
+static void (*tsan_acquire)(void *), (*tsan_release)(void *);
+
+void bwsh__symbolize_init(void) {
+  void *a = dlsym(RTLD_DEFAULT, "__tsan_acquire");
+  void *r = dlsym(RTLD_DEFAULT, "__tsan_release");
+  if (a && r) {
+    memcpy(&tsan_acquire, &a, sizeof a);
+    memcpy(&tsan_release, &r, sizeof r);
+  }
+}
 
 void bwsh__symbolize_lock(void) {
   while (atomic_exchange_explicit(&lookup_lock, 1, memory_order_acquire))
     __builtin_ia32_pause();
+  if (tsan_acquire)
+    tsan_acquire(&lookup_lock);
 }
 
 void bwsh__symbolize_unlock(void) {
+  if (tsan_release)
+    tsan_release(&lookup_lock);
   atomic_store_explicit(&lookup_lock, 0, memory_order_release);
 }
 
