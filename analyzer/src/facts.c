@@ -40,6 +40,7 @@ void bwsc__call_free(const bwsc__tu_facts *facts, bwsc__call_fact *call) {
   for (size_t a = 0; call->descs && a < call->nargs; a++) {
     drop(facts, call->descs[a].key);
     drop(facts, call->descs[a].text);
+    free(call->descs[a].flags);
   }
   free(call->descs);
   drop(facts, call->result);

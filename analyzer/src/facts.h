@@ -58,13 +58,30 @@ typedef struct bwsc__value {
   const char *record;
 } bwsc__value;
 
+/* What a local integer argument is known to hold as flags beyond the bits
+ * it surely has (bwsc__arg_desc.bits), from the closest earlier statements
+ * of its block that write it: bits it surely lacks (`mode &=
+ * ~O_NONBLOCK`), and bits that depend on a test of the caller's own
+ * parameter (tmux's setblocking: `if (!state) mode |= O_NONBLOCK; else
+ * mode &= ~O_NONBLOCK;`). */
+typedef struct bwsc__arg_flags {
+  long long clear; /* surely not set */
+  /* -1: none; else the index of the caller's parameter, never written in
+   * its body, that a branch tests against `value`: `eq_set` bits are set
+   * when the parameter equals it and clear when not, `ne_set` bits the
+   * other way round. */
+  int param;
+  long long value, eq_set, ne_set;
+} bwsc__arg_flags;
+
 /* What a call argument says about descriptors. */
 typedef struct bwsc__arg_desc {
   /* An integer variable, field or parameter (or array of integers), or a
    * `FILE *` one: its slot key; NULL for anything else. */
   char *key;
-  /* Not a constant, but an OR with constant operands (`flags |
-   * O_NONBLOCK`): the bits those operands set. */
+  /* Not a constant, but bits it surely has: an OR with constant operands
+   * (`flags | O_NONBLOCK`), or a local whose closest earlier write in its
+   * block sets them (`val |= O_NONBLOCK; fcntl(fd, F_SETFL, val)`). */
   long long bits;
   /* The argument is `key` itself (through casts and parentheses only), so
    * its value is the slot's (`poll(fds, n, timeout)`), not `-timeout`. */
@@ -77,6 +94,8 @@ typedef struct bwsc__arg_desc {
    * the closest earlier statement of the block (`xasprintf(&path,
    * "/proc/%lld/cmdline", pgrp); fopen(path, "r")`); NULL otherwise. */
   char *text;
+  /* A local integer's other flags (owned, never interned), or NULL. */
+  bwsc__arg_flags *flags;
 } bwsc__arg_desc;
 
 /* A call's part in a loop that waits for another thread by polling. */

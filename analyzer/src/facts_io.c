@@ -25,7 +25,8 @@
 _Static_assert(sizeof(bwsc__loc) == 16, "bwsc__loc changed");
 _Static_assert(sizeof(bwsc__func_fact) == 40, "bwsc__func_fact changed");
 _Static_assert(sizeof(bwsc__value) == 40, "bwsc__value changed");
-_Static_assert(sizeof(bwsc__arg_desc) == 40, "bwsc__arg_desc changed");
+_Static_assert(sizeof(bwsc__arg_desc) == 48, "bwsc__arg_desc changed");
+_Static_assert(sizeof(bwsc__arg_flags) == 40, "bwsc__arg_flags changed");
 _Static_assert(sizeof(bwsc__call_fact) == 112, "bwsc__call_fact changed");
 _Static_assert(sizeof(bwsc__flow_fact) == 48, "bwsc__flow_fact changed");
 _Static_assert(sizeof(bwsc__desc_flow) == 48, "bwsc__desc_flow changed");
@@ -166,6 +167,15 @@ static void put_call(encoder *enc, const bwsc__call_fact *call) {
     put_u(&enc->body, (uint64_t)call->descs[a].plain);
     put_i(&enc->body, call->descs[a].mask);
     put_str(enc, call->descs[a].text);
+    const bwsc__arg_flags *flags = call->descs[a].flags;
+    put_u(&enc->body, flags != NULL);
+    if (flags) {
+      put_i(&enc->body, flags->clear);
+      put_i(&enc->body, flags->param);
+      put_i(&enc->body, flags->value);
+      put_i(&enc->body, flags->eq_set);
+      put_i(&enc->body, flags->ne_set);
+    }
   }
   put_str(enc, call->result);
 }
@@ -349,6 +359,20 @@ static void get_func(decoder *dec, bwsc__func_fact *func) {
   func->nparams = (int)get_i(dec);
 }
 
+/* A parameter index past a function's 64 tracked ones is corrupt. */
+static bwsc__arg_flags *get_flags(decoder *dec) {
+  bwsc__arg_flags *flags = bwsc__xcalloc(1, sizeof(*flags));
+  flags->clear = get_i(dec);
+  long long param = get_i(dec);
+  flags->value = get_i(dec);
+  flags->eq_set = get_i(dec);
+  flags->ne_set = get_i(dec);
+  if (param < -1 || param > 63)
+    fail(dec, "a parameter index is out of range");
+  flags->param = param < -1 || param > 63 ? -1 : (int)param;
+  return flags;
+}
+
 static void get_call(decoder *dec, bwsc__call_fact *call) {
   call->caller = get_str(dec);
   get_value(dec, &call->callee);
@@ -368,6 +392,8 @@ static void get_call(decoder *dec, bwsc__call_fact *call) {
       call->descs[a].plain = (int)get_small(dec);
       call->descs[a].mask = get_i(dec);
       call->descs[a].text = get_str(dec);
+      if (get_u(dec))
+        call->descs[a].flags = get_flags(dec);
     }
   }
   call->result = get_str(dec);

@@ -215,6 +215,8 @@ static int arg_desc(visit_ctx *ctx, CXCursor arg, const bwsc__value *value,
   if (kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr) {
     out->key = bwsc__desc_key(clang_getCursorReferenced(peeled));
     out->plain = bwsc__is_plain_ref(arg);
+    if (out->key && out->plain)
+      bwsc__arg_flags_of(ctx->tu, ctx->func, arg, &out->bits, &out->flags);
   } else if (kind == CXCursor_BinaryOperator && value->kind != BWSC__VAL_INT)
     bwsc__binop_desc(ctx->tu, peeled, out);
   out->text = bwsc__known_text(ctx->tu, ctx->func, arg);
@@ -382,7 +384,7 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
       CXCursor arg = clang_Cursor_getArgument(call, (unsigned)i);
       value_of(ctx, arg, &fact->args[i]);
       fact->args[i].record = arg_record(ctx, arg);
-      bwsc__arg_desc desc = {NULL, 0, 0, 0, NULL};
+      bwsc__arg_desc desc = {NULL, 0, 0, 0, NULL, NULL};
       if (arg_desc(ctx, arg, &fact->args[i], &desc)) {
         if (!fact->descs)
           fact->descs = bwsc__xcalloc(fact->nargs, sizeof(bwsc__arg_desc));

@@ -115,4 +115,17 @@ char *bwsc__reaching_key(CXTranslationUnit tu, CXCursor func, CXCursor use,
  * bwsc__arg_desc.text), owned, or NULL. */
 char *bwsc__known_text(CXTranslationUnit tu, CXCursor func, CXCursor arg);
 
+/* The flags call argument `arg` of function `func`, a local integer
+ * variable, is known to hold from the closest earlier statements of its
+ * block that write it (see bwsc__arg_flags): 1 with the bits it surely has
+ * in *set and, when it surely lacks some or some follow a test of one of
+ * `func`'s parameters, *flags (owned; else NULL); 0 when nothing is
+ * known. What is read: `v = C`, `v = x | C`, `v = x & C`, `v |= C`, `v &=
+ * C`, `v = t ? a : b` and an if/else writing it in both branches, with
+ * nothing between that may write it or be jumped to, and `&v` nowhere in
+ * the function. */
+struct bwsc__arg_flags;
+int bwsc__arg_flags_of(CXTranslationUnit tu, CXCursor func, CXCursor arg,
+                       long long *set, struct bwsc__arg_flags **flags);
+
 #endif /* BLOCKSCAN_PARSE_CLANG_H */

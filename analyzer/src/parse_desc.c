@@ -754,7 +754,341 @@ char *bwsc__known_text(CXTranslationUnit tu, CXCursor func, CXCursor arg) {
       clang_Cursor_isNull(func))
     return text;
   ref = clang_getCursorReferenced(ref);
-  if (!is_local_var(ref) || !find_def(tu, func, arg, ref, 1, &rhs))
-    return NULL;
+  if (!is_local_var(ref) || bwsc__desc_key_is_int(ref) ||
+      !find_def(tu, func, arg, ref, 1, &rhs))
+    return NULL; /* an integer holds no text */
   return literal_text(rhs);
+}
+
+/* ---- the flags a local holds at a call: its closest earlier writes ------ */
+
+/* What one statement does to the flags of a local: nothing (it does not
+ * write it), something unknown (or it can be jumped into), or known
+ * effects on its bits. */
+enum { FX_NONE, FX_UNKNOWN, FX_KNOWN };
+
+typedef struct flag_fx {
+  long long set, clear;
+  int param; /* -1, or a test of a parameter as in bwsc__arg_flags */
+  long long value, eq_set, ne_set;
+} flag_fx;
+
+typedef struct flag_walk {
+  CXTranslationUnit tu;
+  CXCursor func, var;
+} flag_walk;
+
+/* Up to three expression or statement children, in order. */
+static loop_kids kids_of(CXCursor cursor) {
+  loop_kids kids;
+  memset(&kids, 0, sizeof(kids));
+  clang_visitChildren(cursor, kids_visitor, &kids);
+  return kids;
+}
+
+/* Whether `stmt` may write `var` (or holds a label or case): the
+ * conservative scan of find_def. */
+static int may_write(flag_walk *walk, CXCursor stmt, CXCursor var) {
+  write_scan scan;
+  memset(&scan, 0, sizeof(scan));
+  scan.tu = walk->tu;
+  scan.var = var;
+  write_visitor(stmt, stmt, &scan);
+  if (!scan.writes && !scan.label)
+    clang_visitChildren(stmt, write_visitor, &scan);
+  return scan.writes || scan.label;
+}
+
+/* Whether `&var` appears anywhere in a function (a callee could write it
+ * between the statements read), or with `any`, any write of it: an
+ * assignment, `var op= x`, `++`, `--` or `&var`. Labels do not matter. */
+typedef struct var_scan {
+  CXTranslationUnit tu;
+  CXCursor var;
+  int any, found;
+} var_scan;
+
+static enum CXChildVisitResult var_visitor(CXCursor cursor, CXCursor parent,
+                                           CXClientData data) {
+  (void)parent;
+  var_scan *scan = data;
+  char op[4];
+  child_pick pick;
+  switch (clang_getCursorKind(cursor)) {
+  case CXCursor_UnaryOperator:
+    pick = bwsc__pick_children(cursor);
+    edge_token(scan->tu, cursor, 0, op, sizeof(op));
+    scan->found =
+        pick.nexpr == 1 && names_var(pick.first, scan->var) &&
+        (scan->any ? unary_writes(scan->tu, cursor) : !strcmp(op, "&"));
+    break;
+  case CXCursor_CompoundAssignOperator:
+    pick = bwsc__pick_children(cursor);
+    scan->found =
+        scan->any && pick.nexpr == 2 && names_var(pick.first, scan->var);
+    break;
+  case CXCursor_BinaryOperator:
+    pick = bwsc__pick_children(cursor);
+    scan->found = scan->any && pick.nexpr == 2 &&
+                  names_var(pick.first, scan->var) &&
+                  bwsc__is_assignment(scan->tu, cursor);
+    break;
+  default:
+    break;
+  }
+  return scan->found ? CXChildVisit_Break : CXChildVisit_Recurse;
+}
+
+static int var_touched(CXTranslationUnit tu, CXCursor func, CXCursor var,
+                       int any) {
+  var_scan scan = {tu, var, any, 0};
+  clang_visitChildren(func, var_visitor, &scan);
+  return scan.found;
+}
+
+/* A constant, as the rules' conditions read one. */
+static int const_of(CXCursor expr, long long *out) {
+  return bwsc__maybe_constant(bwsc__peel(expr)) && bwsc__eval_int(expr, out);
+}
+
+/* The index of parameter `parm` in the function being walked, or -1. */
+static int param_index(flag_walk *walk, CXCursor parm) {
+  int nargs = clang_Cursor_getNumArguments(walk->func);
+  for (int i = 0; i < nargs && i < 64; i++)
+    if (clang_equalCursors(clang_Cursor_getArgument(walk->func, (unsigned)i),
+                           parm))
+      return i;
+  return -1;
+}
+
+/* A parameter of the walked function of integer or boolean type that no
+ * statement of its body writes (or takes the address of). */
+static int stable_param(flag_walk *walk, CXCursor expr, int *index) {
+  CXCursor ref = bwsc__strip_casts(expr);
+  if (clang_getCursorKind(ref) != CXCursor_DeclRefExpr)
+    return 0;
+  ref = clang_getCursorReferenced(ref);
+  CXType type = clang_getCanonicalType(clang_getCursorType(ref));
+  if (clang_getCursorKind(ref) != CXCursor_ParmDecl ||
+      (type.kind != CXType_Bool && !bwsc__desc_key_is_int(ref)))
+    return 0;
+  *index = param_index(walk, ref);
+  return *index >= 0 && !var_touched(walk->tu, walk->func, ref, 1);
+}
+
+/* A branch condition that tests a parameter: `p`, `!p`, `p == K`,
+ * `p != K` (either order). *eq is 1 when the branch is taken when the
+ * parameter equals *value, 0 when it is taken when it does not. */
+static int param_test(flag_walk *walk, CXCursor cond, int *index,
+                      long long *value, int *eq) {
+  CXCursor expr = bwsc__strip_casts(cond);
+  char op[4];
+  *value = 0;
+  switch (clang_getCursorKind(expr)) {
+  case CXCursor_DeclRefExpr:
+    *eq = 0;
+    return stable_param(walk, expr, index);
+  case CXCursor_UnaryOperator: {
+    child_pick pick = bwsc__pick_children(expr);
+    edge_token(walk->tu, expr, 0, op, sizeof(op));
+    *eq = 1;
+    return pick.nexpr == 1 && !strcmp(op, "!") &&
+           stable_param(walk, pick.first, index);
+  }
+  case CXCursor_BinaryOperator: {
+    child_pick pick = bwsc__pick_children(expr);
+    operator_of(walk->tu, expr, op, sizeof(op));
+    if (pick.nexpr != 2 || (strcmp(op, "==") && strcmp(op, "!=")))
+      return 0;
+    *eq = !strcmp(op, "==");
+    return (stable_param(walk, pick.first, index) &&
+            const_of(pick.last, value)) ||
+           (stable_param(walk, pick.last, index) &&
+            const_of(pick.first, value));
+  }
+  default:
+    return 0;
+  }
+}
+
+/* Joins the two sides of a branch, both FX_KNOWN and unconditional, into
+ * *out: the bits both set or both clear, and when the branch tests a
+ * parameter, the bits that follow the test. */
+static int join_branches(flag_walk *walk, CXCursor cond, const flag_fx *yes,
+                         const flag_fx *no, flag_fx *out) {
+  int index, eq;
+  long long value;
+  if (yes->param >= 0 || no->param >= 0)
+    return FX_UNKNOWN;
+  memset(out, 0, sizeof(*out));
+  out->param = -1;
+  out->set = yes->set & no->set;
+  out->clear = yes->clear & no->clear;
+  if (param_test(walk, cond, &index, &value, &eq)) {
+    const flag_fx *when_eq = eq ? yes : no, *when_ne = eq ? no : yes;
+    out->eq_set = when_eq->set & when_ne->clear;
+    out->ne_set = when_ne->set & when_eq->clear;
+    if (out->eq_set || out->ne_set) {
+      out->param = index;
+      out->value = value;
+    }
+  }
+  return out->set || out->clear || out->param >= 0 ? FX_KNOWN : FX_UNKNOWN;
+}
+
+static int stmt_fx(flag_walk *walk, CXCursor stmt, int depth, flag_fx *out);
+
+/* The value an assignment stores: a constant, `x | C`, `x & C`, or
+ * `test ? a : b` of those. */
+static int value_fx(flag_walk *walk, CXCursor rhs, int depth, flag_fx *out) {
+  CXCursor expr = bwsc__strip_casts(rhs);
+  long long v;
+  char op[4];
+  memset(out, 0, sizeof(*out));
+  out->param = -1;
+  if (const_of(rhs, &v)) {
+    out->set = v;
+    out->clear = ~v;
+    return FX_KNOWN;
+  }
+  enum CXCursorKind kind = clang_getCursorKind(expr);
+  if (kind == CXCursor_ConditionalOperator && depth < 4) {
+    loop_kids kids = kids_of(expr);
+    flag_fx yes, no;
+    if (kids.n != 3 ||
+        value_fx(walk, kids.kids[1], depth + 1, &yes) != FX_KNOWN ||
+        value_fx(walk, kids.kids[2], depth + 1, &no) != FX_KNOWN)
+      return FX_UNKNOWN;
+    return join_branches(walk, kids.kids[0], &yes, &no, out);
+  }
+  if (kind != CXCursor_BinaryOperator)
+    return FX_UNKNOWN;
+  operator_of(walk->tu, expr, op, sizeof(op));
+  child_pick pick = bwsc__pick_children(expr);
+  if (!strcmp(op, "|"))
+    out->set = bwsc__or_bits(walk->tu, expr);
+  else if (!strcmp(op, "&") && pick.nexpr == 2 &&
+           (const_of(pick.last, &v) || const_of(pick.first, &v)))
+    out->clear = ~v;
+  return out->set || out->clear ? FX_KNOWN : FX_UNKNOWN;
+}
+
+/* A block's effect: that of its last statement that writes the local. */
+static int block_fx(flag_walk *walk, CXCursor block, int depth, flag_fx *out) {
+  block_find list;
+  memset(&list, 0, sizeof(list));
+  clang_visitChildren(block, stmt_list_visitor, &list);
+  int fx = FX_NONE;
+  for (size_t i = list.nstmts; fx == FX_NONE && i-- > 0;)
+    fx = stmt_fx(walk, list.stmts[i], depth, out);
+  free(list.stmts);
+  return fx;
+}
+
+/* An if statement's effect: both branches write the local, each with
+ * known bits, and the condition does not write it. */
+static int if_fx(flag_walk *walk, CXCursor stmt, int depth, flag_fx *out) {
+  loop_kids kids = kids_of(stmt);
+  flag_fx yes, no;
+  if (kids.n < 2 || kids.n > 3 || may_write(walk, kids.kids[0], walk->var))
+    return FX_UNKNOWN;
+  int fx_yes = stmt_fx(walk, kids.kids[1], depth + 1, &yes);
+  int fx_no =
+      kids.n == 3 ? stmt_fx(walk, kids.kids[2], depth + 1, &no) : FX_NONE;
+  if (fx_yes == FX_NONE && fx_no == FX_NONE)
+    return FX_NONE;
+  if (fx_yes != FX_KNOWN || fx_no != FX_KNOWN)
+    return FX_UNKNOWN; /* one side keeps the earlier value: not read */
+  return join_branches(walk, kids.kids[0], &yes, &no, out);
+}
+
+static int stmt_fx(flag_walk *walk, CXCursor stmt, int depth, flag_fx *out) {
+  CXCursor expr = bwsc__strip_casts(stmt);
+  enum CXCursorKind kind = clang_getCursorKind(expr);
+  child_pick pick = bwsc__pick_children(expr);
+  char op[4];
+  long long v;
+  if (depth > 4)
+    return may_write(walk, stmt, walk->var) ? FX_UNKNOWN : FX_NONE;
+  memset(out, 0, sizeof(*out));
+  out->param = -1;
+  switch (kind) {
+  case CXCursor_CompoundStmt:
+    return block_fx(walk, expr, depth + 1, out);
+  case CXCursor_IfStmt:
+    return if_fx(walk, expr, depth, out);
+  case CXCursor_BinaryOperator:
+    if (pick.nexpr == 2 && names_var(pick.first, walk->var) &&
+        bwsc__is_assignment(walk->tu, expr))
+      return may_write(walk, pick.last, walk->var)
+                 ? FX_UNKNOWN
+                 : value_fx(walk, pick.last, depth, out);
+    break;
+  case CXCursor_CompoundAssignOperator:
+    if (pick.nexpr != 2 || !names_var(pick.first, walk->var))
+      break;
+    operator_of(walk->tu, expr, op, sizeof(op));
+    if (!const_of(pick.last, &v))
+      return FX_UNKNOWN;
+    if (!strcmp(op, "|="))
+      out->set = v;
+    else if (!strcmp(op, "&="))
+      out->clear = ~v;
+    return out->set || out->clear ? FX_KNOWN : FX_UNKNOWN;
+  case CXCursor_DeclStmt: {
+    unsigned begin, end, at, var_end;
+    offsets_of(expr, &begin, &end);
+    offsets_of(walk->var, &at, &var_end);
+    if (at < begin || at >= end)
+      break;
+    child_pick init = bwsc__pick_children(walk->var);
+    return init.nexpr ? value_fx(walk, init.last, depth, out) : FX_UNKNOWN;
+  }
+  default:
+    break;
+  }
+  return may_write(walk, stmt, walk->var) ? FX_UNKNOWN : FX_NONE;
+}
+
+int bwsc__arg_flags_of(CXTranslationUnit tu, CXCursor func, CXCursor arg,
+                       long long *set, bwsc__arg_flags **flags) {
+  CXCursor ref = bwsc__strip_casts(arg);
+  *set = 0;
+  *flags = NULL;
+  if (clang_getCursorKind(ref) != CXCursor_DeclRefExpr ||
+      clang_Cursor_isNull(func))
+    return 0;
+  CXCursor var = clang_getCursorReferenced(ref);
+  if (!is_local_var(var) || !bwsc__desc_key_is_int(var))
+    return 0;
+  flag_walk walk = {tu, func, var};
+  block_find find;
+  memset(&find, 0, sizeof(find));
+  unsigned end;
+  offsets_of(arg, &find.at, &end);
+  clang_visitChildren(func, block_visitor, &find);
+  flag_fx fx;
+  int state = FX_UNKNOWN;
+  if (find.found && find.index < find.nstmts &&
+      !may_write(&walk, find.stmts[find.index], var)) {
+    state = FX_NONE;
+    for (size_t i = find.index; state == FX_NONE && i-- > 0;)
+      state = stmt_fx(&walk, find.stmts[i], 0, &fx);
+  }
+  free(find.stmts);
+  if (state != FX_KNOWN)
+    return 0;
+  if (var_touched(tu, func, var, 0))
+    return 0;
+  *set = fx.set;
+  if (fx.clear || fx.param >= 0) {
+    bwsc__arg_flags *out = bwsc__xcalloc(1, sizeof(*out));
+    out->clear = fx.clear;
+    out->param = fx.param;
+    out->value = fx.value;
+    out->eq_set = fx.eq_set;
+    out->ne_set = fx.ne_set;
+    *flags = out;
+  }
+  return 1;
 }

@@ -44,6 +44,8 @@ static void sample(bwsc__tu_facts *tu) {
   c->descs = bwsc__xcalloc(2, sizeof(bwsc__arg_desc));
   c->descs[1].key = bwsc__xstrdup("c:@F@work@fd");
   c->descs[1].bits = 04000;
+  c->descs[1].flags = bwsc__xcalloc(1, sizeof(bwsc__arg_flags));
+  *c->descs[1].flags = (bwsc__arg_flags){-0x801, 1, 0, 04000, 0x10};
   c->descs[0].key = bwsc__xstrdup("c:@F@make_pipe#1");
   c->descs[0].mask = 0x40;
   c->descs[0].text = bwsc__xstrdup("/proc/%lld/cmdline");
@@ -97,6 +99,12 @@ static void test_round_trip_keeps_every_field(void **state) {
   assert_int_equal(back.calls[0].descs[0].mask, 0x40);
   assert_string_equal(back.calls[0].descs[0].text, "/proc/%lld/cmdline");
   assert_int_equal(back.calls[0].descs[1].bits, 04000);
+  assert_null(back.calls[0].descs[0].flags);
+  assert_non_null(back.calls[0].descs[1].flags);
+  assert_int_equal(back.calls[0].descs[1].flags->clear, -0x801);
+  assert_int_equal(back.calls[0].descs[1].flags->param, 1);
+  assert_int_equal(back.calls[0].descs[1].flags->eq_set, 04000);
+  assert_int_equal(back.calls[0].descs[1].flags->ne_set, 0x10);
   assert_null(back.desc_flows[0].from);
   assert_string_equal(back.desc_flows[0].alt, "c:@F@make_socket#ret");
   assert_null(back.diags[0].loc.file);
@@ -109,6 +117,21 @@ static void test_round_trip_keeps_every_field(void **state) {
   bwsc__facts_free(&back);
   bwsc__deps_free(&deps);
   bwsc__deps_free(&back_deps);
+}
+
+/* A flags' parameter index past a function's 64 is refused, not used. */
+static void test_parameter_index_out_of_range_is_refused(void **state) {
+  (void)state;
+  bwsc__tu_facts tu, back;
+  sample(&tu);
+  tu.calls[0].descs[1].flags->param = 64;
+  size_t len = 0;
+  unsigned char *bytes = bwsc__facts_encode(&tu, NULL, 7, &len);
+  const char *why = NULL;
+  assert_int_equal(bwsc__facts_decode(bytes, len, 7, &back, NULL, &why), -1);
+  assert_string_equal(why, "a parameter index is out of range");
+  free(bytes);
+  bwsc__facts_free(&tu);
 }
 
 static void test_every_truncation_is_refused(void **state) {
@@ -174,6 +197,7 @@ static void test_file_of_another_key_or_format_is_refused(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip_keeps_every_field),
+      cmocka_unit_test(test_parameter_index_out_of_range_is_refused),
       cmocka_unit_test(test_every_truncation_is_refused),
       cmocka_unit_test(test_every_flipped_bit_is_refused),
       cmocka_unit_test(test_file_of_another_key_or_format_is_refused),
