@@ -7,14 +7,18 @@
  * every store into it, in the whole program, is of a non-blocking slot;
  * the elements of an array are one slot (`pipefd[0]`, `pipefd[1]`);
  * a setter call counts only when its flag argument provably carries the
- * non-blocking bit (a constant, or an OR with it), so `fcntl(fd, F_SETFL,
- * mode)` with a computed `mode` makes nothing non-blocking.
+ * non-blocking bit (a constant, an OR with it, or a local whose last
+ * writes set it: bwsc__arg_flags), so `fcntl(fd, F_SETFL, mode)` with a
+ * `mode` of unknown origin makes nothing non-blocking.
  *
  * The setters are the rules' nonblocking: rules; a program function
  * that calls one on its own descriptor parameter with a condition on
  * another of its parameters (`ioctl(fd, FIONBIO, &set)` in
- * uv__nonblock_ioctl(fd, set)) is a setter too, with that condition moved
- * onto its callers' argument. Which callbacks are readiness callbacks,
+ * uv__nonblock_ioctl(fd, set); `fcntl(fd, F_SETFL, mode)` in tmux's
+ * setblocking(fd, state), where `mode` has the flag exactly when `state`
+ * is 0) is a setter too, with that condition moved onto its callers'
+ * argument; one that makes its parameter blocking again makes its
+ * callers' argument blocking. Which callbacks are readiness callbacks,
  * and which of their parameters is the ready descriptor, the rules' ready:
  * rules say.
  */
@@ -74,34 +78,76 @@ static int pointee_const(bwsc__nonblock *nb, const char *key, long long *out) {
   return found && is_local(nb, key);
 }
 
-/* COND_FALSE: provably not (a constant says so); COND_UNKNOWN: not known. */
+/* COND_FALSE: provably not (a constant says so); COND_UNKNOWN: not known;
+ * COND_PARAM: it holds exactly when a condition on a parameter of the
+ * function the call is written in does (*moved). */
 enum { COND_FALSE, COND_TRUE, COND_PARAM, COND_UNKNOWN };
+
+/* The condition moves onto parameter `param` of the caller unchanged. */
+static int moved_to(const bw_rule_cond *cond, int param, bw_rule_cond *moved) {
+  *moved = *cond;
+  moved->arg = param;
+  return COND_PARAM;
+}
 
 /* A flag condition on `key & mask` (`flags & UV_NONBLOCK_PIPE` in libuv's
  * uv__make_pipe(fds, flags)): the flag is set when it is one of the mask
  * and `key` has it, so the condition moves onto `key`. */
 static int masked_holds(bwsc__nonblock *nb, const bw_rule_cond *cond,
                         const bwsc__arg_desc *desc, const char *usr,
-                        int *param) {
+                        bw_rule_cond *moved) {
   long long v = 0;
+  int param;
   if (cond->kind != BW_COND_HAS_FLAG || !cond->value)
     return COND_UNKNOWN;
   if (cond->value & ~desc->mask)
     return COND_FALSE;
-  if (param_of(desc->key, usr, param))
-    return COND_PARAM;
+  if (param_of(desc->key, usr, &param))
+    return moved_to(cond, param, moved);
   if (!bwsc__nonblock_const(nb, desc->key, &v))
     return COND_UNKNOWN;
   return (v & cond->value) == cond->value;
 }
 
+/* A flag condition on a local whose flags the statements before the call
+ * say (bwsc__arg_flags): set or clear whatever else it holds, or set
+ * exactly when a test of the caller's parameter is, which moves onto that
+ * parameter (`if (!state) mode |= O_NONBLOCK; else mode &= ~O_NONBLOCK;`
+ * in tmux's setblocking(fd, state): "arg1 is 0"). */
+static int flags_hold(const bw_rule_cond *cond, const bwsc__arg_desc *desc,
+                      bw_rule_cond *moved) {
+  const bwsc__arg_flags *flags = desc->flags;
+  long long f = cond->value;
+  if ((desc->bits & f) == f)
+    return COND_TRUE; /* `flags | O_NONBLOCK` sets it whatever flags holds */
+  if (!flags)
+    return COND_UNKNOWN;
+  if (flags->clear & f)
+    return COND_FALSE;
+  if (flags->param < 0)
+    return COND_UNKNOWN;
+  memset(moved, 0, sizeof(*moved));
+  moved->arg = flags->param;
+  if ((flags->eq_set & f) == f) {
+    moved->kind = BW_COND_EQUALS;
+    moved->value = flags->value;
+    return COND_PARAM;
+  }
+  if ((flags->ne_set & f) == f && flags->value == 0) {
+    moved->kind = BW_COND_NOT_NULL; /* on an integer: not 0 */
+    return COND_PARAM;
+  }
+  return COND_UNKNOWN;
+}
+
 /* Whether a `when` condition holds for `call`, written in function
- * `usr`: COND_PARAM (and *param) when it depends on that function's own
+ * `usr`: COND_PARAM (and *moved) when it depends on that function's own
  * parameter (`ioctl(fd, FIONBIO, &set)` in a wrapper taking `set`). */
 static int when_holds(bwsc__nonblock *nb, const bw_rule_cond *cond,
                       const bwsc__call_fact *call, const char *usr,
-                      int *param) {
+                      bw_rule_cond *moved) {
   size_t a = (size_t)cond->arg;
+  int param;
   if (cond->arg < 0 || a >= call->nargs)
     return COND_UNKNOWN;
   const bwsc__value *value = &call->args[a];
@@ -109,17 +155,16 @@ static int when_holds(bwsc__nonblock *nb, const bw_rule_cond *cond,
   long long v = 0;
   int known = value->kind == BWSC__VAL_INT;
   if (!known && desc && desc->key && desc->mask)
-    return masked_holds(nb, cond, desc, usr, param);
+    return masked_holds(nb, cond, desc, usr, moved);
   if (known)
     v = value->ival;
-  else if (desc && desc->key && param_of(desc->key, usr, param))
-    return COND_PARAM;
+  else if (desc && desc->key && param_of(desc->key, usr, &param))
+    return moved_to(cond, param, moved);
   else if (desc && desc->key)
     known = desc->plain ? bwsc__nonblock_const(nb, desc->key, &v)
                         : pointee_const(nb, desc->key, &v);
-  if (!known && cond->kind == BW_COND_HAS_FLAG && desc && cond->value &&
-      (desc->bits & cond->value) == cond->value)
-    return COND_TRUE; /* `flags | O_NONBLOCK` sets it whatever flags holds */
+  if (!known && cond->kind == BW_COND_HAS_FLAG && desc && cond->value)
+    return flags_hold(cond, desc, moved);
   if (!known)
     return cond->kind == BW_COND_NOT_NULL && value->kind == BWSC__VAL_FUNC
                ? COND_TRUE
@@ -142,7 +187,8 @@ static int when_holds(bwsc__nonblock *nb, const bw_rule_cond *cond,
  * with a condition on another of its parameters: a setter itself, with
  * the conditions moved onto its parameters (uv__nonblock(fd, 1)). */
 static void derive(bwsc__nonblock *nb, const char *usr, int fd_param,
-                   const bw_nonblock_rule *from, const int *params) {
+                   const bw_nonblock_rule *from, const bw_rule_cond *moved,
+                   const int *deferred) {
   if (bwsc__strmap_get(&nb->derived_by_usr, usr, NULL))
     return;
   bw_nonblock_rule copy = *from; /* `from` may be in nb->derived */
@@ -152,8 +198,8 @@ static void derive(bwsc__nonblock *nb, const char *usr, int fd_param,
   rule->function = usr;
   rule->fd_arg = fd_param;
   for (size_t i = 0; i < rule->n_when; i++)
-    if (params[i] >= 0)
-      rule->when[i].arg = params[i];
+    if (deferred[i])
+      rule->when[i] = moved[i];
     else
       rule->when[i].kind = BW_COND_COUNT; /* held inside: always true */
   bwsc__strmap_put(&nb->derived_by_usr, usr, nb->nderived);
@@ -194,12 +240,15 @@ static const char *set_by(bwsc__nonblock *nb, const bwsc__call_fact *call) {
   const char *key = rule->fd_arg < 0
                         ? call->result
                         : bwsc__nonblock_arg(call, (size_t)rule->fd_arg);
-  int params[BW_RULE_MAX_CONDS], deferred = 0;
+  bw_rule_cond moved[BW_RULE_MAX_CONDS];
+  int on_param[BW_RULE_MAX_CONDS], deferred = 0;
+  memset(moved, 0, sizeof(moved));
   for (size_t i = 0; i < rule->n_when; i++) {
-    params[i] = -1;
+    on_param[i] = 0;
     if (rule->when[i].kind == BW_COND_COUNT)
       continue;
-    int held = when_holds(nb, &rule->when[i], call, call->caller, &params[i]);
+    int held = when_holds(nb, &rule->when[i], call, call->caller, &moved[i]);
+    on_param[i] = held == COND_PARAM;
     if (held == COND_FALSE && i + 1 == rule->n_when &&
         rule->otherwise_blocking && !deferred && key)
       bwsc__strmap_put(&nb->blocked, key, 1); /* setblocking(fd, 1) */
@@ -211,7 +260,7 @@ static const char *set_by(bwsc__nonblock *nb, const bwsc__call_fact *call) {
   if (!deferred)
     return key;
   if (param_of(key, call->caller, &fd_param))
-    derive(nb, call->caller, fd_param, rule, params);
+    derive(nb, call->caller, fd_param, rule, moved, on_param);
   return NULL;
 }
 
@@ -224,9 +273,10 @@ static int add_direct(bwsc__nonblock *nb, const char *key) {
 }
 
 /* A call of a program function whose parameter a setter made non-blocking
- * (tmux's setblocking-style wrappers) makes the argument non-blocking too.
- * A parameter that joined through stores (`fds[0] = temp[0]` into an
- * out-parameter, from a descriptor made non-blocking only under a
+ * (OpenSSH's set_nonblock(fd)) makes the argument non-blocking too, and one
+ * whose parameter a setter made blocking again (unset_nonblock(fd)) makes
+ * it blocking. A parameter that joined through stores (`fds[0] = temp[0]`
+ * into an out-parameter, from a descriptor made non-blocking only under a
  * condition) does not reach back into its callers. */
 static int add_through_wrappers(bwsc__nonblock *nb, const bwsc__program *prog) {
   int grew = 0;
@@ -237,11 +287,15 @@ static int add_through_wrappers(bwsc__nonblock *nb, const bwsc__program *prog) {
       continue;
     for (size_t a = 0; a < call->nargs; a++) {
       const char *desc = bwsc__nonblock_arg(call, a);
-      if (!desc || bwsc__strmap_get(&nb->keys, desc, NULL))
+      if (!desc || bwsc__strmap_get(&nb->blocked, desc, NULL))
         continue;
       int len = snprintf(key, sizeof(key), "%s#%zu", call->callee.ref, a);
-      if (len > 0 && (size_t)len < sizeof(key) &&
-          bwsc__strmap_get(&nb->direct, key, NULL))
+      if (len <= 0 || (size_t)len >= sizeof(key))
+        continue;
+      if (bwsc__strmap_get(&nb->blocked, key, NULL))
+        bwsc__strmap_put(&nb->blocked, desc, 1);
+      else if (!bwsc__strmap_get(&nb->keys, desc, NULL) &&
+               bwsc__strmap_get(&nb->direct, key, NULL))
         grew |= add_direct(nb, desc);
     }
   }
@@ -406,11 +460,11 @@ void bwsc__nonblock_build(bwsc__nonblock *nb, const bwsc__program *prog,
   nb->rules = rules;
   /* To a fixpoint: setters and the wrappers derived from them, wrappers
    * of wrappers, stores of stores. A descriptor made blocking again is
-   * found on the way; when there is one, the set is made again without
-   * it (and what was copied from it). */
-  for (int pass = 0; pass < 2; pass++) {
-    if (pass && !nb->blocked.count)
-      break;
+   * found on the way; while more are, the set is made again without
+   * them (and what was copied from them). Blocked keys only ever grow, so
+   * this ends. */
+  for (size_t before = (size_t)-1; nb->blocked.count != before;) {
+    before = nb->blocked.count;
     bwsc__strmap_free(&nb->keys);
     bwsc__strmap_free(&nb->direct);
     memset(&nb->keys, 0, sizeof(nb->keys));

@@ -3,7 +3,8 @@
  * constants that reach the call through a wrapper's parameter or a local
  * (conds.c); spin waits, reported once as such (spin.c); descriptors the
  * program's own functions make non-blocking, and a user's setter rule
- * (nbmore.c, nbmore.rules).
+ * (nbmore.c, nbmore.rules); wrappers that compute the mode they give
+ * fcntl(F_SETFL) from a test of their parameter, with no rule (nbmode.c).
  *
  * Invariant: the fixtures say what they expect on the line itself (see
  * marked.h): "expect" must be a warning, "not reported" must not.
@@ -72,12 +73,19 @@ test_descriptors_made_nonblocking_by_the_programs_functions(void **state) {
   check_with(files, extra);
 }
 
+static void test_setters_that_compute_the_mode_from_a_parameter(void **state) {
+  (void)state;
+  const char *files[] = {"nbmode.c", NULL};
+  check(files);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_flags_constants_and_constant_parameters),
       cmocka_unit_test(test_spin_waits_are_reported_once_as_spin_wait),
       cmocka_unit_test(
           test_descriptors_made_nonblocking_by_the_programs_functions),
+      cmocka_unit_test(test_setters_that_compute_the_mode_from_a_parameter),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
