@@ -21,6 +21,7 @@
 #endif
 #include "shim.h"
 #include "real.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -160,33 +161,6 @@ void bwsh__out_hex(bwsh__out *o, uintptr_t v) {
   bwsh__out_bytes(o, buf + i, sizeof buf - (size_t)i);
 }
 
-/* Length of the valid UTF-8 sequence at s (2..4 bytes; s[0] >= 0x80), or
- * 0: overlong forms, surrogates and code points past U+10FFFF are not. */
-static size_t utf8_len(const unsigned char *s) {
-  unsigned char c = s[0];
-  size_t n;
-  unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
-  if (c >= 0xc2 && c <= 0xdf) {
-    n = 2;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    n = 3;
-    lo = c == 0xe0 ? 0xa0 : 0x80; /* not overlong */
-    hi = c == 0xed ? 0x9f : 0xbf; /* not a surrogate */
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    n = 4;
-    lo = c == 0xf0 ? 0x90 : 0x80; /* not overlong */
-    hi = c == 0xf4 ? 0x8f : 0xbf; /* not past U+10FFFF */
-  } else {
-    return 0;
-  }
-  if (s[1] < lo || s[1] > hi)
-    return 0;
-  for (size_t i = 2; i < n; i++)
-    if (s[i] < 0x80 || s[i] > 0xbf)
-      return 0; /* the terminating NUL ends it here too */
-  return n;
-}
-
 /* The byte as \u00XX: a byte that is not UTF-8 is read as Latin-1, so
  * the JSON stays valid and the byte's value stays visible. */
 static void out_uescape(bwsh__out *o, unsigned char c) {
@@ -211,7 +185,7 @@ void bwsh__out_jstr(bwsh__out *o, const char *s) {
       out_uescape(o, *p);
     } else if (*p < 0x80) {
       bwsh__out_bytes(o, (const char *)p, 1);
-    } else if ((n = utf8_len(p)) != 0) {
+    } else if ((n = bwsh__utf8_len(p)) != 0) {
       bwsh__out_bytes(o, (const char *)p, n);
     } else {
       n = 1;

@@ -27,6 +27,7 @@
 
 /* The shim's merge.h (not this directory's): bwsh__symbolize_file. */
 #include "../../shim/src/merge.h"
+#include "../../shim/src/utf8.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -92,32 +93,6 @@ static name *lookup(names *ns, const char *module, const char *build_id,
 
 /* ---- writing ------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s (s[0] >= 0x80), or 0: as the
- * shim's writer (out.c) decides it. */
-static size_t utf8_len(const unsigned char *s) {
-  unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-  size_t n;
-  if (c >= 0xc2 && c <= 0xdf) {
-    n = 2;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    n = 3;
-    lo = c == 0xe0 ? 0xa0 : 0x80;
-    hi = c == 0xed ? 0x9f : 0xbf;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    n = 4;
-    lo = c == 0xf0 ? 0x90 : 0x80;
-    hi = c == 0xf4 ? 0x8f : 0xbf;
-  } else {
-    return 0;
-  }
-  if (s[1] < lo || s[1] > hi)
-    return 0;
-  for (size_t i = 2; i < n; i++)
-    if (s[i] < 0x80 || s[i] > 0xbf)
-      return 0;
-  return n;
-}
-
 /* s as a JSON string, escaped as the shim escapes it (a byte that is not
  * UTF-8 as \u00XX); NULL as null. */
 static void put_jstr(FILE *f, const char *s) {
@@ -134,7 +109,7 @@ static void put_jstr(FILE *f, const char *s) {
       fprintf(f, "\\u%04x", *p);
     else if (*p < 0x80)
       fputc(*p, f);
-    else if ((n = utf8_len(p)) != 0)
+    else if ((n = bwsh__utf8_len(p)) != 0)
       fwrite(p, 1, n, f);
     else
       fprintf(f, "\\u%04x", *p);
