@@ -112,7 +112,9 @@ static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
 static pthread_mutex_t cond_mtx = PTHREAD_MUTEX_INITIALIZER;
 static int go;
 
-static atomic_int lock_step; /* 1: about to lock mtx, 2: about to rdlock */
+/* 1: about to lock mtx, 2: about to rdlock, 3: holds cond_mtx, about to
+ * wait */
+static atomic_int lock_step;
 
 static void *locks_worker(void *arg) {
   name_self((int)(intptr_t)arg);
@@ -128,6 +130,7 @@ static void *locks_worker(void *arg) {
     pthread_mutex_unlock(&own);
   }
   pthread_mutex_lock(&cond_mtx); /* may be contended: not asserted exactly */
+  atomic_store(&lock_step, 3);
   while (!go)
     pthread_cond_wait(&cond, &cond_mtx);
   pthread_mutex_unlock(&cond_mtx);
@@ -148,7 +151,12 @@ static int scenario_locks(void) {
     ;
   usleep(100000);
   pthread_rwlock_unlock(&rw);
-  usleep(100000);
+  /* The worker holds cond_mtx from step 3 until its wait releases it, so
+   * taking it here means the worker is inside pthread_cond_wait, however
+   * slowly a loaded machine ran its 1000 pairs. */
+  while (atomic_load(&lock_step) < 3)
+    ;
+  usleep(10000);
   pthread_mutex_lock(&cond_mtx);
   go = 1;
   pthread_cond_signal(&cond);
