@@ -72,8 +72,14 @@ static void list_entries(const bw_rules *rules, FILE *out) {
   count = bw_rules_ready_count(rules);
   for (size_t i = 0; i < count; i++) {
     const bw_ready_rule *ready = bw_rules_ready_at(rules, i);
-    fprintf(out, "ready %s param=%d (%s)\n", ready->function, ready->param,
-            ready->api);
+    fprintf(out, "ready %s", ready->function);
+    if (ready->param >= 0)
+      fprintf(out, " param=%d", ready->param);
+    if (ready->source == BW_READY_SOURCE_RESULT)
+      fprintf(out, " source=result");
+    else if (ready->source >= 0)
+      fprintf(out, " source=%d", ready->source);
+    fprintf(out, " (%s)\n", ready->api);
   }
 }
 

@@ -226,6 +226,8 @@ int bwrl__parse_condition(bwrl__line *lc, const bwrl__field *f,
     cond->kind = BW_COND_NONBLOCKING_FD;
   else if (strcmp(tok[2], "nonblocking-file") == 0)
     cond->kind = BW_COND_NONBLOCKING_FILE;
+  else if (strcmp(tok[2], "nonblocking-object") == 0)
+    cond->kind = BW_COND_NONBLOCKING_OBJECT;
   else if (strcmp(tok[2], "zero-timeout") == 0)
     cond->kind = BW_COND_ZERO_TIMEOUT;
   else {

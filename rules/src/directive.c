@@ -27,7 +27,7 @@ static const bwrl__key_spec nonblock_keys[] = {
     {"fd", 0},    {"when", 1}, {"otherwise", 0}, {"path", 0},
     {"under", 0}, {"api", 0},  {NULL, 0}};
 static const bwrl__key_spec ready_keys[] = {
-    {"param", 0}, {"api", 0}, {NULL, 0}};
+    {"param", 0}, {"source", 0}, {"api", 0}, {NULL, 0}};
 static const bwrl__key_spec hint_keys[] = {{"api", 0}, {"hint", 0}, {NULL, 0}};
 static const bwrl__key_spec allow_keys[] = {{"reason", 0}, {NULL, 0}};
 
@@ -452,15 +452,49 @@ static void add_nonblock(bwrl__line *lc, const bwrl__subject *subj,
     push_rule(lc, rules, &tmp, sizeof(tmp));
 }
 
+/* "source=result|N" of a ready rule into *rule: 0, or -1 after reporting
+ * (a bad value, a `param` with an argument's source or none without). */
+static int read_source(bwrl__line *lc, const bwrl__subject *subj, unsigned kcol,
+                       bw_ready_rule *rule) {
+  char q[BWRL__QUOTE_BUF];
+  const bwrl__field *source = bwrl__get_field(lc, "source");
+  const bwrl__field *param = bwrl__get_field(lc, "param");
+  rule->source = BW_READY_NO_SOURCE;
+  rule->param = -1;
+  if (source && strcmp(source->value, "result") == 0)
+    rule->source = BW_READY_SOURCE_RESULT;
+  else if (source &&
+           bwrl__parse_arg_index(source->value, source->len, &rule->source)) {
+    bwrl__fail(lc, source->column,
+               "bad value '%s' for 'source' (expected 0 to %d, or result)",
+               bwrl__quote(source->value, source->len, q), BWRL__MAX_ARG);
+    return -1;
+  }
+  if (rule->source >= 0) {
+    if (param) {
+      bwrl__fail(lc, param->key_column,
+                 "'param' with 'source=%d': the parameter is the source "
+                 "maker's (its source=result rule)",
+                 rule->source);
+      return -1;
+    }
+    return 0;
+  }
+  if (!required(lc, subj, kcol, "param", "ready"))
+    return -1;
+  return index_field(lc, param, "param", &rule->param);
+}
+
 /* ready:ENTRY param=N - the callback ENTRY registers runs when a
- * descriptor is ready, and receives it as its parameter N. */
+ * descriptor is ready, and receives it as its parameter N; with
+ * source=result, a function that makes such a source; with source=M, an
+ * entry registering the callback of the source in its argument M. */
 static void add_ready(bwrl__line *lc, const bwrl__subject *subj,
                       unsigned kcol) {
   if (read_rule(lc, subj, 0, ready_keys, "ready"))
     return;
   bw_ready_rule tmp = {0};
-  const bwrl__field *param = required(lc, subj, kcol, "param", "ready");
-  if (param == NULL || index_field(lc, param, "param", &tmp.param))
+  if (read_source(lc, subj, kcol, &tmp))
     return;
   bwrl__vec *rules = &lc->ld->rs->readies;
   if (is_duplicate(lc, subj, rules, offsetof(bw_ready_rule, origin), "ready"))

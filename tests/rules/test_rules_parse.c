@@ -251,6 +251,15 @@ static void test_cond_nonblocking_file(void **state) {
   assert_int_equal(c->kind, BW_COND_NONBLOCKING_FILE);
 }
 
+static void test_cond_nonblocking_object(void **state) {
+  SEEN;
+  const bw_rule_cond *c = only_cond(s, "arg0 is nonblocking-object");
+  assert_int_equal(c->kind, BW_COND_NONBLOCKING_OBJECT);
+  assert_int_equal(c->arg, 0);
+  assert_string_equal(bw_cond_kind_name(BW_COND_NONBLOCKING_OBJECT),
+                      "is nonblocking-object");
+}
+
 static void test_cond_zero_timeout(void **state) {
   SEEN;
   const bw_rule_cond *c = only_cond(s, "arg4 is zero-timeout");
@@ -1006,6 +1015,7 @@ int main(void) {
       T(test_cond_not_null),
       T(test_cond_nonblocking_fd),
       T(test_cond_nonblocking_file),
+      T(test_cond_nonblocking_object),
       T(test_cond_zero_timeout),
       T(test_cond_max_four),
       T(test_err_unknown_kind),

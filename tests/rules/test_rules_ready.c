@@ -69,6 +69,42 @@ static void test_ready_rule_errors(void **state) {
                "defined at t.rules:1)");
 }
 
+/* The source forms: a maker (source=result, with the callback's param)
+ * and an entry registering the callback of the source in an argument. */
+static void test_ready_source_rules_are_parsed(void **state) {
+  (void)state;
+  int rc;
+  bw_rules *rs = seen_rules("ready:my_fd_source_new param=1 source=result\n"
+                            "ready:my_set_cb source=0\n"
+                            "ready:my_watch param=0\n",
+                            &rc);
+  assert_int_equal(rc, 0);
+  const bw_ready_rule *r = bw_rules_find_ready(rs, "my_fd_source_new");
+  assert_non_null(r);
+  assert_int_equal(r->source, BW_READY_SOURCE_RESULT);
+  assert_int_equal(r->param, 1);
+  r = bw_rules_find_ready(rs, "my_set_cb");
+  assert_int_equal(r->source, 0);
+  assert_int_equal(r->param, -1);
+  r = bw_rules_find_ready(rs, "my_watch");
+  assert_int_equal(r->source, BW_READY_NO_SOURCE);
+  assert_int_equal(r->param, 0);
+  bw_rules_free(rs);
+}
+
+static void test_ready_source_rule_errors(void **state) {
+  (void)state;
+  expect_error("ready:f source=result\n",
+               "t.rules:1:1: error: missing required key 'param' in ready "
+               "rule for 'f'");
+  expect_error("ready:f source=0 param=1\n",
+               "t.rules:1:18: error: 'param' with 'source=0': the parameter "
+               "is the source maker's (its source=result rule)");
+  expect_error("ready:f source=src\n",
+               "t.rules:1:16: error: bad value 'src' for 'source' (expected "
+               "0 to 31, or result)");
+}
+
 /* A failed load keeps none of its ready rules, also the good ones before
  * the bad line; a rule of an earlier load is a duplicate too. */
 static void test_failed_load_keeps_no_ready_rule(void **state) {
@@ -116,6 +152,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ready_rule_is_parsed),
       cmocka_unit_test(test_ready_rule_errors),
+      cmocka_unit_test(test_ready_source_rules_are_parsed),
+      cmocka_unit_test(test_ready_source_rule_errors),
       cmocka_unit_test(test_failed_load_keeps_no_ready_rule),
       cmocka_unit_test(test_packs_name_the_readiness_entries),
   };

@@ -100,6 +100,8 @@ const char *bw_rule_severity_name(bw_rule_severity sev);
     "the descriptor argument has O_NONBLOCK set")                              \
   X(NONBLOCKING_FILE, "is nonblocking-file",                                   \
     "the FILE * argument's descriptor has O_NONBLOCK set")                     \
+  X(NONBLOCKING_OBJECT, "is nonblocking-object",                               \
+    "the object argument (a GSocket *) is in non-blocking mode")               \
   X(ZERO_TIMEOUT, "is zero-timeout",                                           \
     "the argument points to a struct timeval/timespec that is all zero")
 
@@ -264,10 +266,23 @@ typedef struct bw_nonblock_rule {
  * the descriptor (or object) it watches is ready, and passes that as the
  * callback's parameter `param` (libevent's event_new: the fd, 0; GLib's
  * g_unix_fd_add: the fd, 0). One read or write on that parameter, in the
- * callback itself, does not wait (blockscan). */
+ * callback itself, does not wait (blockscan).
+ *
+ * With `source`, the readiness is a source's, made by one function and
+ * registered by another (GLib's GSource): "source=result" (source ==
+ * BW_READY_SOURCE_RESULT) says that `function` returns a source whose
+ * callback receives the ready object as its parameter `param`
+ * (g_socket_create_source: the GSocket, 0); "source=N" (source >= 0)
+ * says that the callback the entry `function` registers is that of the
+ * source in its argument N (g_source_set_callback: 0), a readiness
+ * callback when a "source=result" function made that source; `param` is
+ * then -1 (the maker's counts). */
+#define BW_READY_NO_SOURCE (-1)
+#define BW_READY_SOURCE_RESULT (-2)
 typedef struct bw_ready_rule {
-  const char *function; /* the entry, e.g. "event_new" */
-  int param;            /* the callback's parameter that is the descriptor */
+  const char *function; /* the entry, e.g. "event_new"; or a source's maker */
+  int param;  /* the callback's parameter that is the descriptor, or -1 */
+  int source; /* BW_READY_NO_SOURCE, BW_READY_SOURCE_RESULT or an argument */
   const char *api;
   bw_rule_origin origin;
 } bw_ready_rule;
