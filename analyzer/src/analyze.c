@@ -45,7 +45,17 @@ typedef struct handoff {
   bw_pool_kind pool_kind;
   const char *field; /* BW_CALLBACK_FIELD: the member holding it */
   const char *api;   /* the entry rule's api, for hint rules */
+  int ready; /* the callback's parameter that is ready (ready: rules), -1 */
+  /* The index of the argument holding the source whose callback this is
+   * (a ready: rule's source=M, or a wrapper's parameter forwarded there),
+   * -1; after call_handoffs, the caller's parameter holding it, when the
+   * callers decide (g_task_attach_source(task, source, cb)). */
+  int source;
 } handoff;
+
+/* handoff.ready before call_handoffs settles it: the call's ready: rule
+ * decides (a rules entry's or setter's hand-off). */
+#define READY_OF_CALL (-2)
 
 /* The parameters a wrapper forwards to an entry's callback argument. */
 #define MAX_WRAPPED 4
@@ -55,6 +65,8 @@ typedef struct wrapping {
   bw_runs_on runs_on[MAX_WRAPPED];
   bw_pool_kind pool_kind[MAX_WRAPPED];
   const char *api[MAX_WRAPPED];
+  int ready[MAX_WRAPPED];
+  int source[MAX_WRAPPED]; /* the parameter holding its source, or -1 */
 } wrapping;
 
 static int wraps_param(const wrapping *w, int param) {
@@ -71,6 +83,7 @@ typedef struct root {
   bw_runs_on runs_on;
   bw_pool_kind pool_kind;
   const char *api; /* the entry's api (NULL: annotated) */
+  int ready;       /* the submission's handoff.ready */
 } root;
 
 /* What the rules say of one function, looked up once per node: the walk
@@ -133,6 +146,8 @@ static size_t handoffs_of(const analysis *an, const bwsc__node *callee,
     out[count].pool_kind = cb->pool_kind;
     out[count].field = cb->kind == BW_CALLBACK_FIELD ? cb->field : NULL;
     out[count].api = entry->api;
+    out[count].ready = READY_OF_CALL;
+    out[count].source = -1;
     count++;
   }
   /* A setter (g_source_set_callback) hands its callback to whatever the
@@ -149,6 +164,8 @@ static size_t handoffs_of(const analysis *an, const bwsc__node *callee,
         out[count].pool_kind = cb->pool_kind;
         out[count].field = NULL;
         out[count].api = rule->api;
+        out[count].ready = READY_OF_CALL;
+        out[count].source = -1;
         count++;
       }
     }
@@ -160,6 +177,8 @@ static size_t handoffs_of(const analysis *an, const bwsc__node *callee,
     out[count].pool_kind = wrap->pool_kind[i];
     out[count].field = NULL;
     out[count].api = wrap->api[i];
+    out[count].ready = wrap->ready[i];
+    out[count].source = wrap->source[i];
     count++;
   }
   return count;
@@ -170,8 +189,10 @@ static size_t handoffs_of(const analysis *an, const bwsc__node *callee,
 #define MAX_HANDOFFS (BW_ENTRY_MAX_CALLBACKS + MAX_WRAPPED)
 
 /* The hand-offs of one call (none when it is not a direct call of a known
- * function); *callee_out, when asked for, is the callee. */
-static size_t call_handoffs(const analysis *an, const bwsc__call_fact *call,
+ * function); *callee_out, when asked for, is the callee. A hand-off of the
+ * rules (the entry's or a setter's) is a readiness one when the call's
+ * ready: rule says so; a wrapper's, when the call inside it was. */
+static size_t call_handoffs(analysis *an, const bwsc__call_fact *call,
                             const bwsc__node **callee_out,
                             handoff ways[MAX_HANDOFFS]) {
   const bwsc__node *callee = bwsc__program_node(an->prog, call->callee.ref);
@@ -179,7 +200,30 @@ static size_t call_handoffs(const analysis *an, const bwsc__call_fact *call,
     *callee_out = callee;
   if (call->callee.kind != BWSC__VAL_FUNC || !callee)
     return 0;
-  return handoffs_of(an, callee, ways, MAX_HANDOFFS);
+  size_t count = handoffs_of(an, callee, ways, MAX_HANDOFFS);
+  const bw_ready_rule *rule = bw_rules_find_ready(an->rules, callee->name);
+  for (size_t w = 0; w < count; w++) {
+    handoff *way = &ways[w];
+    if (way->ready == READY_OF_CALL) {
+      way->ready = -1;
+      if (rule && rule->source == BW_READY_NO_SOURCE)
+        way->ready = rule->param;
+      else if (rule && rule->source >= 0)
+        way->source = rule->source;
+    }
+    if (way->source < 0)
+      continue;
+    /* The source is the caller's own parameter (a wrapper's), or a slot
+     * its maker's ready: rule says is a readiness source. */
+    const char *key = bwsc__nonblock_arg(call, (size_t)way->source);
+    int param;
+    way->source = -1;
+    if (bwsc__nonblock_param_of(key, call->caller, &param))
+      way->source = param;
+    else
+      way->ready = bwsc__nonblock_source(&an->nonblock, key);
+  }
+  return count;
 }
 
 /* A pool or loop API named by the rules: its body (when the program has
@@ -248,6 +292,8 @@ static void find_wrappers(analysis *an) {
             wrap->runs_on[wrap->count] = ways[w].runs_on;
             wrap->pool_kind[wrap->count] = ways[w].pool_kind;
             wrap->api[wrap->count] = ways[w].api;
+            wrap->ready[wrap->count] = ways[w].ready;
+            wrap->source[wrap->count] = ways[w].source;
             wrap->count++;
             changed = 1;
           }
@@ -280,6 +326,7 @@ static void add_root(analysis *an, size_t node, const bwsc__loc *loc,
   r->runs_on = way->runs_on;
   r->pool_kind = way->pool_kind;
   r->api = way->api;
+  r->ready = way->ready;
 }
 
 /* The slots holding a BW_CALLBACK_FIELD entry's callback: member `field`
@@ -312,8 +359,8 @@ static void find_roots(analysis *an) {
     const bwsc__node *node = &prog->nodes[n];
     if (node->annotated) {
       const bwsc__func_fact *fact = node->def ? node->def : node->decl;
-      const handoff annotated = {-1, BW_RUNS_ON_POOL, BW_POOL_GENERAL, NULL,
-                                 NULL};
+      const handoff annotated = {
+          -1, BW_RUNS_ON_POOL, BW_POOL_GENERAL, NULL, NULL, -1, -1};
       add_root(an, n, &fact->loc, "annotate", &annotated);
     }
     for (size_t c = 0; c < node->ncalls; c++) {
@@ -355,8 +402,8 @@ static void find_roots(analysis *an) {
  * the callback was registered for (its parameter the ready: rule names). */
 static int on_ready_fd(const analysis *an, const char *desc, size_t cb) {
   return cb != SIZE_MAX &&
-         bwsc__nonblock_ready_fd(&an->nonblock, an->roots[cb].entry,
-                                 an->prog->nodes[cb].usr, desc);
+         bwsc__nonblock_ready_fd(an->roots[cb].ready, an->prog->nodes[cb].usr,
+                                 desc);
 }
 
 /* The integer argument `a` of `call` is: a constant, or a variable or
@@ -403,6 +450,7 @@ static int cond_holds(analysis *an, const bw_rule_cond *cond,
     count = bwsc__program_targets(an->prog, arg, &targets);
     return count > 0;
   case BW_COND_NONBLOCKING_FD:
+  case BW_COND_NONBLOCKING_OBJECT: /* a GSocket, tracked as descriptors are */
     desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
     return bwsc__nonblock_has(&an->nonblock, desc) || on_ready_fd(an, desc, cb);
   case BW_COND_NONBLOCKING_FILE: /* a FILE the set holds: opened on /proc */
@@ -795,10 +843,11 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   an.callee_ntargets = bwsc__xcalloc(prog->ncalls + 1, sizeof(size_t));
   an.callee_done = bwsc__xcalloc(prog->ncalls + 1, 1);
   lookup_node_rules(&an);
+  /* First: which sources readiness callbacks are registered with. */
+  bwsc__nonblock_build(&an.nonblock, prog, rules);
   find_wrappers(&an);
   find_roots(&an);
   find_bound_params(&an);
-  bwsc__nonblock_build(&an.nonblock, prog, rules);
 
   walk w;
   memset(&w, 0, sizeof(w));

@@ -512,6 +512,8 @@ void bwsc__nonblock_free(bwsc__nonblock *nb) {
   bwsc__strmap_free(&nb->local);
   bwsc__strmap_free(&nb->address_taken);
   bwsc__strmap_free(&nb->results);
+  index_free(&nb->made_by);
+  bwsc__strmap_free(&nb->sources);
 }
 
 /* ---- constants of integer slots ----------------------------------------- */
@@ -550,8 +552,10 @@ static void build_indexes(bwsc__nonblock *nb) {
     const bwsc__call_fact *call = prog->calls[i];
     if (call->callee.kind == BWSC__VAL_FUNC && call->callee.ref)
       index_add(&nb->calls_to, call->callee.ref, i);
-    if (call->result)
+    if (call->result) {
       bwsc__strmap_put(&nb->results, call->result, 1);
+      index_add(&nb->made_by, call->result, i);
+    }
   }
   for (size_t i = 0; i < prog->ndesc_flows; i++) {
     const bwsc__desc_flow *flow = prog->desc_flows[i];
@@ -699,9 +703,51 @@ int bwsc__nonblock_has(const bwsc__nonblock *nb, const char *key) {
   return key && bwsc__strmap_get(&nb->keys, key, NULL);
 }
 
-int bwsc__nonblock_ready_fd(const bwsc__nonblock *nb, const char *entry,
-                            const char *callback, const char *key) {
-  const bw_ready_rule *rule = bw_rules_find_ready(nb->rules, entry);
+/* The param of the source=result rule that made every source slot `key`
+ * holds (2 + it), or 1: not only such sources, or none at all. */
+static size_t source_of(bwsc__nonblock *nb, const char *key) {
+  size_t memo;
+  if (bwsc__strmap_get(&nb->sources, key, &memo))
+    return memo;
+  size_t found = 0;
+  const size_t *items = NULL;
+  size_t n = flows_into(nb, key, &items);
+  for (size_t i = 0; i < n && found != 1; i++)
+    if (!nb->prog->desc_flows[items[i]]->is_const)
+      found = 1; /* a copy or a computed value: not followed */
+  n = index_get(&nb->made_by, key, &items);
+  for (size_t i = 0; i < n && found != 1; i++) {
+    const bwsc__call_fact *call = nb->prog->calls[items[i]];
+    const bw_ready_rule *rule =
+        call->callee.kind == BWSC__VAL_FUNC
+            ? bw_rules_find_ready(nb->rules, call->callee.name)
+            : NULL;
+    size_t param =
+        rule && rule->source == BW_READY_SOURCE_RESULT && rule->param >= 0
+            ? 2 + (size_t)rule->param
+            : 1;
+    found = found && found != param ? 1 : param;
+  }
+  if (!found || strchr(key, '#'))
+    found = 1; /* a parameter: what its callers pass is not followed */
+  bwsc__strmap_put(&nb->sources, key, found);
+  return found;
+}
+
+int bwsc__nonblock_source(bwsc__nonblock *nb, const char *key) {
+  if (!key)
+    return -1;
+  if (!nb->indexed)
+    build_indexes(nb);
+  size_t made = source_of(nb, key);
+  return made >= 2 ? (int)(made - 2) : -1;
+}
+
+int bwsc__nonblock_param_of(const char *key, const char *usr, int *param) {
+  return key && usr && param_of(key, usr, param);
+}
+
+int bwsc__nonblock_ready_fd(int ready, const char *callback, const char *key) {
   int param;
-  return rule && param_of(key, callback, &param) && param == rule->param;
+  return ready >= 0 && param_of(key, callback, &param) && param == ready;
 }

@@ -61,6 +61,8 @@ typedef struct bwsc__nonblock {
   bwsc__strmap local;         /* keys of locals: every store is known */
   bwsc__strmap address_taken; /* USRs of functions stored in a slot */
   bwsc__strmap results;       /* keys a call's result is stored into */
+  bwsc__index_lists made_by;  /* key -> the calls whose result it stores */
+  bwsc__strmap sources;       /* key -> 2 + maker's param, 1: no source */
   int indexed;
 } bwsc__nonblock;
 
@@ -83,12 +85,21 @@ int bwsc__nonblock_has(const bwsc__nonblock *nb, const char *key);
  * passes 0). A function whose address is taken is called with anything. */
 int bwsc__nonblock_const(bwsc__nonblock *nb, const char *key, long long *out);
 
-/* 1 when descriptor `key` (may be NULL) is the parameter of `callback` (a
- * USR) that the ready: rule of `entry`, which registered it, names: the
- * descriptor it is called for being ready (event_new, g_unix_fd_add pass it
- * as parameter 0). In that callback, one read or write on it does not
- * wait. */
-int bwsc__nonblock_ready_fd(const bwsc__nonblock *nb, const char *entry,
-                            const char *callback, const char *key);
+/* The parameter that the callback of the source in slot `key` (may be
+ * NULL) receives the object it watches as, being ready, or -1: every
+ * store into the slot (but a constant: NULL) is the result of a function
+ * with a ready: rule "source=result", of one param
+ * (`src = g_socket_create_source(sock, ...)`: 0, the GSocket). A
+ * parameter's slot is not followed into its callers (-1). */
+int bwsc__nonblock_source(bwsc__nonblock *nb, const char *key);
+
+/* 1 and *param when slot `key` is parameter *param of function `usr`. */
+int bwsc__nonblock_param_of(const char *key, const char *usr, int *param);
+
+/* 1 when descriptor `key` (may be NULL) is parameter `param` (>= 0) of
+ * `callback` (a USR): the one its registration says it is called for,
+ * being ready (a ready: rule's param, or its source's maker's). In that
+ * callback, one read or write on it does not wait. */
+int bwsc__nonblock_ready_fd(int param, const char *callback, const char *key);
 
 #endif /* BLOCKSCAN_NONBLOCK_H */

@@ -583,7 +583,7 @@ static void record_return(visit_ctx *ctx, CXCursor ret) {
     char *key = bwsc__xasprintf("%s#ret", ctx->func_usr);
     if (kind == CXCursor_CallExpr ||
         ((kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr) &&
-         bwsc__desc_key_is_int(clang_getCursorReferenced(expr))))
+         bwsc__desc_key_returned(clang_getCursorReferenced(expr))))
       record_desc_store(ctx, key, 0, expr);
     else
       free(key);

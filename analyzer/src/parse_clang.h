@@ -47,8 +47,10 @@ char *bwsc__source_text(CXTranslationUnit tu, CXCursor expr);
 char *bwsc__param_slot(CXCursor parm);
 
 /* The descriptor key of a declaration `ref` (what a DeclRefExpr or
- * MemberRefExpr references) of integer type, or an array of integers
- * (pipe2's `int fds[2]`): its USR, or its parameter slot; else NULL. */
+ * MemberRefExpr references) of integer type, an array of integers
+ * (pipe2's `int fds[2]`), a `FILE *`, or an object whose blocking mode is
+ * its own (`GSocket *`; and `GSource *`, for readiness sources): its USR,
+ * or its parameter slot; else NULL. */
 char *bwsc__desc_key(CXCursor ref);
 
 /* For a binary operator that is not a constant: the bits its constant
@@ -79,9 +81,14 @@ int bwsc__maybe_constant(CXCursor peeled);
  * static storage: every store into it is written in its function. */
 int bwsc__desc_is_local(CXCursor ref);
 
-/* 1 when `ref` is what bwsc__desc_key names: an integer variable, field
- * or parameter (or an array of integers). */
+/* 1 when `ref` is an integer variable, field or parameter (or an array of
+ * integers). */
 int bwsc__desc_key_is_int(CXCursor ref);
+
+/* 1 when `ref` is a variable, field or parameter whose value a `return`
+ * hands back as a descriptor: an integer (or an array of integers), or an
+ * object bwsc__desc_key tracks (a `GSocket *`, a `GSource *`). */
+int bwsc__desc_key_returned(CXCursor ref);
 
 /* Strips implicit conversions, parentheses and casts only. */
 CXCursor bwsc__strip_casts(CXCursor expr);

@@ -103,18 +103,35 @@ static int is_integer(CXType type) {
   }
 }
 
+/* The name of the canonical pointee of a pointer type, or NULL. */
+static char *pointee_name(CXType type) {
+  type = clang_getCanonicalType(type);
+  if (type.kind != CXType_Pointer)
+    return NULL;
+  return take_string(clang_getTypeSpelling(
+      clang_getCanonicalType(clang_getPointeeType(type))));
+}
+
 /* A `FILE *`: stdio streams are tracked like descriptors (a FILE opened
  * on a memory-backed file never waits). */
 static int is_file_pointer(CXType type) {
-  type = clang_getCanonicalType(type);
-  if (type.kind != CXType_Pointer)
-    return 0;
-  char *name = take_string(clang_getTypeSpelling(
-      clang_getCanonicalType(clang_getPointeeType(type))));
-  int file = !strcmp(name, "struct _IO_FILE") || !strcmp(name, "FILE") ||
-             !strcmp(name, "struct __sFILE");
+  char *name = pointee_name(type);
+  int file = name && (!strcmp(name, "struct _IO_FILE") ||
+                      !strcmp(name, "FILE") || !strcmp(name, "struct __sFILE"));
   free(name);
   return file;
+}
+
+/* An object whose blocking mode is its own (GIO's `GSocket *`: its
+ * descriptor is always O_NONBLOCK, and g_socket_set_blocking says whether
+ * its calls wait), or a `GSource *`, whose callback is a readiness
+ * callback when a socket's source made it: tracked like descriptors. */
+static int is_object_pointer(CXType type) {
+  char *name = pointee_name(type);
+  int object = name && (!strcmp(name, "struct _GSocket") ||
+                        !strcmp(name, "struct _GSource"));
+  free(name);
+  return object;
 }
 
 int bwsc__desc_key_is_int(CXCursor ref) {
@@ -124,13 +141,21 @@ int bwsc__desc_key_is_int(CXCursor ref) {
          is_integer(clang_getCursorType(ref));
 }
 
+int bwsc__desc_key_returned(CXCursor ref) {
+  enum CXCursorKind kind = clang_getCursorKind(ref);
+  return (kind == CXCursor_VarDecl || kind == CXCursor_FieldDecl ||
+          kind == CXCursor_ParmDecl) &&
+         (is_integer(clang_getCursorType(ref)) ||
+          is_object_pointer(clang_getCursorType(ref)));
+}
+
 char *bwsc__desc_key(CXCursor ref) {
   enum CXCursorKind kind = clang_getCursorKind(ref);
   if (kind != CXCursor_VarDecl && kind != CXCursor_FieldDecl &&
       kind != CXCursor_ParmDecl)
     return NULL;
-  if (!is_integer(clang_getCursorType(ref)) &&
-      !is_file_pointer(clang_getCursorType(ref)))
+  CXType type = clang_getCursorType(ref);
+  if (!is_integer(type) && !is_file_pointer(type) && !is_object_pointer(type))
     return NULL;
   if (kind == CXCursor_ParmDecl)
     return bwsc__param_slot(ref);

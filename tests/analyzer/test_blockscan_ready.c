@@ -1,8 +1,11 @@
 /* test_blockscan_ready.c - readiness callbacks declared by ready: rules: a
  * program's own registration function that a rule file declares
  * (fixtures/ready: own.c, own.rules) silences one read of the descriptor
- * its callback is called for, not a read of another descriptor; and
- * --list-rules shows the ready: rules.
+ * its callback is called for, not a read of another descriptor; GSocket
+ * objects in non-blocking mode (gsocket.c) and the callbacks of GSocket
+ * sources, through every way GLib sets a source's callback and a
+ * program's wrappers of them (gsource.c); and --list-rules shows the
+ * ready: rules of each shape.
  *
  * Invariant: the fixtures say what they expect on the line itself (see
  * marked.h): "expect" must be a warning, "not reported" must not.
@@ -31,6 +34,25 @@ test_own_registration_function_declared_ready_by_rule(void **state) {
   assert_int_equal(status, 1);
 }
 
+static void test_gsocket_in_nonblocking_mode(void **state) {
+  (void)state;
+  const char *files[] = {"gsocket.c", NULL};
+  int status;
+  assert_int_equal(
+      marked_mismatches(BLOCKSCAN_EXE, READY, files, NULL, &status), 0);
+  assert_int_equal(status, 1);
+}
+
+static void
+test_gsocket_source_callbacks_are_readiness_callbacks(void **state) {
+  (void)state;
+  const char *files[] = {"gsource.c", NULL};
+  int status;
+  assert_int_equal(
+      marked_mismatches(BLOCKSCAN_EXE, READY, files, NULL, &status), 0);
+  assert_int_equal(status, 1);
+}
+
 static void test_list_rules_shows_ready_rules(void **state) {
   (void)state;
   const char *argv[] = {BLOCKSCAN_EXE, "--rules", "own.rules", "--list-rules",
@@ -41,6 +63,10 @@ static void test_list_rules_shows_ready_rules(void **state) {
       "ready event_new param=0 (libevent)\n",
       "ready g_unix_fd_add param=0 (glib)\n",
       "ready my_watch_fd param=1 (own)\n",
+      "ready g_socket_create_source param=0 source=result (glib)\n",
+      "ready g_source_set_callback source=0 (glib)\n",
+      "ready g_task_attach_source source=1 (glib)\n",
+      "ready my_fd_source_new param=0 source=result (own)\n",
       NULL,
   };
   for (size_t i = 0; lines[i]; i++)
@@ -53,6 +79,8 @@ static void test_list_rules_shows_ready_rules(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_own_registration_function_declared_ready_by_rule),
+      cmocka_unit_test(test_gsocket_in_nonblocking_mode),
+      cmocka_unit_test(test_gsocket_source_callbacks_are_readiness_callbacks),
       cmocka_unit_test(test_list_rules_shows_ready_rules),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,7 +12,8 @@ GCancellable, and it is not asynchronous (no GAsyncReadyCallback parameter,
 no _async/_finish suffix) and not one of the EXCLUDED kinds below, which take
 a GCancellable without waiting for anything. A gboolean parameter named
 `blocking` and a gint64 `timeout` become unless= conditions (FALSE, 0: the
-call does not wait).
+call does not wait), and so does a GSocket in non-blocking mode for the
+socket calls that honour it (SOCKET_MODE).
 
 usage: gen-gio-rules.py [--check] [GIO_INCLUDE_DIR]
        (default /usr/include/glib-2.0/gio; --check exits 1 when the block
@@ -30,6 +31,16 @@ PACKS = os.path.join(ROOT, "rules", "packs")
 TARGET = os.path.join(PACKS, "glib.rules")
 BEGIN = "# ---- generated: synchronous GIO (tests/corpus/gen-gio-rules.py) ----"
 END = "# ---- end generated ----"
+
+# GSocket calls that wait only in the socket's blocking mode (gsocket.c
+# tests socket->priv->blocking in each): not after g_socket_set_blocking
+# (socket, FALSE), nor in the socket's own readiness callback. The _with_
+# forms take the mode (or a timeout) as an argument instead.
+SOCKET_MODE = {
+    "g_socket_accept", "g_socket_connect", "g_socket_receive", "g_socket_receive_from",
+    "g_socket_receive_message", "g_socket_receive_messages", "g_socket_send",
+    "g_socket_send_message", "g_socket_send_messages", "g_socket_send_to",
+}
 
 # Prefixes and parts of names that take a GCancellable but never wait: the
 # cancellable itself, task and async-result plumbing, sources and monitors
@@ -132,6 +143,8 @@ def block(include_dir):
                 line += f' unless="arg{index} is FALSE=0"'
             elif re.fullmatch(r"gint64\s+timeout(_us)?", param):
                 line += f' unless="arg{index} is 0"'
+        if name in SOCKET_MODE and re.fullmatch(r"GSocket\s*\*\s*socket", params[0]):
+            line += ' unless="arg0 is nonblocking-object"'
         lines.append(line)
     head = [BEGIN,
             f"# {len(lines)} functions from GIO {gio_version(include_dir)}'s headers; regenerate after a",

@@ -145,6 +145,14 @@ static void test_packs_name_the_readiness_entries(void **state) {
   assert_string_equal(bw_rules_find_ready(rs, "event_new")->api, "libevent");
   assert_string_equal(bw_rules_find_ready(rs, "g_unix_fd_add")->api, "glib");
   assert_null(bw_rules_find_ready(rs, "g_idle_add"));
+  /* GSocket sources: made by one function, registered by others. */
+  const bw_ready_rule *maker =
+      bw_rules_find_ready(rs, "g_socket_create_source");
+  assert_non_null(maker);
+  assert_int_equal(maker->source, BW_READY_SOURCE_RESULT);
+  assert_int_equal(maker->param, 0);
+  assert_int_equal(bw_rules_find_ready(rs, "g_source_set_callback")->source, 0);
+  assert_int_equal(bw_rules_find_ready(rs, "g_task_attach_source")->source, 1);
   bw_rules_free(rs);
 }
 
