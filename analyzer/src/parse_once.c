@@ -11,7 +11,9 @@
  * `if (v) return ...;` followed by the rest of the body that sets v
  * (libuv's uv_default_loop), and `if (gate(&v)) { ... other(&v, x); }`
  * for a flag or pointer v, not a lock (GLib's g_once_init_enter/leave),
- * the gate also as a statement expression, bare or under `__extension__`.
+ * the gate also as a statement expression, bare or under `__extension__`;
+ * a gate's region holds the condition too, since the gate call waits only
+ * while another thread runs that initialisation.
  */
 #include "parse_once.h"
 
@@ -264,6 +266,12 @@ void bwsc__once_region(CXTranslationUnit tu, CXCursor if_stmt, CXCursor func,
   if ((test == UNSET || test == GATE) &&
       stores_into(tu, p.second, &var, test == GATE)) {
     *region = clang_getCursorExtent(p.second);
+    /* The gate itself too: it waits only while another thread runs the
+     * same initialisation (g_once_init_enter's g_cond_wait). */
+    if (test == GATE)
+      *region =
+          clang_getRange(clang_getRangeStart(clang_getCursorExtent(p.first)),
+                         clang_getRangeEnd(*region));
   } else if (test == SET && p.n == 2 && only_returns(p.second) &&
              stores_into(tu, func, &var, 0)) {
     /* From the end of the if to the end of the function's body. */
