@@ -11,6 +11,7 @@
  * `if (v) return ...;` followed by the rest of the body that sets v
  * (libuv's uv_default_loop), and `if (gate(&v)) { ... other(&v, x); }`
  * for a flag or pointer v, not a lock (GLib's g_once_init_enter/leave),
+ * or `if (gate(p)) { ... other(p, x); }` for a pointer p to one,
  * the gate also as a statement expression, bare or under `__extension__`;
  * a gate's region holds the condition too, since the gate call waits only
  * while another thread runs that initialisation.
@@ -84,12 +85,34 @@ static int address_of_static(CXTranslationUnit tu, CXCursor expr,
          static_var(pick.first, var) && scalar(*var);
 }
 
-/* A call given `&v` (a gate such as GLib's g_once_init_enter). */
+/* `p`, a local or parameter pointing to a scalar: the flag's address
+ * handed down (GLib's g_dbus_error_register_error_domain(name, &quark,
+ * ...) gates on its `quark` pointer). A pointer to a struct is a lock. */
+static int pointer_to_flag(CXCursor expr, CXCursor *var) {
+  CXCursor peeled = bwsc__strip_casts(expr);
+  if (clang_getCursorKind(peeled) != CXCursor_DeclRefExpr)
+    return 0;
+  *var = clang_getCursorReferenced(peeled);
+  enum CXCursorKind kind = clang_getCursorKind(*var);
+  if (kind != CXCursor_ParmDecl &&
+      (kind != CXCursor_VarDecl || static_storage(*var)))
+    return 0;
+  CXType type = clang_getCanonicalType(clang_getCursorType(*var));
+  if (type.kind != CXType_Pointer)
+    return 0;
+  enum CXTypeKind to = clang_getCanonicalType(clang_getPointeeType(type)).kind;
+  return to == CXType_Pointer || (to >= CXType_Bool && to <= CXType_Int128);
+}
+
+/* A call given `&v` or a pointer to the flag (a gate such as GLib's
+ * g_once_init_enter). */
 static int call_on_address(CXTranslationUnit tu, CXCursor call, CXCursor *var) {
   int n = clang_Cursor_getNumArguments(call);
-  for (int i = 0; i < n; i++)
-    if (address_of_static(tu, clang_Cursor_getArgument(call, (unsigned)i), var))
+  for (int i = 0; i < n; i++) {
+    CXCursor arg = clang_Cursor_getArgument(call, (unsigned)i);
+    if (address_of_static(tu, arg, var) || pointer_to_flag(arg, var))
       return 1;
+  }
   return 0;
 }
 
