@@ -85,7 +85,7 @@ static int address_of_static(CXTranslationUnit tu, CXCursor expr,
          static_var(pick.first, var) && scalar(*var);
 }
 
-/* `p`, a local or parameter pointing to a scalar: the flag's address
+/* `p`, a local or parameter pointing to a word: the flag's address
  * handed down (GLib's g_dbus_error_register_error_domain(name, &quark,
  * ...) gates on its `quark` pointer). A pointer to a struct is a lock. */
 static int pointer_to_flag(CXCursor expr, CXCursor *var) {
@@ -100,8 +100,11 @@ static int pointer_to_flag(CXCursor expr, CXCursor *var) {
   CXType type = clang_getCanonicalType(clang_getCursorType(*var));
   if (type.kind != CXType_Pointer)
     return 0;
+  /* A once flag is a pointer or a word (gsize): not a string, nor an int
+   * or a buffer that a check-and-release pair is given. */
   enum CXTypeKind to = clang_getCanonicalType(clang_getPointeeType(type)).kind;
-  return to == CXType_Pointer || (to >= CXType_Bool && to <= CXType_Int128);
+  return to == CXType_Pointer || to == CXType_Long || to == CXType_ULong ||
+         to == CXType_LongLong || to == CXType_ULongLong;
 }
 
 /* A call given `&v` or a pointer to the flag (a gate such as GLib's
@@ -152,6 +155,18 @@ static CXCursor without_extension(CXTranslationUnit tu, CXCursor expr) {
   return extension ? inner : expr;
 }
 
+/* A call of __builtin_expect (GLib's G_LIKELY / G_UNLIKELY): its first
+ * argument, which is what the condition tests, into *inner. */
+static int expected(CXCursor call, CXCursor *inner) {
+  char *name = take_string(clang_getCursorSpelling(call));
+  int builtin = strcmp(name, "__builtin_expect") == 0 &&
+                clang_Cursor_getNumArguments(call) == 2;
+  free(name);
+  if (builtin)
+    *inner = clang_Cursor_getArgument(call, 0);
+  return builtin;
+}
+
 /* The variable `cond` tests (a static, or a local copy of one), and
  * whether the test holds while it is unset (`!v`, `v == NULL`: UNSET) or
  * once it is set (`v`, `v != NULL`: SET), or the condition is a call
@@ -160,6 +175,8 @@ enum { NONE, UNSET, SET, GATE };
 static int tested(CXTranslationUnit tu, CXCursor cond, CXCursor *var) {
   CXCursor expr = without_extension(tu, bwsc__strip_casts(cond));
   enum CXCursorKind kind = clang_getCursorKind(expr);
+  if (kind == CXCursor_CallExpr && expected(expr, &cond))
+    return tested(tu, cond, var); /* G_UNLIKELY (gate (&v)) */
   if (kind == CXCursor_DeclRefExpr)
     return any_var(expr, var) ? SET : NONE;
   if (kind == CXCursor_CallExpr)
