@@ -101,11 +101,12 @@ static int pointer_to_flag(CXCursor expr, CXCursor *var) {
   CXType type = clang_getCanonicalType(clang_getCursorType(*var));
   if (type.kind != CXType_Pointer)
     return 0;
-  /* A once flag is a pointer or a word (gsize): not a string, nor an int
-   * or a buffer that a check-and-release pair is given. */
+  /* A once flag handed down is a word (gsize): not a pointer (GLib's
+   * GError **error, given to most calls), a string, nor an int or a
+   * buffer that a check-and-release pair is given. */
   enum CXTypeKind to = clang_getCanonicalType(clang_getPointeeType(type)).kind;
-  return to == CXType_Pointer || to == CXType_Long || to == CXType_ULong ||
-         to == CXType_LongLong || to == CXType_ULongLong;
+  return to == CXType_Long || to == CXType_ULong || to == CXType_LongLong ||
+         to == CXType_ULongLong;
 }
 
 /* A call given `&v` or a pointer to the flag (a gate such as GLib's
@@ -190,7 +191,11 @@ static int tested(CXTranslationUnit tu, CXCursor cond, CXCursor *var) {
       return NONE;
     if (any_var(pick.first, var))
       return UNSET;
-    return tested(tu, pick.first, var) == GATE ? NOT_GATE : NONE;
+    /* Only a gate on a static itself (`&v`): the rest of the body
+     * after `if (!check (p, &err)) return;` runs every time. */
+    return tested(tu, pick.first, var) == GATE && static_storage(*var)
+               ? NOT_GATE
+               : NONE;
   }
   if (kind != CXCursor_BinaryOperator || pick.nexpr != 2)
     return NONE;
