@@ -9,8 +9,7 @@
  * `if (!v) { ... v = x; }` (the then-branch; v may be a local copy of the
  * static that the branch stores back, as GLib's localcharset.c does),
  * `if (v) return ...;` followed by the rest of the body that sets v
- * (libuv's uv_default_loop), `if (!gate(&v)) return;` followed by the
- * rest that closes the gate (GLib's read_flatpak_info), and `if (gate(&v)) {
+ * (libuv's uv_default_loop), and `if (gate(&v)) {
  * ... other(&v, x); }` for a flag or pointer v, not a lock (GLib's
  * g_once_init_enter/leave), or `if (gate(p)) { ... other(p, x); }` for a
  * pointer p to one, the gate also as a statement expression, bare or under
@@ -173,7 +172,7 @@ static int expected(CXCursor call, CXCursor *inner) {
  * whether the test holds while it is unset (`!v`, `v == NULL`: UNSET) or
  * once it is set (`v`, `v != NULL`: SET), or the condition is a call
  * given `&v` (GATE); NONE for any other condition. */
-enum { NONE, UNSET, SET, GATE, NOT_GATE };
+enum { NONE, UNSET, SET, GATE };
 static int tested(CXTranslationUnit tu, CXCursor cond, CXCursor *var) {
   CXCursor expr = without_extension(tu, bwsc__strip_casts(cond));
   enum CXCursorKind kind = clang_getCursorKind(expr);
@@ -186,17 +185,9 @@ static int tested(CXTranslationUnit tu, CXCursor cond, CXCursor *var) {
   if (kind == CXCursor_StmtExpr)
     return gate_inside(tu, expr, var) ? GATE : NONE;
   child_pick pick = bwsc__pick_children(expr);
-  if (kind == CXCursor_UnaryOperator && pick.nexpr == 1) {
-    if (first_of(tu, expr, "!", "!") != 1)
-      return NONE;
-    if (any_var(pick.first, var))
-      return UNSET;
-    /* Only a gate on a static itself (`&v`): the rest of the body
-     * after `if (!check (p, &err)) return;` runs every time. */
-    return tested(tu, pick.first, var) == GATE && static_storage(*var)
-               ? NOT_GATE
-               : NONE;
-  }
+  if (kind == CXCursor_UnaryOperator && pick.nexpr == 1)
+    return first_of(tu, expr, "!", "!") == 1 && any_var(pick.first, var) ? UNSET
+                                                                         : NONE;
   if (kind != CXCursor_BinaryOperator || pick.nexpr != 2)
     return NONE;
   if (!(any_var(pick.first, var) && unset_value(pick.last)) &&
@@ -327,11 +318,5 @@ void bwsc__once_region(CXTranslationUnit tu, CXCursor if_stmt, CXCursor func,
     /* From the end of the if to the end of the function's body. */
     *region = clang_getRange(clang_getRangeEnd(clang_getCursorExtent(if_stmt)),
                              clang_getRangeEnd(clang_getCursorExtent(func)));
-  } else if (test == NOT_GATE && p.n == 2 && only_returns(p.second) &&
-             stores_into(tu, func, &var, 1)) {
-    /* `if (!gate (&v)) return;` and the rest: from the gate's call on. */
-    *region =
-        clang_getRange(clang_getRangeStart(clang_getCursorExtent(p.first)),
-                       clang_getRangeEnd(clang_getCursorExtent(func)));
   }
 }
