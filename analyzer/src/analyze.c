@@ -456,6 +456,10 @@ static int cond_holds(analysis *an, const bw_rule_cond *cond,
   case BW_COND_NONBLOCKING_FILE: /* a FILE the set holds: opened on /proc */
     desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
     return bwsc__nonblock_has(&an->nonblock, desc);
+  case BW_COND_PATH_UNDER: /* a literal, or a format printed into a local */
+    desc = call->descs ? call->descs[a].text : NULL;
+    return desc && cond->name &&
+           strncmp(desc, cond->name, strlen(cond->name)) == 0;
   default:
     /* Other descriptor flags and timeout contents are unknown statically:
      * the call counts as blocking. */

@@ -17,6 +17,10 @@ static void put_quoted(const char *text, FILE *out) {
 /* One condition as a rule file spells it ("arg2 has O_NONBLOCK=0x800");
  * values past 9 in hex, as flags and ioctl numbers are written. */
 static void put_cond(const bw_rule_cond *cond, FILE *out) {
+  if (cond->kind == BW_COND_PATH_UNDER) {
+    fprintf(out, "arg%d is under %s", cond->arg, cond->name);
+    return;
+  }
   if (cond->kind != BW_COND_EQUALS && cond->kind != BW_COND_HAS_FLAG) {
     fprintf(out, "arg%d %s", cond->arg, bw_cond_kind_name(cond->kind));
     return;

@@ -200,6 +200,22 @@ int bwrl__parse_condition(bwrl__line *lc, const bwrl__field *f,
   cond->value = 0;
   cond->name = NULL;
   int is = strcmp(tok[1], "is") == 0;
+  if (n == 4 && is && strcmp(tok[2], "under") == 0) {
+    if (tok[3][0] != '/') {
+      bwrl__fail(lc, f->column,
+                 "bad path prefix '%s' (expected an absolute path)",
+                 bwrl__quote(tok[3], strlen(tok[3]), q));
+      return -EINVAL;
+    }
+    cond->kind = BW_COND_PATH_UNDER;
+    cond->name =
+        bwrl__arena_strndup(&lc->ld->rs->arena, tok[3], strlen(tok[3]));
+    if (cond->name == NULL) {
+      lc->ld->oom = 1;
+      return -ENOMEM;
+    }
+    return 0;
+  }
   if (n == 4) {
     if (!is || strcmp(tok[2], "not") != 0 || strcmp(tok[3], "NULL") != 0) {
       bwrl__fail(lc, f->column, "bad condition '%s'",

@@ -38,6 +38,8 @@ static const char kinds_rules[] =
     "entry:my_attach   object=0 setter=my_set_cb arg=1 on=loop\n"
     "blocking:my_wait  category=wait message=\"my_wait() waits\" "
     "hint=\"use my_wait_async()\" unless=\"arg0 is 0\"\n"
+    "blocking:my_slurp category=io unless=\"arg1 is under /proc/\" "
+    "hint=\"read it async\"\n"
     "hint:wait         api=myapi hint=\"continue in my_then()\"\n"
     "allow:my_init_*   reason=\"start-up code\"\n"
     "nonblocking:my_open fd=result path=0 under=/proc/\n";
@@ -138,6 +140,8 @@ static void test_every_other_kind_is_listed_with_its_fields(void **state) {
       "entry my_attach (kinds) object=0 setter=my_set_cb arg=1 on=loop\n"
       "blocking my_wait blocking-wait (kinds) category=wait "
       "severity=warning unless=\"arg0 is 0\" hint=\"use my_wait_async()\"\n"
+      "blocking my_slurp blocking-io (kinds) category=io severity=warning "
+      "unless=\"arg1 is under /proc/\" hint=\"read it async\"\n"
       "nonblocking my_open fd=result path=0 under=/proc/ (kinds)\n"
       "hint wait api=myapi hint=\"continue in my_then()\"\n"
       "allow my_init_* reason=\"start-up code\"\n");

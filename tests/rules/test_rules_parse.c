@@ -260,6 +260,21 @@ static void test_cond_nonblocking_object(void **state) {
                       "is nonblocking-object");
 }
 
+static void test_cond_path_under(void **state) {
+  SEEN;
+  const bw_rule_cond *c = only_cond(s, "arg0 is under /proc/");
+  assert_int_equal(c->kind, BW_COND_PATH_UNDER);
+  assert_int_equal(c->arg, 0);
+  assert_string_equal(c->name, "/proc/");
+}
+
+static void test_cond_path_under_needs_a_path(void **state) {
+  SEEN;
+  expect_error(s, "blocking:f category=io unless=\"arg0 is under proc/\"\n",
+               "t.rules:1:31: error: bad path prefix 'proc/' (expected an "
+               "absolute path)");
+}
+
 static void test_cond_zero_timeout(void **state) {
   SEEN;
   const bw_rule_cond *c = only_cond(s, "arg4 is zero-timeout");
@@ -1016,6 +1031,8 @@ int main(void) {
       T(test_cond_nonblocking_fd),
       T(test_cond_nonblocking_file),
       T(test_cond_nonblocking_object),
+      T(test_cond_path_under),
+      T(test_cond_path_under_needs_a_path),
       T(test_cond_zero_timeout),
       T(test_cond_max_four),
       T(test_err_unknown_kind),

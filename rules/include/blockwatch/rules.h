@@ -102,6 +102,8 @@ const char *bw_rule_severity_name(bw_rule_severity sev);
     "the FILE * argument's descriptor has O_NONBLOCK set")                     \
   X(NONBLOCKING_OBJECT, "is nonblocking-object",                               \
     "the object argument (a GSocket *) is in non-blocking mode")               \
+  X(PATH_UNDER, "is under <prefix>",                                           \
+    "the path argument starts with prefix (a file system served from memory)") \
   X(ZERO_TIMEOUT, "is zero-timeout",                                           \
     "the argument points to a struct timeval/timespec that is all zero")
 
@@ -120,7 +122,7 @@ typedef struct bw_rule_cond {
   const char *name; /* EQUALS/HAS_FLAG: the constant's spelling as written
                        ("WNOHANG", "FALSE"), or NULL when only a number was
                        given. The analyzer may match the macro spelling; the
-                       shim uses value. */
+                       shim uses value. PATH_UNDER: the prefix ("/proc/"). */
 } bw_rule_cond;
 
 /* Names a condition kind as spelled in files ("is nonblocking-fd"). */
