@@ -141,7 +141,9 @@ static long missing(const char *name) {
 BW_SHIM_GENERATED(WRAP_FUNC)
 #undef WRAP_FUNC
 
-/* Locks: try first; only a lock that is held by someone else is timed. */
+/* Locks: try first; only a lock that is held by someone else is timed. A
+ * mutex that cannot block (one thread, policy.h) skips the try: glibc's
+ * lock is cheaper than its try-lock then. */
 #define WRAP_LOCK(name, type, trylock, xparams, xargs)                         \
   EXPORT int name(type *lk BW_EXPAND xparams) {                                \
     int (*fn)(type * lk BW_EXPAND xparams) = bwsh__get_##name();               \
@@ -149,7 +151,7 @@ BW_SHIM_GENERATED(WRAP_FUNC)
       return FAIL_VALUE(int, name);                                            \
     int (*try_fn)(type *);                                                     \
     if (__builtin_expect(bwsh__passthrough(BW_FN_##name), 1) ||                \
-        !(try_fn = bwsh__get_##trylock()))                                     \
+        BWSH__LOCK_CANNOT_BLOCK(lk) || !(try_fn = bwsh__get_##trylock()))      \
       return fn(lk BW_EXPAND xargs);                                           \
     int r = try_fn(lk);                                                        \
     if (r != EBUSY)                                                            \

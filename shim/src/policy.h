@@ -17,8 +17,12 @@
 
 #include "shim.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 32)
+#include <sys/single_threaded.h>
+#endif
 
 /* Loads the rules (embedded packs, rules=FILE, categories=, lock=) and
  * decides per function whether it counts. Returns 0, or a negative errno
@@ -85,6 +89,35 @@ static inline uint64_t bwsh__as_u64(const void *p, size_t size) {
 static inline int bwsh__file_blocks(FILE *fp) {
   return fp && bwsh__fd_blocking(fileno_unlocked(fp));
 }
+
+/* ---- a lock that cannot block (table.h, BW_SHIM_LOCKS) ----------------- */
+
+/* 1 when pthread_mutex_lock on m cannot block: the process has one thread
+ * (glibc's __libc_single_threaded), the mutex is private to it and free.
+ * glibc's own lock takes its cheaper single-thread path on the same test;
+ * the try-lock the wrapper would otherwise call first never does. Another
+ * thread cannot take m in between, since there is none (a process-shared
+ * mutex may be held by another process: it takes the try-lock). */
+static inline int bwsh__mutex_cannot_block(const pthread_mutex_t *m) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 32)
+  return __libc_single_threaded && !(m->__data.__kind & 128) &&
+         m->__data.__lock == 0; /* 128: glibc's PTHREAD_MUTEX_PSHARED_BIT */
+#else
+  (void)m;
+  return 0;
+#endif
+}
+
+/* The same for the other lock types of BW_SHIM_LOCKS: never known. */
+static inline int bwsh__other_lock_cannot_block(const volatile void *lk) {
+  (void)lk;
+  return 0;
+}
+
+#define BWSH__LOCK_CANNOT_BLOCK(lk)                                            \
+  _Generic((lk), pthread_mutex_t *                                             \
+           : bwsh__mutex_cannot_block, default                                 \
+           : bwsh__other_lock_cannot_block)(lk)
 
 /* ---- the threshold ------------------------------------------------------- */
 

@@ -21,6 +21,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/msg.h>
 #include <sys/resource.h>
 #include <sys/sem.h>
@@ -163,6 +164,64 @@ static int scenario_locks(void) {
   pthread_mutex_unlock(&cond_mtx);
   pthread_join(th, NULL);
   printf("done 1\n");
+  return 0;
+}
+
+/* ---- lone_locks: a process that never makes a thread. 1000 uncontended
+ * pairs and a recursive mutex locked twice count nothing; an error-checking
+ * mutex locked again (EDEADLK: held, by this thread) counts, and so does a
+ * process-shared mutex that a child holds for 200 ms: 2 pthread_mutex_lock
+ * on the main thread ------------------------------------------------------ */
+
+static int scenario_lone_locks(void) {
+  pthread_mutex_t own = PTHREAD_MUTEX_INITIALIZER;
+  for (int i = 0; i < 1000; i++) {
+    pthread_mutex_lock(&own);
+    pthread_mutex_unlock(&own);
+  }
+  pthread_mutexattr_t ma;
+  pthread_mutexattr_init(&ma);
+  pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ERRORCHECK);
+  pthread_mutex_t ec, rec;
+  pthread_mutex_init(&ec, &ma);
+  printf("errorcheck %d\n", pthread_mutex_lock(&ec));
+  printf("errorcheck_again %d\n", pthread_mutex_lock(&ec)); /* EDEADLK */
+  pthread_mutex_unlock(&ec);
+  pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+  pthread_mutex_init(&rec, &ma);
+  printf("recursive %d\n", pthread_mutex_lock(&rec));
+  printf("recursive_again %d\n", pthread_mutex_lock(&rec));
+  pthread_mutex_unlock(&rec);
+  pthread_mutex_unlock(&rec);
+  pthread_mutex_t *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE,
+                                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED)
+    return 1;
+  pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_NORMAL);
+  pthread_mutexattr_setpshared(&ma, PTHREAD_PROCESS_SHARED);
+  pthread_mutex_init(shared, &ma);
+  pthread_mutexattr_destroy(&ma);
+  int held[2];
+  if (pipe(held) != 0)
+    return 1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    pthread_mutex_lock(shared);
+    char c = 1;
+    if (write(held[1], &c, 1) != 1)
+      _exit(1);
+    usleep(200000);
+    pthread_mutex_unlock(shared);
+    _exit(0);
+  }
+  char c;
+  if (pid < 0 || read(held[0], &c, 1) != 1)
+    return 1;
+  printf("shared %d\n", pthread_mutex_lock(shared)); /* the child holds it */
+  pthread_mutex_unlock(shared);
+  int st;
+  waitpid(pid, &st, 0);
+  printf("child_status %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
   return 0;
 }
 
@@ -566,6 +625,8 @@ int main(int argc, char **argv) {
     return scenario_counts();
   if (strcmp(s, "locks") == 0)
     return scenario_locks();
+  if (strcmp(s, "lone_locks") == 0)
+    return scenario_lone_locks();
   if (strcmp(s, "errno") == 0)
     return scenario_errno();
   if (strcmp(s, "fork") == 0)

@@ -20,6 +20,7 @@
 #include "trace.h" /* tools/bw-trace2svg: the picture's reader */
 #endif
 
+#include <errno.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -190,6 +191,45 @@ static void test_locks_count_only_when_contended(void **state) {
   assert_int_equal(shim_site_count(j, "pthread_rwlock_rdlock"), 0);
   assert_true(shim_site_count(j, "pthread_cond_wait") >= 1);
   json_decref(j);
+  shim_result_free(&r);
+}
+
+/* The count of fn in on_other_threads_by_function (0: not there). */
+static long long other_calls_of(json_t *report, const char *fn) {
+  json_t *by = json_object_get(json_object_get(report, "blocking_calls"),
+                               "on_other_threads_by_function");
+  for (size_t i = 0; i < json_array_size(by); i++) {
+    json_t *row = json_array_get(by, i);
+    if (strcmp(json_string_value(json_object_get(row, "function")), fn) == 0)
+      return (long long)json_integer_value(json_object_get(row, "count"));
+  }
+  return 0;
+}
+
+/* In a process with one thread a free private mutex is locked without the
+ * try first (policy.h): the results stay libc's and nothing uncontended
+ * counts; a held one still takes the try: the error-checking relock counts
+ * (held, by this thread), and so does the process-shared mutex another
+ * process holds. */
+static void test_lone_thread_locks_count_only_when_held(void **state) {
+  (void)state;
+  const char *p = path_of("lone_locks.json");
+  shim_result plain, r;
+  char *argv[] = {SHIM_TARGET, "lone_locks", NULL};
+  assert_int_equal(shim_run(argv, NULL, 0, 60, &plain), 0);
+  json_t *j =
+      run_target("lone_locks", NULL,
+                 shim_fmt("report=json:report_path=%s:lock=1", p), p, &r);
+  assert_non_null(j);
+  assert_int_equal(r.status, 0);
+  assert_string_equal(plain.out, r.out);
+  assert_int_equal(shim_out_value(r.out, "errorcheck_again"), EDEADLK);
+  assert_int_equal(shim_out_value(r.out, "recursive_again"), 0);
+  assert_int_equal(shim_out_value(r.out, "shared"), 0);
+  assert_int_equal(shim_out_value(r.out, "child_status"), 0);
+  assert_int_equal(other_calls_of(j, "pthread_mutex_lock"), 2);
+  json_decref(j);
+  shim_result_free(&plain);
   shim_result_free(&r);
 }
 
@@ -1119,6 +1159,7 @@ int main(void) {
       cmocka_unit_test(test_without_worker_option_all_calls_are_other_threads),
       cmocka_unit_test(test_descriptor_closed_inside_libc_is_forgotten),
       cmocka_unit_test(test_locks_count_only_when_contended),
+      cmocka_unit_test(test_lone_thread_locks_count_only_when_held),
       cmocka_unit_test(test_worker_start_option_classifies_by_start_routine),
       cmocka_unit_test(test_categories_option_limits_what_counts),
       cmocka_unit_test(test_rules_file_option_is_loaded),
