@@ -8,10 +8,13 @@
  * symbol ("via") and straight to libc ("direct") alternate, ROUNDS of each,
  * and the medians are printed, so a change of machine load hits both alike.
  *
- * Invariants: the same calls run on the main thread (never a worker) and on
+ * Invariants: the same calls run on the main thread (never a worker), on
  * a thread named "work-0" (a worker when the shim runs with
- * worker_name=work-*); output is "name via_ns direct_ns" lines, one per
- * measurement, in ns per call (per lock/unlock pair for the mutex).
+ * worker_name=work-*) and inside an item of a bundled-runtime pool of two
+ * workers (a worker the runtime announces; the other one idles, so a
+ * counted call leaves the pool a free worker, as in most pools); output
+ * is "name via_ns direct_ns" lines, one per measurement, in ns per call
+ * (per lock/unlock pair for the mutex).
  * `bw_bench_shim N whole` instead times one run of a small program (threads
  * sharing a mutex, computing, polling) and prints "whole.ms MS";
  * `bw_bench_shim N fork` forks N children that each try to exec a program
@@ -20,8 +23,11 @@
  * `bw_bench_shim N sites` makes one 100 us usleep from each of N (at most
  * 20) distinct call sites on the "work-0" thread and prints nothing: the
  * report's cost at exit is what the bench times.
- * Exit status 1 when libc cannot be found (nothing is printed then).
+ * Exit status 1 when libc cannot be found (nothing is printed then) or the
+ * runtime's pool could not be made.
  */
+#include <blockwatch/runtime.h>
+
 #include <dlfcn.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -134,6 +140,25 @@ static void *worker(void *arg) {
   pthread_setname_np(pthread_self(), "work-0");
   run_all("worker");
   return NULL;
+}
+
+/* The bundled runtime's worker: the same calls inside one item of a pool
+ * whose two workers the runtime names "bench-<n>". */
+static void pool_item(void *arg) {
+  (void)arg;
+  run_all("pool");
+}
+
+static int pool_rows(void) {
+  bw_pool_config cfg = {.name = "bench",
+                        .min_workers = 2,
+                        .max_workers = 2,
+                        .flags = BW_POOL_NO_INJECTION};
+  bw_pool *pool = bw_pool_create(&cfg);
+  if (!pool)
+    return -1;
+  int rc = bw_submit(pool, pool_item, NULL);
+  return bw_pool_destroy(pool) == 0 && rc == 0 ? 0 : -1;
 }
 
 /* Finds libc's definitions in the libc.so.6 the program already loaded. */
@@ -265,5 +290,9 @@ int main(int argc, char **argv) {
   pthread_t th;
   pthread_create(&th, NULL, worker, NULL);
   pthread_join(th, NULL);
+  if (pool_rows() != 0) {
+    fprintf(stderr, "bw_bench_shim: the runtime pool failed\n");
+    return 1;
+  }
   return 0;
 }

@@ -28,7 +28,8 @@ runs=${BENCH_SHIM_RUNS:-9}
 iters=${BENCH_SHIM_ITERS:-20000}
 witers=${BENCH_SHIM_WHOLE_ITERS:-200000}
 tests=${BENCH_SHIM_TESTS-runtime/test_runtime_pool runtime/test_runtime_task runtime/test_runtime_stress rules/test_rules_packs rules/test_rules_parse rules/test_rules_oom}
-# Per-call rows: worker_name makes the thread "work-0" a worker, lock=1 makes
+# Per-call rows: worker_name makes the thread "work-0" a worker (the pool rows
+# run on a runtime worker, which the runtime announces), lock=1 makes
 # mutexes wrapped; nothing is reported, so output cost is not measured.
 call_opts='worker_name=work-*:lock=1:report=none'
 run_opts='report=none'
@@ -84,8 +85,8 @@ echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknow
 for ((r = 1; r <= runs; r++)); do
   pair "$r" call "$call_opts" "$bin" "$iters"
 done
-if ! grep -q '^call worker.mutex_pair ' "$tmp/native" ||
-  ! grep -q '^call worker.mutex_pair ' "$tmp/shim"; then
+if ! grep -q '^call pool.mutex_pair ' "$tmp/native" ||
+  ! grep -q '^call pool.mutex_pair ' "$tmp/shim"; then
   echo "bench/shim: bw_bench_shim printed no figures" >&2
   exit 1
 fi
@@ -93,14 +94,17 @@ echo
 echo "per call, ns (median of $runs processes; each figure itself the median of 9 batches of $iters calls)"
 printf '%-20s %8s %8s %8s   %10s %8s\n' measurement native shim diff 'libc-direct' 'diff'
 for name in other.poll_zero other.sched_yield other.mutex_pair \
-  worker.poll_zero worker.sched_yield worker.mutex_pair; do
+  worker.poll_zero worker.sched_yield worker.mutex_pair \
+  pool.poll_zero pool.sched_yield pool.mutex_pair; do
   n=$(col "$tmp/native" call "$name" 3)
   s=$(col "$tmp/shim" call "$name" 3)
   d=$(col "$tmp/shim" call "$name" 4)
   awk -v m="$name" -v n="$n" -v s="$s" -v d="$d" 'BEGIN {
     printf "%-20s %8.1f %8.1f %+8.1f   %10.1f %+8.1f\n", m, n, s, s - n, d, s - d }'
 done
-echo "(native/shim: the call through its symbol, in a native and a preloaded process;"
+echo "(other: the main thread; worker: a thread worker_name makes a worker; pool: an"
+echo " item on a worker of a bundled-runtime pool of two, whose other worker idles;"
+echo " native/shim: the call through its symbol, in a native and a preloaded process;"
 echo " libc-direct: the same call straight to libc in the preloaded process, and the"
 echo " shim's figure minus it - a baseline measured in the same process, batches alternating)"
 
