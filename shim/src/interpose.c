@@ -115,11 +115,13 @@ static long missing(const char *name) {
 /* ---- the generated wrappers ---------------------------------------------- */
 
 /* 1 when an "unless" condition of the function's rule says this call, with
- * these arguments (a parenthesized list), cannot block. Keeps errno. */
+ * these arguments (a parenthesized list), cannot block. Keeps errno. A
+ * function whose rule has none (sched_yield, the locks) is not asked. */
 #define EXCUSED(id, args)                                                      \
-  bwsh__call_excused(                                                          \
-      id, (const uint64_t[])BWSH__ARGV args + 1,                               \
-      sizeof((const uint64_t[])BWSH__ARGV args) / sizeof(uint64_t) - 1)
+  (bwsh__fn_conditional[id] &&                                                 \
+   bwsh__call_excused(                                                         \
+       id, (const uint64_t[])BWSH__ARGV args + 1,                              \
+       sizeof((const uint64_t[])BWSH__ARGV args) / sizeof(uint64_t) - 1))
 
 #define WRAP_FUNC(ret, name, canon, params, args, check)                       \
   EXPORT ret name params {                                                     \

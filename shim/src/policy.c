@@ -68,6 +68,7 @@ static const unsigned char chk_extra[BW_FN_COUNT] = {
 };
 
 unsigned char bwsh__fn_enabled[BW_FN_COUNT];
+unsigned char bwsh__fn_conditional[BW_FN_COUNT];
 
 const char *bwsh__fn_hint(int fn) {
   return fn >= 0 && fn < BW_FN_COUNT && fn_counting_rule[fn]
@@ -245,6 +246,7 @@ static void fn_enable_init(void) {
       fn_rule[i] = rule;
     bwsh__fn_enabled[i] =
         rule ? (unsigned char)bw_rules_is_active(rules, rule) : 0;
+    bwsh__fn_conditional[i] = fn_rule[i] && fn_rule[i]->n_unless > 0;
   }
   if (bwsh__opt.verbosity >= 2)
     log_enabled();

@@ -50,6 +50,9 @@ static inline int bwsh__passthrough(int fn) {
  * arguments (av[i] is argument i as an integer, see BWSH__ARGV): the call
  * cannot block and does not count. */
 BWSH__HIDDEN int bwsh__call_excused(int fn, const uint64_t *av, size_t n);
+/* Per function: 1 when its rule has "unless" conditions, so that
+ * bwsh__call_excused can say 1 (a wrapper asks only then). */
+BWSH__HIDDEN extern unsigned char bwsh__fn_conditional[BW_FN_COUNT];
 
 /* ---- the arguments of a call as integers, for rule conditions ----------- */
 
