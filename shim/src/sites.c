@@ -396,8 +396,9 @@ int bwsh__site_add(int fn, void *caller, uint64_t count, uint64_t blocked_ns) {
     }
     if (cur == k.key) {
       atomic_fetch_add_explicit(&s->count, count, memory_order_relaxed);
-      atomic_fetch_add_explicit(&s->blocked_ns, blocked_ns,
-                                memory_order_relaxed);
+      if (blocked_ns) /* 0 from a call counted as it begins */
+        atomic_fetch_add_explicit(&s->blocked_ns, blocked_ns,
+                                  memory_order_relaxed);
       return (int)(s - sites);
     }
   }
