@@ -50,6 +50,10 @@ typedef struct range {
 
 static range ranges[MAX_RANGES];
 static atomic_int count;
+/* The hull of every range published so far, widened before `count` is
+ * published: a pc outside it (the program's code, mapped apart from the
+ * libraries) is in no range, with no walk of the table. */
+static bwsh__code_hull ranges_hull = {UINTPTR_MAX, 0};
 static atomic_int scanning;
 static atomic_flag adding = ATOMIC_FLAG_INIT;
 
@@ -174,6 +178,7 @@ static int append(uintptr_t lo, uintptr_t hi, const char *path, int loop) {
     ranges[n].lib = e ? e->lib : BW_LIB_NONE;
     atomic_store_explicit(&ranges[n].loop, 0, memory_order_relaxed);
     widen_hulls(&ranges[n]);
+    widen(&ranges_hull, lo, hi);
     i = n;
     atomic_store_explicit(&count, n + 1, memory_order_release);
   }
@@ -320,6 +325,9 @@ static int find_segment(struct dl_phdr_info *info, size_t size, void *data) {
 static const range *range_of(const void *pc) {
   uintptr_t a = (uintptr_t)pc;
   int n = atomic_load_explicit(&count, memory_order_acquire);
+  if (a < atomic_load_explicit(&ranges_hull.lo, memory_order_relaxed) ||
+      a >= atomic_load_explicit(&ranges_hull.hi, memory_order_relaxed))
+    return NULL;
   for (int i = 0; i < n; i++)
     if (a >= ranges[i].lo && a < ranges[i].hi)
       return &ranges[i];
