@@ -218,6 +218,9 @@ typedef struct bwsh__call {
   int counted_early; /* counted at begin (no threshold): a hang still shows */
   int site;          /* its call site, when counted early (-1: none) */
   uint64_t start_ns;
+  /* The stack slot holding `caller` (the wrapper's return address), when
+   * the wrapper called bwsh__call_begin itself; NULL: not known. */
+  void *const *caller_slot;
 } bwsh__call;
 
 /* Begins / ends a counted call (see interpose.c for who calls them). Both
@@ -539,9 +542,11 @@ BWSH__HIDDEN int bwsh__pool_notify(int p, int blocked);
 /* Adds count calls and blocked_ns to the site identified by fn + caller and
  * returns its index (-1 when the table is full). The first call at a site
  * captures its caller chain (backtrace, the expensive part); the later ones
- * only count, so a site's chain is the first one seen there. */
-BWSH__HIDDEN int bwsh__site_add(int fn, void *caller, uint64_t count,
-                                uint64_t blocked_ns);
+ * only count, so a site's chain is the first one seen there. caller_slot:
+ * where on the stack the wrapper's return address lies (bwsh__call), or
+ * NULL; it only spares a walk of the shim's frames to find it. */
+BWSH__HIDDEN int bwsh__site_add(int fn, void *caller, void *const *caller_slot,
+                                uint64_t count, uint64_t blocked_ns);
 /* The first frame of site i (the program's own line that made the call),
  * or fallback when i is no ready site. */
 BWSH__HIDDEN void *bwsh__site_frame0(int i, void *fallback);

@@ -161,8 +161,10 @@ typedef struct site_key {
  * on the stack the unwind found them:
  *  - ret_slot: where the return address into the helper lies, the
  *    helper's stack pointer at its call minus 8. A call finds its own
- *    through the shim's frame pointers (wrapper_ret_slot), reading only
- *    the shim's live frames; a memo serves only the same slot.
+ *    through the shim's frame pointers, reading only the shim's live
+ *    frames: bwsh__call_begin reads it next above its own (the wrapper's,
+ *    bwsh__call.caller_slot), else wrapper_ret_slot walks up to it; a
+ *    memo serves only the same slot.
  *  - The helper's frame then sits where it did: at one return address a
  *    frame is either of fixed size (its CFA is its stack pointer plus a
  *    constant) or sized at run time (alloca, a VLA, realignment), and then
@@ -323,7 +325,8 @@ static void memo_record(int fn, void *caller, const void *parent,
 }
 #endif
 
-static void key_of(int fn, void *caller, int unwind, site_key *k) {
+static void key_of(int fn, void *caller, void *const *slot, int unwind,
+                   site_key *k) {
   const void *user = bwsh__self.item_fn;
   int by_chain = user == NULL && bwsh__self.classified_by_option;
   k->nchain = -1;
@@ -332,7 +335,9 @@ static void key_of(int fn, void *caller, int unwind, site_key *k) {
    * below would key by that very caller and the frame above it. */
   int program = bwsh__code_kind(caller) == BW_CODE_PROGRAM;
   int memo = by_chain && !unwind && program;
-  void *const *ret_slot = memo ? wrapper_ret_slot(caller) : NULL;
+  void *const *ret_slot = NULL;
+  if (memo)
+    ret_slot = slot && *slot == caller ? slot : wrapper_ret_slot(caller);
   if (memo && memo_find(fn, caller, ret_slot, &k->key))
     return;
   void *passed = caller;
@@ -365,9 +370,10 @@ static void fill_site(site *s, int fn, void *caller, const site_key *k) {
   }
 }
 
-int bwsh__site_add(int fn, void *caller, uint64_t count, uint64_t blocked_ns) {
+int bwsh__site_add(int fn, void *caller, void *const *caller_slot,
+                   uint64_t count, uint64_t blocked_ns) {
   site_key k;
-  key_of(fn, caller, 0, &k);
+  key_of(fn, caller, caller_slot, 0, &k);
   int rescanned = 0;
   for (unsigned probe = 0; probe < BW_MAX_SITES; probe++) {
     site *s = &sites[(k.key + probe) % BW_MAX_SITES];
@@ -378,7 +384,7 @@ int bwsh__site_add(int fn, void *caller, uint64_t count, uint64_t blocked_ns) {
       rescanned = 1;
       bwsh__modules_scan();
       if (bwsh__code_kind(caller) != BW_CODE_PROGRAM) {
-        key_of(fn, caller, 1, &k);
+        key_of(fn, caller, NULL, 1, &k);
         probe = (unsigned)-1; /* start over with the new key */
         continue;
       }

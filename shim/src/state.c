@@ -407,7 +407,7 @@ static void fail_now(bwsh__call *c) {
     else
       bwsh__log("    #%d %p in %s", i, frames[i], sym.function);
   }
-  bwsh__site_add(c->fn, site_caller(c), 1, 0);
+  bwsh__site_add(c->fn, site_caller(c), c->caller_slot, 1, 0);
   bwsh__slot *s = bwsh__slot_get();
   slot_add(s, &s->calls_worker, 1);
   bwsh__report_final(BW_WHY_FAIL);
@@ -449,11 +449,25 @@ static int libuv_setup_call(void *caller) {
   return 0;
 }
 
+/* The slot of the return address into `caller` in the frame above fp
+ * (bwsh__call_begin's own): the wrapper's, when it called begin itself
+ * (the shim keeps frame pointers); NULL when that frame is another of the
+ * shim's (sites.c then walks). The reads are of saved-rbp and
+ * return-address slots of the shim's live frames. */
+__attribute__((no_sanitize_address)) static void *const *
+slot_above(void *const *fp, const void *caller) {
+  void *const *up = fp[0];
+  if (up <= fp || (uintptr_t)up - (uintptr_t)fp > 65536)
+    return NULL;
+  return up[1] == caller ? &up[1] : NULL;
+}
+
 void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
   int saved = errno;
   bwsh__self.depth++;
   c->fn = fn;
   c->caller = caller;
+  c->caller_slot = NULL;
   c->worker = 0;
   c->compensated = 0;
   if (bwsh__self.kind == BW_THREAD_UNKNOWN ||
@@ -526,9 +540,11 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
    * report must hold exactly the first call) only once it returned. */
   c->counted_early = bwsh__policy_counts_at_begin();
   c->site = -1;
+  if (bwsh__self.classified_by_option) /* sites.c's memo wants the slot */
+    c->caller_slot = slot_above(__builtin_frame_address(0), caller);
   if (c->counted_early) {
     slot_add(s, &s->calls_worker, 1);
-    c->site = bwsh__site_add(fn, site_caller(c), 1, 0);
+    c->site = bwsh__site_add(fn, site_caller(c), c->caller_slot, 1, 0);
   }
   c->start_ns = bwsh__now_ns();
   bwsh__self.blocked_pool = c->pool;
@@ -562,7 +578,7 @@ void bwsh__call_end(bwsh__call *c) {
     record = 1;
     slot_add(s, &s->calls_worker, 1);
     slot_add(s, &s->blocked_ns_worker, dur);
-    site = bwsh__site_add(c->fn, site_caller(c), 1, dur);
+    site = bwsh__site_add(c->fn, site_caller(c), c->caller_slot, 1, dur);
   }
   if (record && c->worker == 2)
     bwsh__loop_call_counted(dur);
