@@ -532,13 +532,11 @@ static void shared_add(shard *sh, uint64_t wait, int timed, int in_stats) {
 
 /* ---- what the runtime bridge reports (bridge.c) ----------------------- */
 
-/* An item of pool i started at start_ns after waiting since enqueue_ns
- * (timed: both ends were measured, else they are the gate's bounds). */
-void bwsh__pool_item_started(int i, uint64_t enqueue_ns, uint64_t start_ns,
-                             int timed) {
-  if (i < 0 || start_ns < enqueue_ns)
-    return;
-  pool *p = &pools[i];
+/* bwsh__pool_item_started past its common case. */
+static __attribute__((noinline)) void item_started(pool *p, int i,
+                                                   uint64_t enqueue_ns,
+                                                   uint64_t start_ns,
+                                                   int timed) {
   uint64_t wait = start_ns - enqueue_ns;
   /* The lock and the ring only when an all-blocked interval may overlap
    * [enqueue, start]: one is open, or the newest ended after the
@@ -554,11 +552,11 @@ void bwsh__pool_item_started(int i, uint64_t enqueue_ns, uint64_t start_ns,
       p->starv_items++;
       if (starved > p->starv_max)
         p->starv_max = starved;
+      /* Written only here, under the lock: no locked add. */
+      bump(&p->starv_hist.b[bucket_of(starved)], 1);
     }
     unlock(p);
   }
-  if (starved)
-    bwsh__hist_add(&p->starv_hist, starved);
   /* An untimed item that starved waited at least that long: its wait
    * enters the statistics with that lower bound (queue_wait_ms.max is
    * then never below starvation_delay_ms.max). */
@@ -578,6 +576,25 @@ void bwsh__pool_item_started(int i, uint64_t enqueue_ns, uint64_t start_ns,
     long long q = atomic_fetch_sub(&p->queued, 1) - 1;
     bwsh__trace_counter(i, BW_TRACE_QUEUE, start_ns, q > 0 ? (uint64_t)q : 0u);
   }
+}
+
+/* An item of pool i started at start_ns after waiting since enqueue_ns
+ * (timed: both ends were measured, else they are the gate's bounds). The
+ * common case, an untimed item that no all-blocked interval can overlap
+ * on a worker with a shard of its own and no trace, only counts it. */
+void bwsh__pool_item_started(int i, uint64_t enqueue_ns, uint64_t start_ns,
+                             int timed) {
+  if (i < 0 || start_ns < enqueue_ns)
+    return;
+  pool *p = &pools[i];
+  unsigned k = bwsh__self.shard;
+  if (!timed && k && !bwsh__opt.trace_path[0] &&
+      atomic_load_explicit(&p->all_recent, memory_order_acquire) <=
+          enqueue_ns) {
+    bump(&p->shards[k - 1].items, 1);
+    return;
+  }
+  item_started(p, i, enqueue_ns, start_ns, timed);
 }
 
 const uint64_t *bwsh__pool_item_gate(void) {
