@@ -145,25 +145,20 @@ BW_SHIM_GENERATED(WRAP_FUNC)
 
 /* Locks: try first; only a lock that is held by someone else is timed. A
  * mutex that cannot block (one thread, policy.h) skips the try: glibc's
- * lock is cheaper than its try-lock then. What follows the try is out of
- * line (name_tried), so that the wrapper that only passes a call on, as
- * every lock does with lock=0, needs no frame of its own. */
+ * lock is cheaper than its try-lock then. What follows a busy try is out
+ * of line (name_held, reached by a tail call, the caller passed in), so
+ * that the wrapper that only passes a call on, as every lock does with
+ * lock=0, or takes a free lock needs no more frame than that. */
 #define WRAP_LOCK(name, type, trylock, xparams, xargs)                         \
-  static __attribute__((noinline)) int name##_tried(                           \
+  static __attribute__((noinline)) int name##_held(                            \
       int (*fn)(type * lk BW_EXPAND xparams), type *lk BW_EXPAND xparams,      \
       void *caller) {                                                          \
-    int (*try_fn)(type *) = bwsh__get_##trylock();                             \
-    if (!try_fn)                                                               \
-      return fn(lk BW_EXPAND xargs);                                           \
-    int r = try_fn(lk);                                                        \
-    if (r != EBUSY)                                                            \
-      return r; /* taken at once (or an error the lock would give too) */      \
     if (EXCUSED(BW_FN_##name, (lk BW_EXPAND xargs)) ||                         \
         (OTHER_THREAD() && bwsh__count_other_call(BW_FN_##name, caller)))      \
       return fn(lk BW_EXPAND xargs);                                           \
     bwsh__call call;                                                           \
     bwsh__call_begin(&call, BW_FN_##name, caller);                             \
-    r = fn(lk BW_EXPAND xargs);                                                \
+    int r = fn(lk BW_EXPAND xargs);                                            \
     bwsh__call_end(&call);                                                     \
     return r;                                                                  \
   }                                                                            \
@@ -171,10 +166,14 @@ BW_SHIM_GENERATED(WRAP_FUNC)
     int (*fn)(type * lk BW_EXPAND xparams) = bwsh__get_##name();               \
     if (!fn)                                                                   \
       return FAIL_VALUE(int, name);                                            \
+    int (*try_fn)(type *);                                                     \
     if (__builtin_expect(bwsh__passthrough(BW_FN_##name), 1) ||                \
-        BWSH__LOCK_CANNOT_BLOCK(lk))                                           \
+        BWSH__LOCK_CANNOT_BLOCK(lk) || !(try_fn = bwsh__get_##trylock()))      \
       return fn(lk BW_EXPAND xargs);                                           \
-    return name##_tried(fn, lk BW_EXPAND xargs, CALLER);                       \
+    int r = try_fn(lk);                                                        \
+    if (r != EBUSY)                                                            \
+      return r; /* taken at once (or an error the lock would give too) */      \
+    return name##_held(fn, lk BW_EXPAND xargs, CALLER);                        \
   }
 BW_SHIM_LOCKS(WRAP_LOCK)
 #undef WRAP_LOCK
