@@ -325,8 +325,8 @@ static void memo_record(int fn, void *caller, const void *parent,
 }
 #endif
 
-static void key_of(int fn, void *caller, void *const *slot, int unwind,
-                   site_key *k) {
+static inline __attribute__((always_inline)) void
+key_of(int fn, void *caller, void *const *slot, int unwind, site_key *k) {
   const void *user = bwsh__self.item_fn;
   int by_chain = user == NULL && bwsh__self.classified_by_option;
   k->nchain = -1;
@@ -370,8 +370,29 @@ static void fill_site(site *s, int fn, void *caller, const site_key *k) {
   }
 }
 
-int bwsh__site_add(int fn, void *caller, void *const *caller_slot,
-                   uint64_t count, uint64_t blocked_ns) {
+/* The site this thread last counted at by a key of (fn, caller, item
+ * function) alone: a repeat goes there with no hash and no probe, while
+ * the slot still holds that key (a fork child clears the table) and the
+ * caller is still the program's code. Never taken reentrantly: a counted
+ * call raises bwsh__self.depth around its site_add, so a signal handler
+ * that interrupts it is not counted. */
+static BWSH__TLS __thread struct {
+  void *caller;
+  const void *user;
+  int fn, site;
+  uint64_t key;
+} last_site = {.site = -1};
+
+static inline void count_at(site *s, uint64_t count, uint64_t blocked_ns) {
+  atomic_fetch_add_explicit(&s->count, count, memory_order_relaxed);
+  if (blocked_ns) /* 0 from a call counted as it begins */
+    atomic_fetch_add_explicit(&s->blocked_ns, blocked_ns, memory_order_relaxed);
+}
+
+/* bwsh__site_add past the last site: the key, the probe, a claim. */
+static __attribute__((noinline)) int
+site_add_keyed(int fn, void *caller, void *const *caller_slot, uint64_t count,
+               uint64_t blocked_ns, const void *user, int by_chain) {
   site_key k;
   key_of(fn, caller, caller_slot, 0, &k);
   int rescanned = 0;
@@ -401,15 +422,37 @@ int bwsh__site_add(int fn, void *caller, void *const *caller_slot,
       }
     }
     if (cur == k.key) {
-      atomic_fetch_add_explicit(&s->count, count, memory_order_relaxed);
-      if (blocked_ns) /* 0 from a call counted as it begins */
-        atomic_fetch_add_explicit(&s->blocked_ns, blocked_ns,
-                                  memory_order_relaxed);
-      return (int)(s - sites);
+      count_at(s, count, blocked_ns);
+      int i = (int)(s - sites);
+      if (k.nchain < 0 && !by_chain) { /* keyed by (fn, caller, user) */
+        last_site.caller = caller;
+        last_site.user = user;
+        last_site.fn = fn;
+        last_site.site = i;
+        last_site.key = k.key;
+      }
+      return i;
     }
   }
   atomic_fetch_add_explicit(&dropped, count, memory_order_relaxed);
   return -1;
+}
+
+int bwsh__site_add(int fn, void *caller, void *const *caller_slot,
+                   uint64_t count, uint64_t blocked_ns) {
+  const void *user = bwsh__self.item_fn;
+  int by_chain = user == NULL && bwsh__self.classified_by_option;
+  int i = last_site.site;
+  if (!by_chain && i >= 0 && last_site.caller == caller && last_site.fn == fn &&
+      last_site.user == user &&
+      atomic_load_explicit(&sites[i].key, memory_order_relaxed) ==
+          last_site.key &&
+      bwsh__code_kind(caller) == BW_CODE_PROGRAM) {
+    count_at(&sites[i], count, blocked_ns);
+    return i;
+  }
+  return site_add_keyed(fn, caller, caller_slot, count, blocked_ns, user,
+                        by_chain);
 }
 
 void bwsh__site_add_ns(int i, uint64_t blocked_ns) {

@@ -15,14 +15,17 @@
 
 #include <cmocka.h>
 
-static json_t *run_target(const char *mode, const char *options) {
+/* Runs sites_target in `mode` under the shim, with `extra` (NULL: none)
+ * in its environment too. */
+static json_t *run_target_env(const char *mode, const char *options,
+                              const char *extra) {
   char report[512];
   shim_tmpfile(report, sizeof report, shim_fmt("sites-%s.json", mode));
   char *argv[] = {SITES_TARGET, (char *)mode, NULL};
   char *env[] = {
       shim_fmt("BLOCKWATCH_OPTIONS=report=json:report_path=%s:frames=8%s",
                report, options),
-      NULL};
+      (char *)extra, NULL};
   shim_result res;
   assert_int_equal(shim_run(argv, env, 1, 60, &res), 0);
   if (!res.exited || res.status != 0)
@@ -33,6 +36,10 @@ static json_t *run_target(const char *mode, const char *options) {
   json_t *j = shim_load_json(report);
   assert_non_null(j);
   return j;
+}
+
+static json_t *run_target(const char *mode, const char *options) {
+  return run_target_env(mode, options, NULL);
 }
 
 static const char *frame_str(json_t *frame, const char *key) {
@@ -96,6 +103,16 @@ static void test_libuv_items_sharing_a_helper_are_two_sites(void **state) {
   json_decref(j);
 }
 
+/* The same on a pool of one thread: work_a's naps, then work_b's, from
+ * one return address on one thread (the thread's last site must not take
+ * work_b's calls for work_a's). */
+static void test_libuv_items_on_one_thread_are_two_sites(void **state) {
+  (void)state;
+  json_t *j = run_target_env("uv", "", "UV_THREADPOOL_SIZE=1");
+  expect_one_site_per_job(j);
+  json_decref(j);
+}
+
 static void test_a_call_through_a_library_is_filed_at_the_program(void **s) {
   (void)s;
   json_t *j = run_target("library", "");
@@ -113,6 +130,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_jobs_sharing_a_helper_are_two_sites),
       cmocka_unit_test(test_libuv_items_sharing_a_helper_are_two_sites),
+      cmocka_unit_test(test_libuv_items_on_one_thread_are_two_sites),
       cmocka_unit_test(test_a_call_through_a_library_is_filed_at_the_program),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
