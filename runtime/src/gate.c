@@ -2,9 +2,11 @@
  * joining retired workers (.NET's gate thread and timer queue in one).
  *
  * Invariants:
- *  - pool->timers is a binary min-heap of timer nodes (bwrt__timer) on their
- *    deadlines, under gate_mu; the gate knows nothing of what embeds them
- *    (delay tasks, whose heap reference fire drops). A timer whose owner
+ *  - pool->timers is a 4-ary min-heap of timer nodes (bwrt__timer) on their
+ *    deadlines (copied into the entries when added: a timer's deadline does
+ *    not change while it is in the heap), under gate_mu; the gate knows
+ *    nothing of what embeds them (delay tasks, whose heap reference fire
+ *    drops). A timer whose owner
  *    resolved early (a canceled delay) stays in the heap (lazy removal)
  *    until its deadline or until the gate compacts the heap (about once a
  *    second, when half of it is resolved); firing it then changes nothing
@@ -27,54 +29,66 @@
 /* The gate never sleeps longer than this, so retired workers are joined
  * (and their slots reused) within about a second. */
 #define GATE_MAX_SLEEP_NS 1000000000ull
+/* Due timers taken out of the heap per lock hold. */
+#define FIRE_BATCH 64u
 
-static void heap_swap(bwrt__timer **a, bwrt__timer **b) {
-  bwrt__timer *t = *a;
-  *a = *b;
-  *b = t;
-}
+/* The heap is 4-ary with the deadlines in the entries: a sift compares
+ * four children that share one cache line, over half the levels of a
+ * binary heap, and reads no timer (10,000 delays firing at once spent most
+ * of the gate's time in a binary heap's sift, one cache miss per timer
+ * compared). */
+#define HEAP_ARITY 4u
 
 static int heap_push(bwrt__timer_heap *h, bwrt__timer *tm) {
   if (h->len == h->cap) {
     size_t cap = h->cap ? h->cap * 2 : 64;
-    bwrt__timer **items = realloc(h->items, cap * sizeof(*items));
+    bwrt__timer_entry *items = realloc(h->items, cap * sizeof(*items));
     if (items == NULL)
       return -ENOMEM;
     h->items = items;
     h->cap = cap;
   }
+  bwrt__timer_entry e = {tm->deadline_ns, tm};
   size_t i = h->len++;
-  h->items[i] = tm;
   while (i > 0) {
-    size_t parent = (i - 1) / 2;
-    if (h->items[parent]->deadline_ns <= h->items[i]->deadline_ns)
+    size_t parent = (i - 1) / HEAP_ARITY;
+    if (h->items[parent].deadline_ns <= e.deadline_ns)
       break;
-    heap_swap(&h->items[parent], &h->items[i]);
+    h->items[i] = h->items[parent];
     i = parent;
   }
+  h->items[i] = e;
   return 0;
 }
 
+/* Moves the entry at i down to its place. */
 static void sift_down(bwrt__timer_heap *h, size_t i) {
+  bwrt__timer_entry e = h->items[i];
   for (;;) {
-    size_t l = 2 * i + 1, r = l + 1, min = i;
-    if (l < h->len && h->items[l]->deadline_ns < h->items[min]->deadline_ns)
-      min = l;
-    if (r < h->len && h->items[r]->deadline_ns < h->items[min]->deadline_ns)
-      min = r;
-    if (min == i)
+    size_t first = HEAP_ARITY * i + 1;
+    if (first >= h->len)
       break;
-    heap_swap(&h->items[i], &h->items[min]);
+    size_t last = first + HEAP_ARITY < h->len ? first + HEAP_ARITY : h->len;
+    size_t min = first;
+    for (size_t c = first + 1; c < last; c++)
+      if (h->items[c].deadline_ns < h->items[min].deadline_ns)
+        min = c;
+    if (h->items[min].deadline_ns >= e.deadline_ns)
+      break;
+    h->items[i] = h->items[min];
     i = min;
   }
+  h->items[i] = e;
 }
 
 static bwrt__timer *heap_pop(bwrt__timer_heap *h) {
   if (h->len == 0)
     return NULL;
-  bwrt__timer *top = h->items[0];
-  h->items[0] = h->items[--h->len];
-  sift_down(h, 0);
+  bwrt__timer *top = h->items[0].tm;
+  if (--h->len > 0) {
+    h->items[0] = h->items[h->len];
+    sift_down(h, 0);
+  }
   return top;
 }
 
@@ -90,7 +104,7 @@ static bwrt__timer **heap_compact(bwrt__timer_heap *h, size_t *n_out) {
     return NULL;
   size_t dead = 0;
   for (size_t i = 0; i < h->len; i++)
-    dead += h->items[i]->resolved(h->items[i]) != 0;
+    dead += h->items[i].tm->resolved(h->items[i].tm) != 0;
   if (dead * 2 < h->len)
     return NULL;
   bwrt__timer **out = malloc(dead * sizeof(*out));
@@ -98,15 +112,16 @@ static bwrt__timer **heap_compact(bwrt__timer_heap *h, size_t *n_out) {
     return NULL; /* try again next time */
   size_t keep = 0, n = 0;
   for (size_t i = 0; i < h->len; i++) {
-    bwrt__timer *t = h->items[i];
+    bwrt__timer *t = h->items[i].tm;
     if (t->resolved(t) && n < dead)
       out[n++] = t;
     else
-      h->items[keep++] = t;
+      h->items[keep++] = h->items[i];
   }
   h->len = keep;
-  for (size_t i = keep / 2; i-- > 0;) /* Floyd's heap construction */
-    sift_down(h, i);
+  if (keep > 1) /* Floyd's heap construction, from the last parent up */
+    for (size_t i = (keep - 2) / HEAP_ARITY + 1; i-- > 0;)
+      sift_down(h, i);
   *n_out = n;
   return out;
 }
@@ -119,7 +134,7 @@ int bwrt__gate_add_timer(bw_pool *pool, bwrt__timer *tm) {
   }
   int rc = heap_push(&pool->timers, tm);
   /* Wake the gate only when this deadline is the new earliest one. */
-  if (rc == 0 && pool->timers.items[0] == tm)
+  if (rc == 0 && pool->timers.items[0].tm == tm)
     pthread_cond_signal(&pool->gate_cv);
   pthread_mutex_unlock(&pool->gate_mu);
   return rc;
@@ -173,10 +188,18 @@ static void *gate_main(void *arg) {
   pthread_mutex_lock(&pool->gate_mu);
   while (!pool->gate_stop) {
     uint64_t now = bwrt__now_ns();
-    if (pool->timers.len > 0 && pool->timers.items[0]->deadline_ns <= now) {
-      bwrt__timer *tm = heap_pop(&pool->timers);
+    if (pool->timers.len > 0 && pool->timers.items[0].deadline_ns <= now) {
+      /* Every due timer, up to a batch, for one lock hold and one clock
+       * read: 10,000 delays due at once fire in batches, not one by one. */
+      bwrt__timer *due[FIRE_BATCH];
+      size_t n = 0;
+      do
+        due[n++] = heap_pop(&pool->timers);
+      while (n < FIRE_BATCH && pool->timers.len > 0 &&
+             pool->timers.items[0].deadline_ns <= now);
       pthread_mutex_unlock(&pool->gate_mu);
-      tm->fire(tm, 0);
+      for (size_t i = 0; i < n; i++)
+        due[i]->fire(due[i], 0);
       pthread_mutex_lock(&pool->gate_mu);
       continue;
     }
@@ -202,8 +225,8 @@ static void *gate_main(void *arg) {
       continue;
     }
     uint64_t wake = next_check;
-    if (pool->timers.len > 0 && pool->timers.items[0]->deadline_ns < wake)
-      wake = pool->timers.items[0]->deadline_ns;
+    if (pool->timers.len > 0 && pool->timers.items[0].deadline_ns < wake)
+      wake = pool->timers.items[0].deadline_ns;
     struct timespec ts;
     abs_time(&ts, wake);
     pthread_cond_timedwait(&pool->gate_cv, &pool->gate_mu, &ts);

@@ -197,7 +197,7 @@ uint64_t bwrt__hist_quantile(const uint64_t *buckets, uint64_t samples,
  * alive from bwrt__gate_add_timer until fire has run. */
 typedef struct bwrt__timer bwrt__timer;
 struct bwrt__timer {
-  uint64_t deadline_ns; /* bwrt__now_ns() time */
+  uint64_t deadline_ns; /* bwrt__now_ns() time; fixed while in the heap */
   /* Runs once, with no runtime lock held: canceled == 0 when the deadline
    * passed, 1 when the gate stops or compaction takes the timer out. */
   void (*fire)(bwrt__timer *tm, int canceled);
@@ -207,8 +207,15 @@ struct bwrt__timer {
   int (*resolved)(const bwrt__timer *tm);
 };
 
+/* A heap entry carries a copy of its timer's deadline, so sifting compares
+ * entries in one array instead of reading every timer it passes. */
+typedef struct bwrt__timer_entry {
+  uint64_t deadline_ns;
+  bwrt__timer *tm;
+} bwrt__timer_entry;
+
 typedef struct bwrt__timer_heap {
-  bwrt__timer **items; /* min-heap on deadline_ns */
+  bwrt__timer_entry *items; /* 4-ary min-heap on deadline_ns */
   size_t len, cap;
 } bwrt__timer_heap;
 

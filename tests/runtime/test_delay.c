@@ -230,6 +230,79 @@ static void test_delay_canceled_delays_are_compacted_out(void **state) {
   assert_int_equal(bw_pool_destroy(pool), 0);
 }
 
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+enum { ORDER_LIVE = 1000, ORDER_DEAD = 2000 };
+
+typedef struct order_log {
+  uint64_t lo_ns[ORDER_LIVE], hi_ns[ORDER_LIVE]; /* bounds of each deadline */
+  uint64_t ran_ns[ORDER_LIVE];
+  int order[ORDER_LIVE];
+  atomic_int n;       /* slots of order[] handed out */
+  atomic_int written; /* entries complete */
+} order_log;
+
+static order_log order_log_v;
+
+static void *log_fired(bw_task *done, void *arg) {
+  int i = (int)(intptr_t)arg;
+  order_log *log = &order_log_v;
+  log->ran_ns[i] = bw_task_state_get(done) == BW_TASK_COMPLETED ? now_ns() : 0;
+  log->order[atomic_fetch_add(&log->n, 1)] = i;
+  atomic_fetch_add(&log->written, 1); /* publishes the two writes above */
+  return NULL;
+}
+
+static void test_delay_fire_in_deadline_order(void **state) {
+  (void)state;
+  /* 1000 delays with their deadlines shuffled over 400 ms, among 2000
+   * canceled ones (so the heap is compacted and rebuilt on the way). On a
+   * one-worker pool the continuations run in the order the gate fired the
+   * delays: that order must follow the deadlines, and none may fire early.
+   * A deadline is known to lie between the clock before and after its
+   * bw_delay call; a pair out of order is one whose bounds exclude the
+   * order they fired in. */
+  bw_pool *pool = make_pool(1);
+  order_log *log = &order_log_v;
+  atomic_init(&log->n, 0);
+  atomic_init(&log->written, 0);
+  int live = 0;
+  for (int k = 0; k < ORDER_LIVE + ORDER_DEAD; k++) {
+    if (k % 3 != 0) {
+      bw_task *d = bw_delay(pool, 600000);
+      assert_int_equal(bw_task_cancel(d), 0);
+      bw_task_release(d);
+      continue;
+    }
+    int i = live++;
+    uint64_t ms = 1100 + (uint64_t)((i * 389) % 400);
+    log->lo_ns[i] = now_ns() + ms * 1000000u;
+    bw_task *d = bw_delay(pool, ms);
+    log->hi_ns[i] = now_ns() + ms * 1000000u;
+    assert_non_null(d);
+    bw_task_release(bw_then(d, log_fired, (void *)(intptr_t)i));
+    bw_task_release(d);
+  }
+  assert_int_equal(live, ORDER_LIVE);
+  uint64_t end = rt_now_ms() + 30000;
+  while (atomic_load(&log->written) < ORDER_LIVE && rt_now_ms() < end)
+    rt_sleep_ms(5);
+  assert_int_equal(atomic_load(&log->written), ORDER_LIVE);
+  for (int k = 0; k < ORDER_LIVE; k++) {
+    int i = log->order[k];
+    assert_true(log->ran_ns[i] >= log->lo_ns[i]); /* completed, not early */
+    if (k > 0) {
+      int prev = log->order[k - 1];
+      assert_true(log->lo_ns[prev] <= log->hi_ns[i]);
+    }
+  }
+  assert_int_equal(bw_pool_destroy(pool), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_delay_completes_after_its_time),
@@ -239,6 +312,7 @@ int main(void) {
       cmocka_unit_test(test_delay_token_cancels_early),
       cmocka_unit_test(test_delay_task_cancel_and_late_fire),
       cmocka_unit_test(test_delay_canceled_delays_are_compacted_out),
+      cmocka_unit_test(test_delay_fire_in_deadline_order),
       cmocka_unit_test(
           test_delay_destroy_cancels_pending_and_runs_continuations),
   };
