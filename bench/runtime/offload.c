@@ -244,6 +244,7 @@ static void section_loops(const options *o, table *t) {
       snprintf(t->row_names[w * 2 + s], sizeof t->row_names[0],
                "%zu iterations, %u workers", o->sizes[s], o->workers[w]);
     bw_pool *pool = pool_of(o->workers[w]);
+    size_t prev = 3; /* the contender measured last: none yet */
     for (unsigned rep = 0; rep <= o->reps; rep++) { /* rep 0: warm-up */
       for (size_t s = 0; s < 2; s++) {
         size_t n = o->sizes[s], loops = n >= 100000 ? 20 : 20000;
@@ -252,7 +253,11 @@ static void section_loops(const options *o, table *t) {
           size_t k = (rep + j) % 3;
           uint64_t ns = 0, sum = 0;
           int rc;
-          bench_sleep_ms(k == 1 ? 150 : 5); /* libgomp's spinners park */
+          /* After OpenMP's sample, libgomp's threads spin for a while
+           * before they park: the next contender waits them out rather
+           * than share the CPUs with them. */
+          bench_sleep_ms(prev == 1 ? 150 : 5);
+          prev = k;
           if (k == 0)
             rc = pool != NULL ? bw_loops(pool, n, loops, &ns, &sum) : -errno;
           else if (k == 1)
