@@ -739,6 +739,8 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
   for (size_t c = 0; c < node->ncalls; c++) {
     size_t call_index = node->calls[c];
     const bwsc__call_fact *call = prog->calls[call_index];
+    if (call->forked)
+      continue; /* another process runs it: not this thread */
     const size_t *targets = NULL;
     size_t count = resolve(an, w, &w->states[si], call_index, &call->callee,
                            an->callee_param[call_index], &w->callees, &targets);

@@ -125,6 +125,10 @@ typedef struct bwsc__call_fact {
    * still unset is tested, and set there): the first call does it, before
    * any pool or loop usually exists; later calls skip it. */
   int once;
+  /* Written in the child's branch of a fork() (`if ((pid = fork()) == 0)
+   * { ... }`, parse_fork.h): it runs in another process, never on the
+   * thread that forked; the walk neither reports nor follows it. */
+  int forked;
   size_t nargs;
   bwsc__value *args;
   bwsc__arg_desc *descs; /* nargs entries, or NULL: no argument is one */

@@ -27,7 +27,7 @@ _Static_assert(sizeof(bwsc__func_fact) == 40, "bwsc__func_fact changed");
 _Static_assert(sizeof(bwsc__value) == 40, "bwsc__value changed");
 _Static_assert(sizeof(bwsc__arg_desc) == 48, "bwsc__arg_desc changed");
 _Static_assert(sizeof(bwsc__arg_flags) == 40, "bwsc__arg_flags changed");
-_Static_assert(sizeof(bwsc__call_fact) == 112, "bwsc__call_fact changed");
+_Static_assert(sizeof(bwsc__call_fact) == 120, "bwsc__call_fact changed");
 _Static_assert(sizeof(bwsc__flow_fact) == 48, "bwsc__flow_fact changed");
 _Static_assert(sizeof(bwsc__desc_flow) == 48, "bwsc__desc_flow changed");
 _Static_assert(sizeof(bwsc__suppress_fact) == 24, "suppress_fact changed");
@@ -156,6 +156,7 @@ static void put_call(encoder *enc, const bwsc__call_fact *call) {
   put_loc(enc, &call->loc);
   put_u(&enc->body, (uint64_t)call->cold);
   put_u(&enc->body, (uint64_t)call->once);
+  put_u(&enc->body, (uint64_t)call->forked);
   put_u(&enc->body, (uint64_t)call->spin);
   put_u(&enc->body, call->nargs);
   for (size_t a = 0; a < call->nargs; a++)
@@ -379,6 +380,7 @@ static void get_call(decoder *dec, bwsc__call_fact *call) {
   get_loc(dec, &call->loc);
   call->cold = (int)get_small(dec);
   call->once = (int)get_small(dec);
+  call->forked = (int)get_small(dec);
   call->spin = (int)get_small(dec);
   size_t nargs = get_count(dec);
   call->args = bwsc__xcalloc(nargs, sizeof(bwsc__value));

@@ -9,6 +9,7 @@
 #include "parse.h"
 
 #include "parse_clang.h"
+#include "parse_fork.h"
 #include "parse_once.h"
 
 #include <errno.h>
@@ -27,6 +28,9 @@ struct bwsc__parser {
   CXIndex index;
 };
 
+/* Child branches of fork() remembered per function; more are not marked. */
+#define MAX_FORKS 16
+
 typedef struct visit_ctx {
   bwsc__tu_facts *facts;
   CXTranslationUnit tu;
@@ -41,8 +45,10 @@ typedef struct visit_ctx {
   char *result_desc;          /* ...this descriptor key (owned) */
   CXCursor spin_call;         /* the body of a polling loop, when set */
   int has_spin_call;
-  CXSourceRange once;  /* a once-only initialisation (parse_once.h) */
-  char **scanned_keys; /* owned keys of `scanned` */
+  CXSourceRange once; /* a once-only initialisation (parse_once.h) */
+  CXSourceRange forks[MAX_FORKS]; /* a forked child's branches (parse_fork.h) */
+  int nforks;                     /* in the current function */
+  char **scanned_keys;            /* owned keys of `scanned` */
   size_t nscanned, capscanned;
 } visit_ctx;
 
@@ -362,6 +368,8 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
   cursor_loc(ctx, call, &fact->loc, 1);
   fact->cold = in_cold_macro(ctx, call);
   fact->once = bwsc__once_covers(ctx->once, call);
+  for (int i = 0; i < ctx->nforks && !fact->forked; i++)
+    fact->forked = bwsc__once_covers(ctx->forks[i], call);
   if (ctx->has_spin_call &&
       clang_equalRanges(clang_getCursorExtent(call),
                         clang_getCursorExtent(ctx->spin_call))) {
@@ -596,6 +604,13 @@ static void record_return(visit_ctx *ctx, CXCursor ret) {
   free(slot);
 }
 
+/* The child's branches of a fork() that `stmt` holds (parse_fork.h). */
+static void record_forks(visit_ctx *ctx, CXCursor stmt) {
+  if (ctx->func_usr)
+    ctx->nforks += bwsc__fork_regions(ctx->tu, stmt, ctx->forks + ctx->nforks,
+                                      MAX_FORKS - ctx->nforks);
+}
+
 static enum CXChildVisitResult body_visitor(CXCursor cursor, CXCursor parent,
                                             CXClientData data) {
   visit_ctx *ctx = data;
@@ -629,6 +644,11 @@ static enum CXChildVisitResult body_visitor(CXCursor cursor, CXCursor parent,
     break;
   case CXCursor_IfStmt:
     bwsc__once_region(ctx->tu, cursor, ctx->func, &ctx->once);
+    record_forks(ctx, cursor);
+    break;
+  case CXCursor_SwitchStmt:
+  case CXCursor_CompoundStmt:
+    record_forks(ctx, cursor);
     break;
   case CXCursor_UnaryOperator:
   case CXCursor_CompoundAssignOperator:
@@ -665,6 +685,7 @@ static enum CXChildVisitResult top_visitor(CXCursor cursor, CXCursor parent,
     if (clang_isCursorDefinition(cursor)) {
       ctx->func_usr = ctx->facts->funcs[ctx->func_index].usr;
       ctx->func = cursor;
+      ctx->nforks = 0;
     }
     /* Prototypes are walked too, for their annotate attributes; calls can
      * only appear in bodies, so func_usr stays NULL there. */

@@ -201,6 +201,12 @@ int bwsc__is_assignment(CXTranslationUnit tu, CXCursor binop) {
   return strcmp(op, "=") == 0;
 }
 
+int bwsc__is_equality(CXTranslationUnit tu, CXCursor binop) {
+  char op[4];
+  operator_of(tu, binop, op, sizeof(op));
+  return strcmp(op, "==") == 0;
+}
+
 /* A constant operand's value, or the bits of a nested OR (through
  * parentheses and casts); 0 for anything else. */
 static long long operand_bits(CXTranslationUnit tu, CXCursor expr) {

@@ -52,6 +52,7 @@ static const tree trees[] = {
     {"shared", {NULL}, {"-p", "."}, 1, {NULL}},
     {"ready", {"--rules", "own.rules"}, {".", "--"}, 0, {NULL}},
     {"once_why", {NULL}, {".", "--"}, 0, {NULL}},
+    {"fork", {NULL}, {".", "--"}, 0, {NULL}},
 };
 
 typedef struct argv_list {
