@@ -10,6 +10,7 @@
 
 #include "parse_clang.h"
 #include "parse_fork.h"
+#include "parse_guard.h"
 #include "parse_once.h"
 
 #include <errno.h>
@@ -30,6 +31,8 @@ struct bwsc__parser {
 
 /* Child branches of fork() remembered per function; more are not marked. */
 #define MAX_FORKS 16
+/* Equality guards remembered per function; more are not used. */
+#define MAX_GUARDS 16
 
 typedef struct visit_ctx {
   bwsc__tu_facts *facts;
@@ -48,6 +51,9 @@ typedef struct visit_ctx {
   CXSourceRange once; /* a once-only initialisation (parse_once.h) */
   CXSourceRange forks[MAX_FORKS]; /* a forked child's branches (parse_fork.h) */
   int nforks;                     /* in the current function */
+  bwsc__guard guards[MAX_GUARDS]; /* equality guards (parse_guard.h)... */
+  char *guard_keys[MAX_GUARDS];   /* ...and the slot each names (owned) */
+  int nguards;                    /* in the current function */
   char **scanned_keys;            /* owned keys of `scanned` */
   size_t nscanned, capscanned;
 } visit_ctx;
@@ -214,11 +220,32 @@ static void value_of(visit_ctx *ctx, CXCursor expr, bwsc__value *out) {
 }
 
 /* An argument that names an integer slot, ORs in or masks flags. */
+/* For an argument that is a guard's variable itself (through casts), in
+ * the branch where it equals one of the guard's slots: the innermost such
+ * guard's slot key (a copy); else NULL. */
+static char *guarded_key(visit_ctx *ctx, CXCursor arg) {
+  CXCursor e = bwsc__strip_casts(arg);
+  if (!ctx->nguards || clang_getCursorKind(e) != CXCursor_DeclRefExpr)
+    return NULL;
+  CXCursor ref = clang_getCursorReferenced(e);
+  for (int i = ctx->nguards - 1; i >= 0; i--)
+    if (bwsc__guard_names(&ctx->guards[i], ref) &&
+        bwsc__once_covers(ctx->guards[i].then, arg))
+      return bwsc__xstrdup(ctx->guard_keys[i]);
+  return NULL;
+}
+
 static int arg_desc(visit_ctx *ctx, CXCursor arg, const bwsc__value *value,
                     bwsc__arg_desc *out) {
   CXCursor peeled = bwsc__peel(arg);
   enum CXCursorKind kind = clang_getCursorKind(peeled);
   if (kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr) {
+    out->key = guarded_key(ctx, arg);
+    if (out->key) {
+      out->plain = 1;
+      out->text = bwsc__known_text(ctx->tu, ctx->func, arg);
+      return 1;
+    }
     out->key = bwsc__desc_key(clang_getCursorReferenced(peeled));
     out->plain = bwsc__is_plain_ref(arg);
     if (out->key && out->plain)
@@ -604,6 +631,37 @@ static void record_return(visit_ctx *ctx, CXCursor ret) {
   free(slot);
 }
 
+/* An equality guard (parse_guard.h): its branch's own slot, which every
+ * slot it compares with stores into (so it is non-blocking when they all
+ * are), named "<function USR>#eq<offset of the if>". */
+static void record_guard(visit_ctx *ctx, CXCursor if_stmt) {
+  bwsc__guard *g = &ctx->guards[ctx->nguards];
+  if (!ctx->func_usr || ctx->nguards >= MAX_GUARDS ||
+      !bwsc__guard_of(ctx->tu, if_stmt, g))
+    return;
+  unsigned offset = 0;
+  clang_getExpansionLocation(clang_getCursorLocation(if_stmt), NULL, NULL, NULL,
+                             &offset);
+  char *key = bwsc__xasprintf("%s#eq%u", ctx->func_usr, offset);
+  bwsc__tu_facts *facts = ctx->facts;
+  for (int i = 0; i < g->nkeys; i++) {
+    bwsc__desc_flow *flow =
+        BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
+    flow->to = bwsc__xstrdup(key);
+    flow->from = g->keys[i];
+    flow->local = 1;
+    g->keys[i] = NULL;
+  }
+  g->nkeys = 0;
+  ctx->guard_keys[ctx->nguards++] = key;
+}
+
+static void drop_guards(visit_ctx *ctx) {
+  for (int i = 0; i < ctx->nguards; i++)
+    free(ctx->guard_keys[i]);
+  ctx->nguards = 0;
+}
+
 /* The child's branches of a fork() that `stmt` holds (parse_fork.h). */
 static void record_forks(visit_ctx *ctx, CXCursor stmt) {
   if (ctx->func_usr)
@@ -645,6 +703,7 @@ static enum CXChildVisitResult body_visitor(CXCursor cursor, CXCursor parent,
   case CXCursor_IfStmt:
     bwsc__once_region(ctx->tu, cursor, ctx->func, &ctx->once);
     record_forks(ctx, cursor);
+    record_guard(ctx, cursor);
     break;
   case CXCursor_SwitchStmt:
   case CXCursor_CompoundStmt:
@@ -686,6 +745,7 @@ static enum CXChildVisitResult top_visitor(CXCursor cursor, CXCursor parent,
       ctx->func_usr = ctx->facts->funcs[ctx->func_index].usr;
       ctx->func = cursor;
       ctx->nforks = 0;
+      drop_guards(ctx);
     }
     /* Prototypes are walked too, for their annotate attributes; calls can
      * only appear in bodies, so func_usr stays NULL there. */
@@ -818,6 +878,7 @@ void bwsc__parser_parse(bwsc__parser *parser, const bwsc__tu_input *input,
   bwsc__strmap_free(&ctx.scanned);
   bwsc__strmap_free(&ctx.record_by_usr);
   free(ctx.result_desc);
+  drop_guards(&ctx);
   for (size_t i = 0; i < ctx.nscanned; i++)
     free(ctx.scanned_keys[i]);
   free(ctx.scanned_keys);

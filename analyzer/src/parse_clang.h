@@ -64,6 +64,9 @@ int bwsc__is_assignment(CXTranslationUnit tu, CXCursor binop);
 /* 1 when a binary operator is `==` (its operator token, not a macro's). */
 int bwsc__is_equality(CXTranslationUnit tu, CXCursor binop);
 
+/* 1 when a binary operator's operator token is `spelling` ("||"). */
+int bwsc__binop_is(CXTranslationUnit tu, CXCursor binop, const char *spelling);
+
 /* What a binary operator passed as an argument says about descriptors:
  * the bits of an OR with constant operands (`flags | O_NONBLOCK`), or for
  * `x & C` (either order) with x an integer variable, field or parameter

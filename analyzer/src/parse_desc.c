@@ -122,14 +122,31 @@ static int is_file_pointer(CXType type) {
   return file;
 }
 
+/* `struct _G...InputStream` or `struct _G...OutputStream`: a GIO stream
+ * class, whose constructor may say it never waits (a memory stream). */
+static int is_stream_struct(const char *name) {
+  static const char *const ends[] = {"InputStream", "OutputStream", NULL};
+  size_t len = strlen(name);
+  if (strncmp(name, "struct _G", 9) != 0)
+    return 0;
+  for (size_t i = 0; ends[i]; i++) {
+    size_t n = strlen(ends[i]);
+    if (len >= 9 + n && strcmp(name + len - n, ends[i]) == 0)
+      return 1;
+  }
+  return 0;
+}
+
 /* An object whose blocking mode is its own (GIO's `GSocket *`: its
  * descriptor is always O_NONBLOCK, and g_socket_set_blocking says whether
- * its calls wait), or a `GSource *`, whose callback is a readiness
+ * its calls wait; a GIO stream, which a memory stream's constructor makes
+ * one that never waits), or a `GSource *`, whose callback is a readiness
  * callback when a socket's source made it: tracked like descriptors. */
 static int is_object_pointer(CXType type) {
   char *name = pointee_name(type);
-  int object = name && (!strcmp(name, "struct _GSocket") ||
-                        !strcmp(name, "struct _GSource"));
+  int object =
+      name && (!strcmp(name, "struct _GSocket") ||
+               !strcmp(name, "struct _GSource") || is_stream_struct(name));
   free(name);
   return object;
 }
@@ -201,10 +218,14 @@ int bwsc__is_assignment(CXTranslationUnit tu, CXCursor binop) {
   return strcmp(op, "=") == 0;
 }
 
-int bwsc__is_equality(CXTranslationUnit tu, CXCursor binop) {
+int bwsc__binop_is(CXTranslationUnit tu, CXCursor binop, const char *spelling) {
   char op[4];
   operator_of(tu, binop, op, sizeof(op));
-  return strcmp(op, "==") == 0;
+  return strcmp(op, spelling) == 0;
+}
+
+int bwsc__is_equality(CXTranslationUnit tu, CXCursor binop) {
+  return bwsc__binop_is(tu, binop, "==");
 }
 
 /* A constant operand's value, or the bits of a nested OR (through

@@ -4,8 +4,9 @@
  * its callback is called for, not a read of another descriptor; GSocket
  * objects in non-blocking mode (gsocket.c) and the callbacks of GSocket
  * sources, through every way GLib sets a source's callback and a
- * program's wrappers of them (gsource.c); and --list-rules shows the
- * ready: rules of each shape.
+ * program's wrappers of them (gsource.c); memory streams, which never
+ * wait, also behind an equality guard (gstream.c); and --list-rules shows
+ * the ready: rules of each shape.
  *
  * Invariant: the fixtures say what they expect on the line itself (see
  * marked.h): "expect" must be a warning, "not reported" must not.
@@ -53,6 +54,17 @@ test_gsocket_source_callbacks_are_readiness_callbacks(void **state) {
   assert_int_equal(status, 1);
 }
 
+/* A memory stream's calls, on the variable its constructor's result is
+ * stored in or on one an if tests equal to such streams. */
+static void test_memory_streams_never_wait(void **state) {
+  (void)state;
+  const char *files[] = {"gstream.c", NULL};
+  int status;
+  assert_int_equal(
+      marked_mismatches(BLOCKSCAN_EXE, READY, files, NULL, &status), 0);
+  assert_int_equal(status, 1);
+}
+
 static void test_list_rules_shows_ready_rules(void **state) {
   (void)state;
   const char *argv[] = {BLOCKSCAN_EXE, "--rules", "own.rules", "--list-rules",
@@ -81,6 +93,7 @@ int main(void) {
       cmocka_unit_test(test_own_registration_function_declared_ready_by_rule),
       cmocka_unit_test(test_gsocket_in_nonblocking_mode),
       cmocka_unit_test(test_gsocket_source_callbacks_are_readiness_callbacks),
+      cmocka_unit_test(test_memory_streams_never_wait),
       cmocka_unit_test(test_list_rules_shows_ready_rules),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,7 +13,8 @@ no _async/_finish suffix) and not one of the EXCLUDED kinds below, which take
 a GCancellable without waiting for anything. A gboolean parameter named
 `blocking` and a gint64 `timeout` become unless= conditions (FALSE, 0: the
 call does not wait), and so does a GSocket in non-blocking mode for the
-socket calls that honour it (SOCKET_MODE).
+socket calls that honour it (SOCKET_MODE), and a stream that never waits (a
+memory stream) for the stream calls (STREAM_MODE).
 
 usage: gen-gio-rules.py [--check] [GIO_INCLUDE_DIR]
        (default /usr/include/glib-2.0/gio; --check exits 1 when the block
@@ -41,6 +42,13 @@ SOCKET_MODE = {
     "g_socket_receive_message", "g_socket_receive_messages", "g_socket_send",
     "g_socket_send_message", "g_socket_send_messages", "g_socket_send_to",
 }
+
+# The calls on a GInputStream or GOutputStream itself: they never wait on a
+# stream that never does (a memory stream, whose constructors are
+# nonblocking: rules of the hand-written part). A splice also reads its
+# source stream, which may wait.
+STREAM_MODE = re.compile(r"^g_(input|output)_stream_")
+STREAM_SPLICE = "g_output_stream_splice"
 
 # Prefixes and parts of names that take a GCancellable but never wait: the
 # cancellable itself, task and async-result plumbing, sources and monitors
@@ -144,6 +152,9 @@ def block(include_dir):
             elif re.fullmatch(r"gint64\s+timeout(_us)?", param):
                 line += f' unless="arg{index} is 0"'
         if name in SOCKET_MODE and re.fullmatch(r"GSocket\s*\*\s*socket", params[0]):
+            line += ' unless="arg0 is nonblocking-object"'
+        elif (STREAM_MODE.match(name) and not name.startswith(STREAM_SPLICE)
+              and re.fullmatch(r"G(Input|Output)Stream\s*\*\s*stream", params[0])):
             line += ' unless="arg0 is nonblocking-object"'
         lines.append(line)
     head = [BEGIN,

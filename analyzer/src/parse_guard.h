@@ -1,0 +1,33 @@
+/* parse_guard.h - the parser's view of an equality guard: in the
+ * then-branch of `if (v == a || v == b)`, the variable v holds a or b, so
+ * a descriptor or object argument v there is one of theirs (GLib's
+ * gsubprocess.c writes `source` only after `source == state->stdout_buf
+ * || source == state->stderr_buf`, two memory streams).
+ *
+ * Invariant: only the parser's files include this (libclang types).
+ */
+#ifndef BLOCKSCAN_PARSE_GUARD_H
+#define BLOCKSCAN_PARSE_GUARD_H
+
+#include "parse_clang.h"
+
+#define BWSC__GUARD_MAX_KEYS 4
+
+typedef struct bwsc__guard {
+  CXSourceRange then;               /* where v holds one of the keys' values */
+  CXCursor var;                     /* v: a local variable or a parameter */
+  char *keys[BWSC__GUARD_MAX_KEYS]; /* the slots compared with (owned) */
+  int nkeys;
+} bwsc__guard;
+
+/* For an if statement: 1 and *out when its condition is `v == e` or an
+ * `||` of such tests of one v (either way round, at most
+ * BWSC__GUARD_MAX_KEYS), v a local variable (not static) or a parameter,
+ * each e a variable, field or parameter with a descriptor key
+ * (bwsc__desc_key). A write to v inside the branch is not looked for. */
+int bwsc__guard_of(CXTranslationUnit tu, CXCursor if_stmt, bwsc__guard *out);
+
+/* 1 when `ref` (what an argument names) is the guard's v. */
+int bwsc__guard_names(const bwsc__guard *guard, CXCursor ref);
+
+#endif /* BLOCKSCAN_PARSE_GUARD_H */
