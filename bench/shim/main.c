@@ -22,7 +22,11 @@
  * 100 times by one of its tests) and prints "fork.ms MS", per child;
  * `bw_bench_shim N sites` makes one 100 us usleep from each of N (at most
  * 20) distinct call sites on the "work-0" thread and prints nothing: the
- * report's cost at exit is what the bench times.
+ * report's cost at exit is what the bench times;
+ * `bw_bench_shim N itemfn` makes the same calls on a thread named "itemw-0"
+ * inside bench_item_run (an item of a hand-written pool when the shim runs
+ * with worker_name=itemw-*:item_fn=bench_item_*, which tells items apart by
+ * their call chain) and prints the "itemfn.*" lines only.
  * Exit status 1 when libc cannot be found (nothing is printed then) or the
  * runtime's pool could not be made.
  */
@@ -139,6 +143,20 @@ static void *worker(void *arg) {
   (void)arg;
   pthread_setname_np(pthread_self(), "work-0");
   run_all("worker");
+  return NULL;
+}
+
+/* A hand-written pool's item: the shim finds bench_item_run in the chain
+ * of each call (item_fn=bench_item_*). */
+static __attribute__((noinline)) void bench_item_run(void) {
+  run_all("itemfn");
+  __asm__ volatile("" ::: "memory"); /* not a tail call */
+}
+
+static void *item_worker(void *arg) {
+  (void)arg;
+  pthread_setname_np(pthread_self(), "itemw-0");
+  bench_item_run();
   return NULL;
 }
 
@@ -286,6 +304,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   setvbuf(stdout, NULL, _IOLBF, 0);
+  if (argc > 2 && strcmp(argv[2], "itemfn") == 0) {
+    pthread_t th;
+    pthread_create(&th, NULL, item_worker, NULL);
+    pthread_join(th, NULL);
+    return 0;
+  }
   run_all("other");
   pthread_t th;
   pthread_create(&th, NULL, worker, NULL);

@@ -32,6 +32,8 @@ tests=${BENCH_SHIM_TESTS-runtime/test_runtime_pool runtime/test_runtime_task run
 # run on a runtime worker, which the runtime announces), lock=1 makes
 # mutexes wrapped; nothing is reported, so output cost is not measured.
 call_opts='worker_name=work-*:lock=1:report=none'
+# The itemfn rows: a hand-written pool's worker, its items told by item_fn.
+item_opts='worker_name=itemw-*:item_fn=bench_item_*:lock=1:report=none'
 run_opts='report=none'
 
 tmp=$(mktemp -d) || exit 1
@@ -84,6 +86,7 @@ echo "commit: $(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknow
 # ---- per call ------------------------------------------------------------
 for ((r = 1; r <= runs; r++)); do
   pair "$r" call "$call_opts" "$bin" "$iters"
+  pair "$r" call "$item_opts" "$bin" "$iters" itemfn
 done
 if ! grep -q '^call pool.mutex_pair ' "$tmp/native" ||
   ! grep -q '^call pool.mutex_pair ' "$tmp/shim"; then
@@ -95,7 +98,8 @@ echo "per call, ns (median of $runs processes; each figure itself the median of 
 printf '%-20s %8s %8s %8s   %10s %8s\n' measurement native shim diff 'libc-direct' 'diff'
 for name in other.poll_zero other.sched_yield other.mutex_pair \
   worker.poll_zero worker.sched_yield worker.mutex_pair \
-  pool.poll_zero pool.sched_yield pool.mutex_pair; do
+  pool.poll_zero pool.sched_yield pool.mutex_pair \
+  itemfn.poll_zero itemfn.sched_yield itemfn.mutex_pair; do
   n=$(col "$tmp/native" call "$name" 3)
   s=$(col "$tmp/shim" call "$name" 3)
   d=$(col "$tmp/shim" call "$name" 4)
@@ -104,6 +108,7 @@ for name in other.poll_zero other.sched_yield other.mutex_pair \
 done
 echo "(other: the main thread; worker: a thread worker_name makes a worker; pool: an"
 echo " item on a worker of a bundled-runtime pool of two, whose other worker idles;"
+echo " itemfn: inside an item of a hand-written pool, told by item_fn=bench_item_*;"
 echo " native/shim: the call through its symbol, in a native and a preloaded process;"
 echo " libc-direct: the same call straight to libc in the preloaded process, and the"
 echo " shim's figure minus it - a baseline measured in the same process, batches alternating)"
