@@ -20,17 +20,19 @@
  *    are (foreign_thpool.c).
  *  - A full cache (PCS addresses) still gives the right verdict: an
  *    address it has no room for is symbolized at each call that meets it.
+ *  - The verdict is a function of the frames up to *last alone: sites.c
+ *    unwinds once for it and the call's site key together, and keeps both
+ *    in its per-thread memo of chains, which serves a repeat only while
+ *    every one of those frames still lies where it did.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include "shim.h"
 
-#include <execinfo.h>
 #include <string.h>
 
 #define ITEM_FRAMES 32 /* frames looked at, nearest the call first */
-#define SHIM_FRAMES 8  /* room for the shim's and a sanitizer's own */
 #define PCS 4096
 #define INLINE_MAX 8 /* functions named at one address, inlined ones first */
 
@@ -103,14 +105,14 @@ static int pc_in_item(void *pc) {
   return v == 1;
 }
 
-int bwsh__item_call(void) {
-  void *raw[ITEM_FRAMES + SHIM_FRAMES];
-  int got = backtrace(raw, (int)(sizeof raw / sizeof raw[0]));
+int bwsh__item_chain(void *const *raw, int got, int *last) {
   int seen = 0;
+  *last = -1;
   for (int i = 0; i < got && seen < ITEM_FRAMES; i++) {
     if (bwsh__code_kind(raw[i]) == BW_CODE_INTERPOSER)
       continue; /* the shim's own frames, a sanitizer's interceptor */
     seen++;
+    *last = i;
     if (pc_in_item(raw[i]))
       return 1;
   }

@@ -221,6 +221,7 @@ typedef struct bwsh__call {
   /* The stack slot holding `caller` (the wrapper's return address), when
    * the wrapper called bwsh__call_begin itself; NULL: not known. */
   void *const *caller_slot;
+  uint64_t key; /* its site key, found with the item_fn verdict (0: none) */
 } bwsh__call;
 
 /* Begins / ends a counted call (see interpose.c for who calls them). Both
@@ -508,11 +509,21 @@ BWSH__HIDDEN int bwsh__thpool_own_call(void *caller);
 /* ---- items of a pool named by options (items.c) ------------------------- */
 
 /* With item_fn set, on a worker named by worker_name / worker_start: 1
- * when the calling blocking call is an item's (a function of its chain,
- * inlined or not, matches a glob of item_fn), 0 when it is the pool's own.
- * Unwinds; symbolizes only return addresses not seen before. Inside the
- * shim (depth raised). */
-BWSH__HIDDEN int bwsh__item_call(void);
+ * when the return addresses raw[0..got) (nearest the call first) are an
+ * item's (a function of the chain, inlined or not, matches a glob of
+ * item_fn), 0 when they are the pool's own. *last: the index of the last
+ * frame the verdict looked at (-1: none), which nothing past it changes.
+ * Symbolizes only return addresses not seen before. Inside the shim (depth
+ * raised). */
+BWSH__HIDDEN int bwsh__item_chain(void *const *raw, int got, int *last);
+/* bwsh__item_chain of the calling blocking call's chain (sites.c): fn
+ * made from caller, the wrapper's return address lying at caller_slot
+ * (NULL: not known). Also stores the call's site key into *key (0: none
+ * found, bwsh__site_add makes it), from the same unwind; a repeat from
+ * the same chain of this thread takes both from a memo, unwinding
+ * nothing. */
+BWSH__HIDDEN int bwsh__item_call(int fn, void *caller, void *const *caller_slot,
+                                 uint64_t *key);
 
 /* ---- the runtime bridge (bridge.c) --------------------------------------- */
 
@@ -544,9 +555,11 @@ BWSH__HIDDEN int bwsh__pool_notify(int p, int blocked);
  * captures its caller chain (backtrace, the expensive part); the later ones
  * only count, so a site's chain is the first one seen there. caller_slot:
  * where on the stack the wrapper's return address lies (bwsh__call), or
- * NULL; it only spares a walk of the shim's frames to find it. */
+ * NULL; it only spares a walk of the shim's frames to find it. key: the
+ * call's site key when bwsh__item_call found it, else 0. */
 BWSH__HIDDEN int bwsh__site_add(int fn, void *caller, void *const *caller_slot,
-                                uint64_t count, uint64_t blocked_ns);
+                                uint64_t key, uint64_t count,
+                                uint64_t blocked_ns);
 /* The first frame of site i (the program's own line that made the call),
  * or fallback when i is no ready site. */
 BWSH__HIDDEN void *bwsh__site_frame0(int i, void *fallback);

@@ -18,6 +18,11 @@
  *    that slot still holds it (chain_memo below; x86-64 only, elsewhere
  *    every such call unwinds). A memo never changes which key a call gets,
  *    only whether finding it took an unwind.
+ *  - With item_fn, the call's verdict (items.c) and its key come from one
+ *    unwind (bwsh__item_call), and a repeat from the same chain, checked
+ *    frame by frame up to the frame the verdict rests on, takes both from
+ *    a per-thread memo (item_memo below; x86-64 only, elsewhere one
+ *    backtrace per call serves both).
  *  - A slot is claimed once with a compare-and-swap of its key and then
  *    only counted with relaxed atomic adds. The claimer captures the
  *    caller chain (backtrace, ~1 us) once, before it publishes `ready`;
@@ -105,14 +110,13 @@ int bwsh__capture_frames(void **frames, int n) {
   return k;
 }
 
-/* The chain from the first frame outside the system libraries (the
- * shim's own frames are never in it): at most n frames into frames, the
+/* The chain in raw[0..got) (the shim's own frames left out) from the
+ * first frame outside the system libraries: at most n frames into frames, the
  * library frame nearest above the first one into *via (NULL: none; an
  * interposer's frame is never one). When every frame is a library's, the
  * chain is kept as it is. */
-static int capture_user_frames(void **frames, int n, void **via) {
-  void *raw[BW_SITE_FRAMES + 16];
-  int got = bwsh__capture_frames(raw, (int)(sizeof raw / sizeof raw[0]));
+static int user_frames(void *const *raw, int got, void **frames, int n,
+                       void **via) {
   int first = 0;
   *via = NULL;
   for (; first < got; first++) {
@@ -136,6 +140,13 @@ static int capture_user_frames(void **frames, int n, void **via) {
   for (int i = first; i < got && k < n; i++)
     frames[k++] = raw[i];
   return k;
+}
+
+/* user_frames of this call's chain, unwound now. */
+static int capture_user_frames(void **frames, int n, void **via) {
+  void *raw[BW_SITE_FRAMES + 16];
+  int got = bwsh__capture_frames(raw, (int)(sizeof raw / sizeof raw[0]));
+  return user_frames(raw, got, frames, n, via);
 }
 
 static uint64_t hash_site(int fn, const void *frame, const void *user) {
@@ -325,6 +336,126 @@ static void memo_record(int fn, void *caller, const void *parent,
 }
 #endif
 
+#if BWSH__CHAIN_MEMO
+/* The memo of item verdicts (item_fn): a call's verdict is a function of
+ * its frames up to the last one bwsh__item_chain looked at, and its site
+ * key of its first two, so a way keeps, for each of those frames from the
+ * helper's on, where its return address lay, that address and (when its
+ * rbp lay inside its frame: one sized at run time may keep a frame pointer
+ * there) the rbp its callee saved next to it. A repeat is served only
+ * while every one of them still holds: by the argument of chain_memo,
+ * frame by frame, each read is of a live frame and the chain is the one
+ * the unwind saw, so an idle wait and an item's wait that share their
+ * nearest frames still part where their chains part. A frame whose rbp
+ * its callee did not save next to the return address (most code built
+ * without frame pointers keeps none there) ends what can be checked: a
+ * verdict that needs frames past it is not kept, and such a call unwinds
+ * each time, once for the verdict and its key. */
+enum { ITEM_WAYS = 4, ITEM_WALK = 48 };
+
+typedef struct item_memo {
+  void *caller; /* NULL: a free way */
+  int fn, n, in_item;
+  uint64_t key;
+  void *const *slot[ITEM_WALK];
+  void *pc[ITEM_WALK];
+  void *fp[ITEM_WALK]; /* NULL: not checked */
+} item_memo;
+
+static BWSH__TLS __thread struct {
+  item_memo way[ITEM_WAYS];
+  unsigned next;
+} item_memos;
+
+/* One unwind: each frame's return address, stack pointer at its call and
+ * rbp there, nearest the call first (the shim's own frames included). */
+typedef struct item_walk {
+  int got;
+  void *ip[ITEM_WALK];
+  uintptr_t sp[ITEM_WALK], fp[ITEM_WALK];
+} item_walk;
+
+static _Unwind_Reason_Code item_step(struct _Unwind_Context *ctx, void *arg) {
+  item_walk *w = arg;
+  uintptr_t ip = _Unwind_GetIP(ctx);
+  if (ip == 0 || w->got == ITEM_WALK)
+    return _URC_END_OF_STACK;
+  w->ip[w->got] = (void *)ip;
+  w->sp[w->got] = _Unwind_GetCFA(ctx);
+  w->fp[w->got] = _Unwind_GetGR(ctx, 6); /* DWARF register 6: rbp */
+  w->got++;
+  return _URC_NO_REASON;
+}
+
+__attribute__((no_sanitize_address)) static int
+item_memo_find(int fn, void *caller, void *const *ret_slot, uint64_t *key,
+               int *in_item) {
+  if (ret_slot == NULL || memos.busy)
+    return 0;
+  memos.busy = 1;
+  atomic_signal_fence(memory_order_seq_cst);
+  int hit = 0;
+  for (int w = 0; w < ITEM_WAYS && !hit; w++) {
+    const item_memo *m = &item_memos.way[w];
+    if (m->caller != caller || m->slot[0] != ret_slot || m->fn != fn)
+      continue;
+    int i = 0;
+    while (i < m->n && *m->slot[i] == m->pc[i] &&
+           (m->fp[i] == NULL || m->slot[i][-1] == m->fp[i]))
+      i++;
+    if (i < m->n)
+      continue;
+    *key = m->key;
+    *in_item = m->in_item;
+    hit = 1;
+  }
+  atomic_signal_fence(memory_order_seq_cst);
+  memos.busy = 0;
+  return hit;
+}
+
+/* Keeps the verdict of walk w (in_item, decided at frame `last`) and its
+ * key, when the frames it rests on can be checked (see above). */
+__attribute__((no_sanitize_address)) static void
+item_memo_record(int fn, void *caller, void *const *ret_slot,
+                 const item_walk *w, int last, uint64_t key, int in_item) {
+  if (ret_slot == NULL || memos.busy)
+    return;
+  int s0 = 0;
+  while (s0 < w->got && (uintptr_t)w->ip[s0] >= self_lo &&
+         (uintptr_t)w->ip[s0] < self_hi)
+    s0++;
+  if (s0 == w->got || w->ip[s0] != caller ||
+      w->sp[s0] - sizeof(void *) != (uintptr_t)ret_slot)
+    return;
+  int need = last > s0 + 1 ? last : s0 + 1; /* the key's two frames */
+  if (need >= w->got)
+    need = w->got - 1;
+  memos.busy = 1;
+  atomic_signal_fence(memory_order_seq_cst);
+  item_memo m = {.caller = caller, .fn = fn, .in_item = in_item, .key = key};
+  int ok = 1;
+  for (int i = s0; i <= need && ok; i++) {
+    void *const *slot = (void *const *)(w->sp[i] - sizeof(void *));
+    ok = *slot == w->ip[i];
+    if (ok && i < need) { /* the next frame's slot rests on this one's CFA */
+      uintptr_t cfa = w->sp[i + 1];
+      ok = cfa > w->sp[i] && cfa - w->sp[i] <= 65536;
+      if (ok && w->fp[i] >= w->sp[i] && w->fp[i] < cfa) {
+        ok = (uintptr_t)slot[-1] == w->fp[i];
+        m.fp[m.n] = (void *)w->fp[i];
+      }
+    }
+    m.slot[m.n] = slot;
+    m.pc[m.n++] = w->ip[i];
+  }
+  if (ok)
+    item_memos.way[item_memos.next++ % ITEM_WAYS] = m;
+  atomic_signal_fence(memory_order_seq_cst);
+  memos.busy = 0;
+}
+#endif
+
 static inline __attribute__((always_inline)) void
 key_of(int fn, void *caller, void *const *slot, int unwind, site_key *k) {
   const void *user = bwsh__self.item_fn;
@@ -351,6 +482,50 @@ key_of(int fn, void *caller, void *const *slot, int unwind, site_key *k) {
   k->key = hash_site(fn, caller, user);
   if (memo && k->nchain > 1 && caller == passed)
     memo_record(fn, caller, user, ret_slot, k->key);
+}
+
+/* The verdict on the chain raw[0..got) (the shim's frames included) and,
+ * on a worker named by options with no foreign item function, the key
+ * key_of would give it (0 else: bwsh__site_add makes one). */
+static int item_of_chain(int fn, void *caller, void *const *raw, int got,
+                         uint64_t *key, int *last) {
+  int in_item = bwsh__item_chain(raw, got, last);
+  *key = 0;
+  if (bwsh__self.item_fn == NULL) {
+    void *own[BW_SITE_FRAMES + 16], *chain[2], *via;
+    int k = 0; /* what bwsh__capture_frames would keep */
+    for (int i = 0; i < got && i < BW_SITE_FRAMES + 16; i++)
+      if ((uintptr_t)raw[i] < self_lo || (uintptr_t)raw[i] >= self_hi)
+        own[k++] = raw[i];
+    int n = user_frames(own, k, chain, 2, &via);
+    *key = hash_site(fn, n > 0 ? chain[0] : caller, n > 1 ? chain[1] : NULL);
+  }
+  return in_item;
+}
+
+int bwsh__item_call(int fn, void *caller, void *const *caller_slot,
+                    uint64_t *key) {
+  int last;
+#if BWSH__CHAIN_MEMO
+  /* As key_of: the memo serves a caller in the program's code only. */
+  void *const *ret_slot = NULL;
+  if (bwsh__code_kind(caller) == BW_CODE_PROGRAM)
+    ret_slot = caller_slot && *caller_slot == caller ? caller_slot
+                                                     : wrapper_ret_slot(caller);
+  int in_item;
+  if (item_memo_find(fn, caller, ret_slot, key, &in_item))
+    return in_item;
+  item_walk w = {.got = 0};
+  _Unwind_Backtrace(item_step, &w);
+  in_item = item_of_chain(fn, caller, w.ip, w.got, key, &last);
+  item_memo_record(fn, caller, ret_slot, &w, last, *key, in_item);
+  return in_item;
+#else
+  (void)caller_slot;
+  void *raw[48];
+  int got = backtrace(raw, (int)(sizeof raw / sizeof raw[0]));
+  return item_of_chain(fn, caller, raw, got, key, &last);
+#endif
 }
 
 static void fill_site(site *s, int fn, void *caller, const site_key *k) {
@@ -391,10 +566,17 @@ static inline void count_at(site *s, uint64_t count, uint64_t blocked_ns) {
 
 /* bwsh__site_add past the last site: the key, the probe, a claim. */
 static __attribute__((noinline)) int
-site_add_keyed(int fn, void *caller, void *const *caller_slot, uint64_t count,
-               uint64_t blocked_ns, const void *user, int by_chain) {
+site_add_keyed(int fn, void *caller, void *const *caller_slot, uint64_t key,
+               uint64_t count, uint64_t blocked_ns, const void *user,
+               int by_chain) {
   site_key k;
-  key_of(fn, caller, caller_slot, 0, &k);
+  if (key) { /* found with the item_fn verdict */
+    k.key = key;
+    k.nchain = -1;
+    k.via = NULL;
+  } else {
+    key_of(fn, caller, caller_slot, 0, &k);
+  }
   int rescanned = 0;
   for (unsigned probe = 0; probe < BW_MAX_SITES; probe++) {
     site *s = &sites[(k.key + probe) % BW_MAX_SITES];
@@ -438,7 +620,7 @@ site_add_keyed(int fn, void *caller, void *const *caller_slot, uint64_t count,
   return -1;
 }
 
-int bwsh__site_add(int fn, void *caller, void *const *caller_slot,
+int bwsh__site_add(int fn, void *caller, void *const *caller_slot, uint64_t key,
                    uint64_t count, uint64_t blocked_ns) {
   const void *user = bwsh__self.item_fn;
   int by_chain = user == NULL && bwsh__self.classified_by_option;
@@ -451,7 +633,7 @@ int bwsh__site_add(int fn, void *caller, void *const *caller_slot,
     count_at(&sites[i], count, blocked_ns);
     return i;
   }
-  return site_add_keyed(fn, caller, caller_slot, count, blocked_ns, user,
+  return site_add_keyed(fn, caller, caller_slot, key, count, blocked_ns, user,
                         by_chain);
 }
 

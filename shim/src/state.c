@@ -407,7 +407,7 @@ static void fail_now(bwsh__call *c) {
     else
       bwsh__log("    #%d %p in %s", i, frames[i], sym.function);
   }
-  bwsh__site_add(c->fn, site_caller(c), c->caller_slot, 1, 0);
+  bwsh__site_add(c->fn, site_caller(c), c->caller_slot, c->key, 1, 0);
   bwsh__slot *s = bwsh__slot_get();
   slot_add(s, &s->calls_worker, 1);
   bwsh__report_final(BW_WHY_FAIL);
@@ -468,6 +468,7 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
   c->fn = fn;
   c->caller = caller;
   c->caller_slot = NULL;
+  c->key = 0;
   c->worker = 0;
   c->compensated = 0;
   if (bwsh__self.kind == BW_THREAD_UNKNOWN ||
@@ -521,9 +522,13 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
     return;
   }
   /* A worker named by options, told its items by item_fn: a call outside
-   * every item function is the pool's own (its idle wait). */
+   * every item function is the pool's own (its idle wait). The verdict's
+   * unwind (or memo) gives the site key too. */
+  if (bwsh__self.classified_by_option) /* sites.c's memo wants the slot */
+    c->caller_slot = slot_above(__builtin_frame_address(0), caller);
   if (__builtin_expect(bwsh__self.classified_by_option != 0, 0) &&
-      bwsh__opt.item_fn[0] && !on_loop && !bwsh__item_call()) {
+      bwsh__opt.item_fn[0] && !on_loop &&
+      !bwsh__item_call(fn, caller, c->caller_slot, &c->key)) {
     bwsh__pool_idle_wait(bwsh__self.pool);
     c->start_ns = 0;
     errno = saved;
@@ -540,11 +545,9 @@ void bwsh__call_begin(bwsh__call *c, int fn, void *caller) {
    * report must hold exactly the first call) only once it returned. */
   c->counted_early = bwsh__policy_counts_at_begin();
   c->site = -1;
-  if (bwsh__self.classified_by_option) /* sites.c's memo wants the slot */
-    c->caller_slot = slot_above(__builtin_frame_address(0), caller);
   if (c->counted_early) {
     slot_add(s, &s->calls_worker, 1);
-    c->site = bwsh__site_add(fn, site_caller(c), c->caller_slot, 1, 0);
+    c->site = bwsh__site_add(fn, site_caller(c), c->caller_slot, c->key, 1, 0);
   }
   c->start_ns = bwsh__now_ns();
   bwsh__self.blocked_pool = c->pool;
@@ -578,7 +581,8 @@ void bwsh__call_end(bwsh__call *c) {
     record = 1;
     slot_add(s, &s->calls_worker, 1);
     slot_add(s, &s->blocked_ns_worker, dur);
-    site = bwsh__site_add(c->fn, site_caller(c), c->caller_slot, 1, dur);
+    site =
+        bwsh__site_add(c->fn, site_caller(c), c->caller_slot, c->key, 1, dur);
   }
   if (record && c->worker == 2)
     bwsh__loop_call_counted(dur);

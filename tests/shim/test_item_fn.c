@@ -258,6 +258,56 @@ static void test_item_fn_bad_values_are_named(void **state) {
   json_decref(j);
 }
 
+/* The sites of fn: how many there are. */
+static int sites_of(json_t *j, const char *fn) {
+  int n = 0;
+  size_t i;
+  json_t *s;
+  json_array_foreach(json_object_get(j, "call_sites"), i, s) n +=
+      strcmp(str(s, "function"), fn) == 0;
+  return n;
+}
+
+/* The memo of item verdicts (itemmemo_target.c): one helper chain reached
+ * from the idle loop and from an item by turns, at the same stack depth,
+ * gets each call's own verdict; and two items calling the helper stay two
+ * sites. */
+static void expect_memo_right(const char *target) {
+  enum { ROUNDS = 2000 };
+  char report[512];
+  shim_tmpfile(report, sizeof report, "itemmemo.json");
+  char *argv[] = {(char *)target, NULL};
+  char *env[] = {
+      shim_fmt("BLOCKWATCH_OPTIONS=report=json:report_path=%s:frames=8:" POOL
+               ",item_fn=job_*",
+               report),
+      NULL};
+  shim_result res;
+  assert_int_equal(shim_run(argv, env, 1, 60, &res), 0);
+  if (!res.exited || res.status != 0)
+    fail_msg("%s: status %d\n%s", target, res.status, res.err);
+  assert_int_equal(shim_out_value(res.out, "rounds"), ROUNDS);
+  /* The hard case is there: the idle and the item's call alike up to the
+   * frame that tells them apart. */
+  assert_int_equal(shim_out_value(res.out, "same_sp"), ROUNDS);
+  shim_result_free(&res);
+  json_t *j = shim_load_json(report);
+  assert_non_null(j);
+  assert_int_equal(shim_calls(j, "on_workers"), 2 * ROUNDS);
+  assert_int_equal(count_in(j, "sched_yield", "job_tick"), ROUNDS);
+  assert_int_equal(count_in(j, "sched_yield", "job_two"), ROUNDS);
+  assert_int_equal(count_in(j, "sched_yield", "idle_tick"), 0);
+  assert_int_equal(sites_of(j, "sched_yield"), 2);
+  assert_int_equal(pool_num(j, "idle_waits"), ROUNDS);
+  json_decref(j);
+}
+
+static void test_item_fn_memo_tells_idle_from_item(void **state) {
+  (void)state;
+  expect_memo_right(ITEMMEMO_TARGET);
+  expect_memo_right(ITEMMEMO_TARGET_O2);
+}
+
 /* The wrapper's --item-fn, as --worker-name; a missing value is a usage
  * error (2). */
 static void test_wrapper_item_fn_flag(void **state) {
@@ -297,6 +347,7 @@ int main(void) {
       cmocka_unit_test(test_item_fn_finds_an_inlined_static_function),
       cmocka_unit_test(test_item_fn_peak_counts_workers_in_items),
       cmocka_unit_test(test_item_fn_on_a_stripped_program_counts_nothing),
+      cmocka_unit_test(test_item_fn_memo_tells_idle_from_item),
       cmocka_unit_test(test_item_fn_bad_values_are_named),
       cmocka_unit_test(test_wrapper_item_fn_flag),
   };
