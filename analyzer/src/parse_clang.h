@@ -96,6 +96,16 @@ int bwsc__desc_key_is_int(CXCursor ref);
  * object bwsc__desc_key tracks (a `GSocket *`, a `GSource *`). */
 int bwsc__desc_key_returned(CXCursor ref);
 
+/* A cursor's first three children, statements and expressions alike, and
+ * how many it has in all (the rest are not kept): the parsers' shape tests
+ * read an if's condition and branches, an operator's operands and a
+ * loop's parts through it. */
+typedef struct bwsc__kids {
+  CXCursor at[3];
+  int n;
+} bwsc__kids;
+bwsc__kids bwsc__kids_of(CXCursor cursor);
+
 /* Strips implicit conversions, parentheses and casts only. */
 CXCursor bwsc__strip_casts(CXCursor expr);
 

@@ -485,34 +485,33 @@ body_stmt_visitor(CXCursor cursor, CXCursor parent, CXClientData data) {
   return CXChildVisit_Continue;
 }
 
-/* A loop's first three children, statements and expressions alike. */
-typedef struct loop_kids {
-  CXCursor kids[3];
-  int n;
-} loop_kids;
-
 static enum CXChildVisitResult kids_visitor(CXCursor cursor, CXCursor parent,
                                             CXClientData data) {
   (void)parent;
-  loop_kids *kids = data;
+  bwsc__kids *kids = data;
   if (kids->n < 3)
-    kids->kids[kids->n] = cursor;
+    kids->at[kids->n] = cursor;
   kids->n++;
   return CXChildVisit_Continue;
+}
+
+bwsc__kids bwsc__kids_of(CXCursor cursor) {
+  bwsc__kids kids = {
+      {clang_getNullCursor(), clang_getNullCursor(), clang_getNullCursor()}, 0};
+  clang_visitChildren(cursor, kids_visitor, &kids);
+  return kids;
 }
 
 int bwsc__spin_loop(CXTranslationUnit tu, CXCursor loop, CXCursor *body_call,
                     CXCursor *cond) {
   /* While: condition, body. Do: body, condition. A while whose condition
    * declares a variable has three children: not a polling loop. */
-  loop_kids kids;
-  memset(&kids, 0, sizeof(kids));
-  clang_visitChildren(loop, kids_visitor, &kids);
+  bwsc__kids kids = bwsc__kids_of(loop);
   if (kids.n != 2)
     return BWSC__SPIN_NONE;
   int is_do = clang_getCursorKind(loop) == CXCursor_DoStmt;
-  *cond = kids.kids[is_do ? 1 : 0];
-  CXCursor body = kids.kids[is_do ? 0 : 1];
+  *cond = kids.at[is_do ? 1 : 0];
+  CXCursor body = kids.at[is_do ? 0 : 1];
   cond_scan scan = {tu, 0, 0};
   cond_visitor(*cond, loop, &scan);
   clang_visitChildren(*cond, cond_visitor, &scan);
@@ -830,14 +829,6 @@ typedef struct flag_walk {
   CXCursor func, var;
 } flag_walk;
 
-/* Up to three expression or statement children, in order. */
-static loop_kids kids_of(CXCursor cursor) {
-  loop_kids kids;
-  memset(&kids, 0, sizeof(kids));
-  clang_visitChildren(cursor, kids_visitor, &kids);
-  return kids;
-}
-
 /* Whether `stmt` may write `var` (or holds a label or case): the
  * conservative scan of find_def. */
 static int may_write(flag_walk *walk, CXCursor stmt, CXCursor var) {
@@ -1005,13 +996,13 @@ static int value_fx(flag_walk *walk, CXCursor rhs, int depth, flag_fx *out) {
   }
   enum CXCursorKind kind = clang_getCursorKind(expr);
   if (kind == CXCursor_ConditionalOperator && depth < 4) {
-    loop_kids kids = kids_of(expr);
+    bwsc__kids kids = bwsc__kids_of(expr);
     flag_fx yes, no;
     if (kids.n != 3 ||
-        value_fx(walk, kids.kids[1], depth + 1, &yes) != FX_KNOWN ||
-        value_fx(walk, kids.kids[2], depth + 1, &no) != FX_KNOWN)
+        value_fx(walk, kids.at[1], depth + 1, &yes) != FX_KNOWN ||
+        value_fx(walk, kids.at[2], depth + 1, &no) != FX_KNOWN)
       return FX_UNKNOWN;
-    return join_branches(walk, kids.kids[0], &yes, &no, out);
+    return join_branches(walk, kids.at[0], &yes, &no, out);
   }
   if (kind != CXCursor_BinaryOperator)
     return FX_UNKNOWN;
@@ -1040,18 +1031,17 @@ static int block_fx(flag_walk *walk, CXCursor block, int depth, flag_fx *out) {
 /* An if statement's effect: both branches write the local, each with
  * known bits, and the condition does not write it. */
 static int if_fx(flag_walk *walk, CXCursor stmt, int depth, flag_fx *out) {
-  loop_kids kids = kids_of(stmt);
+  bwsc__kids kids = bwsc__kids_of(stmt);
   flag_fx yes, no;
-  if (kids.n < 2 || kids.n > 3 || may_write(walk, kids.kids[0], walk->var))
+  if (kids.n < 2 || kids.n > 3 || may_write(walk, kids.at[0], walk->var))
     return FX_UNKNOWN;
-  int fx_yes = stmt_fx(walk, kids.kids[1], depth + 1, &yes);
-  int fx_no =
-      kids.n == 3 ? stmt_fx(walk, kids.kids[2], depth + 1, &no) : FX_NONE;
+  int fx_yes = stmt_fx(walk, kids.at[1], depth + 1, &yes);
+  int fx_no = kids.n == 3 ? stmt_fx(walk, kids.at[2], depth + 1, &no) : FX_NONE;
   if (fx_yes == FX_NONE && fx_no == FX_NONE)
     return FX_NONE;
   if (fx_yes != FX_KNOWN || fx_no != FX_KNOWN)
     return FX_UNKNOWN; /* one side keeps the earlier value: not read */
-  return join_branches(walk, kids.kids[0], &yes, &no, out);
+  return join_branches(walk, kids.at[0], &yes, &no, out);
 }
 
 static int stmt_fx(flag_walk *walk, CXCursor stmt, int depth, flag_fx *out) {

@@ -16,28 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct kids {
-  CXCursor at[3];
-  int n;
-} kids;
-
-static enum CXChildVisitResult kid_visitor(CXCursor cursor, CXCursor parent,
-                                           CXClientData data) {
-  (void)parent;
-  kids *k = data;
-  if (k->n < 3)
-    k->at[k->n] = cursor;
-  k->n++;
-  return CXChildVisit_Continue;
-}
-
-static kids kids_of(CXCursor cursor) {
-  kids k = {
-      {clang_getNullCursor(), clang_getNullCursor(), clang_getNullCursor()}, 0};
-  clang_visitChildren(cursor, kid_visitor, &k);
-  return k;
-}
-
 /* A call of fork() (through casts and parentheses). */
 static int is_fork_call(CXCursor expr) {
   CXCursor call = bwsc__strip_casts(expr);
@@ -68,7 +46,7 @@ static int fork_value(CXTranslationUnit tu, CXCursor expr, CXCursor *var) {
     return 1;
   if (clang_getCursorKind(e) != CXCursor_BinaryOperator)
     return 0;
-  kids k = kids_of(e);
+  bwsc__kids k = bwsc__kids_of(e);
   if (k.n != 2 || !is_fork_call(k.at[1]))
     return 0;
   *var = var_of(k.at[0]);
@@ -106,7 +84,7 @@ static CXCursor zero_test(CXTranslationUnit tu, CXCursor cond,
   enum CXCursorKind kind = clang_getCursorKind(c);
   if (kind != CXCursor_UnaryOperator && kind != CXCursor_BinaryOperator)
     return none;
-  kids k = kids_of(c);
+  bwsc__kids k = bwsc__kids_of(c);
   if (kind == CXCursor_UnaryOperator)
     return k.n == 1 && wanted(tu, k.at[0], data) && starts_with_not(tu, c)
                ? k.at[0]
@@ -139,7 +117,7 @@ static int is_var(CXTranslationUnit tu, CXCursor x, void *data) {
 /* `if (fork() == 0)`, `if ((pid = fork()) == 0)`, `if (!fork())`. */
 static int if_forks(CXTranslationUnit tu, CXCursor if_stmt,
                     CXSourceRange *region) {
-  kids k = kids_of(if_stmt);
+  bwsc__kids k = bwsc__kids_of(if_stmt);
   if (k.n < 2 ||
       clang_Cursor_isNull(zero_test(tu, k.at[0], is_fork_value, NULL)))
     return 0;
@@ -164,7 +142,7 @@ static enum CXChildVisitResult case_visitor(CXCursor cursor, CXCursor parent,
     return CXChildVisit_Break;
   }
   if (!s->found && kind == CXCursor_CaseStmt) {
-    kids k = kids_of(cursor);
+    bwsc__kids k = bwsc__kids_of(cursor);
     if (k.n >= 1 && is_zero(k.at[0])) {
       s->found = 1;
       s->begin = clang_getCursorLocation(cursor);
@@ -177,7 +155,7 @@ static enum CXChildVisitResult case_visitor(CXCursor cursor, CXCursor parent,
  * next label of the switch's body, or its end. */
 static int switch_forks(CXTranslationUnit tu, CXCursor sw,
                         CXSourceRange *region) {
-  kids k = kids_of(sw);
+  bwsc__kids k = bwsc__kids_of(sw);
   CXCursor var;
   if (k.n != 2 || !fork_value(tu, k.at[0], &var) ||
       clang_getCursorKind(k.at[1]) != CXCursor_CompoundStmt)
@@ -197,10 +175,10 @@ static int switch_forks(CXTranslationUnit tu, CXCursor sw,
 static CXCursor forked_into(CXTranslationUnit tu, CXCursor stmt) {
   CXCursor var = clang_getNullCursor();
   if (clang_getCursorKind(stmt) == CXCursor_DeclStmt) {
-    kids k = kids_of(stmt);
+    bwsc__kids k = bwsc__kids_of(stmt);
     if (k.n != 1 || clang_getCursorKind(k.at[0]) != CXCursor_VarDecl)
       return var;
-    kids init = kids_of(k.at[0]);
+    bwsc__kids init = bwsc__kids_of(k.at[0]);
     for (int i = 0; i < init.n && i < 3; i++)
       if (clang_isExpression(clang_getCursorKind(init.at[i])))
         return is_fork_call(init.at[i]) ? k.at[0] : var;
@@ -215,7 +193,7 @@ static CXCursor forked_into(CXTranslationUnit tu, CXCursor stmt) {
 static int chain_forks(CXTranslationUnit tu, CXCursor if_stmt, CXCursor var,
                        CXSourceRange *region) {
   for (int depth = 0; depth < 8; depth++) {
-    kids k = kids_of(if_stmt);
+    bwsc__kids k = bwsc__kids_of(if_stmt);
     if (k.n < 2)
       return 0;
     if (!clang_Cursor_isNull(zero_test(tu, k.at[0], is_var, &var))) {

@@ -10,27 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct two {
-  CXCursor at[2];
-  int n;
-} two;
-
-static enum CXChildVisitResult two_visitor(CXCursor cursor, CXCursor parent,
-                                           CXClientData data) {
-  (void)parent;
-  two *t = data;
-  if (t->n < 2)
-    t->at[t->n] = cursor;
-  t->n++;
-  return CXChildVisit_Continue;
-}
-
-static two operands(CXCursor binop) {
-  two t = {{clang_getNullCursor(), clang_getNullCursor()}, 0};
-  clang_visitChildren(binop, two_visitor, &t);
-  return t;
-}
-
 /* The declaration an operand names (through casts): a variable, field or
  * parameter; else a null cursor. */
 static CXCursor named(CXCursor expr) {
@@ -65,7 +44,7 @@ static int tests(CXTranslationUnit tu, CXCursor cond, bwsc__guard *g,
   if (depth > BWSC__GUARD_MAX_KEYS ||
       clang_getCursorKind(c) != CXCursor_BinaryOperator)
     return 0;
-  two t = operands(c);
+  bwsc__kids t = bwsc__kids_of(c);
   if (t.n != 2)
     return 0;
   CXCursor l = named(t.at[0]), r = named(t.at[1]);
@@ -97,7 +76,7 @@ static int tests(CXTranslationUnit tu, CXCursor cond, bwsc__guard *g,
 }
 
 int bwsc__guard_of(CXTranslationUnit tu, CXCursor if_stmt, bwsc__guard *out) {
-  two t = operands(if_stmt);
+  bwsc__kids t = bwsc__kids_of(if_stmt);
   memset(out, 0, sizeof(*out));
   out->var = clang_getNullCursor();
   if (t.n < 2 || !tests(tu, t.at[0], out, 0)) {
