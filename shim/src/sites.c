@@ -97,9 +97,8 @@ void bwsh__sites_init(void) {
   bwsh__modules_scan();
 }
 
-int bwsh__capture_frames(void **frames, int n) {
-  void *raw[BW_SITE_FRAMES + 16];
-  int got = backtrace(raw, (int)(sizeof raw / sizeof raw[0]));
+/* raw[0..got) without the shim's own frames: at most n into frames. */
+static int drop_own_frames(void *const *raw, int got, void **frames, int n) {
   int k = 0;
   for (int i = 0; i < got && k < n; i++) {
     uintptr_t pc = (uintptr_t)raw[i];
@@ -108,6 +107,12 @@ int bwsh__capture_frames(void **frames, int n) {
     frames[k++] = raw[i];
   }
   return k;
+}
+
+int bwsh__capture_frames(void **frames, int n) {
+  void *raw[BW_SITE_FRAMES + 16];
+  int got = backtrace(raw, (int)(sizeof raw / sizeof raw[0]));
+  return drop_own_frames(raw, got, frames, n);
 }
 
 /* The chain in raw[0..got) (the shim's own frames left out) from the
@@ -492,11 +497,9 @@ static int item_of_chain(int fn, void *caller, void *const *raw, int got,
   int in_item = bwsh__item_chain(raw, got, last);
   *key = 0;
   if (bwsh__self.item_fn == NULL) {
-    void *own[BW_SITE_FRAMES + 16], *chain[2], *via;
-    int k = 0; /* what bwsh__capture_frames would keep */
-    for (int i = 0; i < got && i < BW_SITE_FRAMES + 16; i++)
-      if ((uintptr_t)raw[i] < self_lo || (uintptr_t)raw[i] >= self_hi)
-        own[k++] = raw[i];
+    enum { RAW = BW_SITE_FRAMES + 16 }; /* what backtrace gives key_of */
+    void *own[RAW], *chain[2], *via;
+    int k = drop_own_frames(raw, got < RAW ? got : RAW, own, RAW);
     int n = user_frames(own, k, chain, 2, &via);
     *key = hash_site(fn, n > 0 ? chain[0] : caller, n > 1 ? chain[1] : NULL);
   }
