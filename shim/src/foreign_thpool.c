@@ -68,10 +68,7 @@ static int is_own_function(const char *name) {
 }
 
 /* Call site -> 1 (the pool's own) or 2 (an item's). */
-static struct {
-  _Atomic(void *) pc;
-  atomic_int verdict;
-} sites[SITES];
+static bwsh__verdict_slot sites[SITES];
 
 static int verdict_of(void *caller) {
   bwsh__sym frames[8];
@@ -85,28 +82,5 @@ static int verdict_of(void *caller) {
 }
 
 int bwsh__thpool_own_call(void *caller) {
-  unsigned h = (unsigned)(((uintptr_t)caller * 0x9E3779B97F4A7C15ull) >> 56);
-  for (unsigned k = 0; k < SITES; k++) {
-    unsigned i = (h + k) % SITES;
-    void *pc = atomic_load_explicit(&sites[i].pc, memory_order_acquire);
-    if (pc == caller) /* its verdict was stored before it */
-      return atomic_load_explicit(&sites[i].verdict, memory_order_relaxed) == 1;
-    if (pc == NULL)
-      break;
-  }
-  bwsh__symbolize_lock();
-  int v = verdict_of(caller);
-  for (unsigned k = 0; k < SITES; k++) {
-    unsigned i = (h + k) % SITES;
-    void *pc = atomic_load_explicit(&sites[i].pc, memory_order_relaxed);
-    if (pc == NULL) {
-      atomic_store_explicit(&sites[i].verdict, v, memory_order_relaxed);
-      atomic_store_explicit(&sites[i].pc, caller, memory_order_release);
-      break;
-    }
-    if (pc == caller)
-      break;
-  }
-  bwsh__symbolize_unlock();
-  return v == 1;
+  return bwsh__verdict(sites, SITES, caller, verdict_of) == 1;
 }

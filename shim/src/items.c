@@ -10,10 +10,10 @@
  *    deeper inside an item than that is the pool's own.
  *  - Each return address is named once, with the functions inlined there
  *    (bwsh__symbolize_inline: libdw reads the program's symbol table and
- *    debug information) and its verdict cached: 1 when one of those
- *    functions matches a glob, 2 when none does. So a call unwinds its
- *    chain and looks its addresses up (lock-free), and only an address
- *    never seen before is symbolized, under the symbolizer's lock.
+ *    debug information) and its verdict cached (bwsh__verdict): 1 when one
+ *    of those functions matches a glob, 2 when none does. So a call
+ *    unwinds its chain and looks its addresses up (lock-free), and only an
+ *    address never seen before is symbolized, under the symbolizer's lock.
  *  - A frame with no name (a stripped program, no libdw; the symbolizer
  *    then gives "0x..." or "module+0x...") matches no glob: a wait the
  *    shim cannot place is taken for the pool's own, as C-Thread-Pool's
@@ -36,10 +36,7 @@
 #define PCS 4096
 #define INLINE_MAX 8 /* functions named at one address, inlined ones first */
 
-static struct {
-  _Atomic(void *) pc;
-  atomic_int verdict; /* 1: in an item function, 2: not */
-} pcs[PCS];
+static bwsh__verdict_slot pcs[PCS];
 
 /* A name the symbolizer made up for want of one matches nothing. */
 static int is_named(const char *f) {
@@ -64,45 +61,8 @@ static int verdict_of(void *pc) {
   return match < 0 ? 2 : 1;
 }
 
-static unsigned slot_of(const void *pc) {
-  return (unsigned)(((uintptr_t)pc * 0x9E3779B97F4A7C15ull) >> 52) % PCS;
-}
-
-/* The cached verdict on pc, 0 when there is none. Lock-free: a slot's pc
- * is published after its verdict. */
-static int cached(void *pc) {
-  unsigned h = slot_of(pc);
-  for (unsigned k = 0; k < PCS; k++) {
-    unsigned i = (h + k) % PCS;
-    void *at = atomic_load_explicit(&pcs[i].pc, memory_order_acquire);
-    if (at == pc)
-      return atomic_load_explicit(&pcs[i].verdict, memory_order_relaxed);
-    if (at == NULL)
-      return 0;
-  }
-  return 0;
-}
-
 static int pc_in_item(void *pc) {
-  int v = cached(pc);
-  if (v)
-    return v == 1;
-  bwsh__symbolize_lock();
-  v = cached(pc); /* another thread may have named it meanwhile */
-  if (!v) {
-    v = verdict_of(pc);
-    unsigned h = slot_of(pc);
-    for (unsigned k = 0; k < PCS; k++) {
-      unsigned i = (h + k) % PCS;
-      if (atomic_load_explicit(&pcs[i].pc, memory_order_relaxed) == NULL) {
-        atomic_store_explicit(&pcs[i].verdict, v, memory_order_relaxed);
-        atomic_store_explicit(&pcs[i].pc, pc, memory_order_release);
-        break;
-      }
-    }
-  }
-  bwsh__symbolize_unlock();
-  return v == 1;
+  return bwsh__verdict(pcs, PCS, pc, verdict_of) == 1;
 }
 
 int bwsh__item_chain(void *const *raw, int got, int *last) {

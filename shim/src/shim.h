@@ -655,6 +655,20 @@ BWSH__HIDDEN void bwsh__symbolize_lock(void);
 BWSH__HIDDEN void bwsh__symbolize_unlock(void);
 BWSH__HIDDEN void bwsh__symbolize_after_fork(void);
 
+/* A verdict per code address that takes the symbolizer to reach (is this
+ * return address in one of C-Thread-Pool's functions, in an item_fn?),
+ * kept in a table of n slots (a power of two) that the caller owns:
+ * looked up lock-free; an address never seen before is judged once, with
+ * bwsh__symbolize_lock held, and published after its verdict. judge gives
+ * 1 or 2. A full table still gives the right verdict: an address it has
+ * no room for is judged at each call (verdicts.c). */
+typedef struct bwsh__verdict_slot {
+  _Atomic(void *) pc;
+  atomic_int verdict;
+} bwsh__verdict_slot;
+BWSH__HIDDEN int bwsh__verdict(bwsh__verdict_slot *table, unsigned n, void *pc,
+                               int (*judge)(void *pc));
+
 /* ---- trace (trace.c) ----------------------------------------------------- */
 
 BWSH__HIDDEN void bwsh__trace_init(void);
