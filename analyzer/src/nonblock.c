@@ -545,6 +545,44 @@ static size_t index_get(const bwsc__index_lists *index, const char *key,
   return index->lists[at - 1].count;
 }
 
+/* The slots the program may read as code: called through, passed on as
+ * an argument (to any call), or stored into another function-pointer
+ * slot. */
+static void read_as_code(const bwsc__program *prog, bwsc__strmap *read) {
+  for (size_t i = 0; i < prog->ncalls; i++) {
+    const bwsc__call_fact *call = prog->calls[i];
+    if (call->callee.kind == BWSC__VAL_SLOT && call->callee.ref)
+      bwsc__strmap_put(read, call->callee.ref, 1);
+    for (size_t a = 0; a < call->nargs; a++)
+      if (call->args[a].kind == BWSC__VAL_SLOT && call->args[a].ref)
+        bwsc__strmap_put(read, call->args[a].ref, 1);
+  }
+  for (size_t s = 0; s < prog->nslots; s++)
+    for (size_t v = 0; v < prog->slots[s].nvalues; v++)
+      if (prog->slots[s].values[v]->kind == BWSC__VAL_SLOT &&
+          prog->slots[s].values[v]->ref)
+        bwsc__strmap_put(read, prog->slots[s].values[v]->ref, 1);
+}
+
+/* A parameter of a function whose body the program has, which that body
+ * never reads as code (GLib's g_task_set_source_tag(task, tag), which
+ * keeps `tag` as a data pointer to compare): a function passed there is
+ * not called through it, so that does not take its address. A parameter
+ * of a function without a body (a library's) may be called by it. */
+static int dead_end(const bwsc__program *prog, const bwsc__strmap *read,
+                    const char *key) {
+  const char *hash = strrchr(key, '#');
+  char usr[512];
+  size_t len = hash ? (size_t)(hash - key) : 0;
+  if (!hash || hash[1] < '0' || hash[1] > '9' || len >= sizeof(usr) ||
+      bwsc__strmap_get(read, key, NULL))
+    return 0;
+  memcpy(usr, key, len);
+  usr[len] = '\0';
+  const bwsc__node *node = bwsc__program_node(prog, usr);
+  return node && node->def;
+}
+
 static void build_indexes(bwsc__nonblock *nb) {
   const bwsc__program *prog = nb->prog;
   nb->indexed = 1;
@@ -563,10 +601,17 @@ static void build_indexes(bwsc__nonblock *nb) {
     if (flow->local)
       bwsc__strmap_put(&nb->local, flow->to, 1);
   }
-  for (size_t s = 0; s < prog->nslots; s++)
+  bwsc__strmap read;
+  memset(&read, 0, sizeof(read));
+  read_as_code(prog, &read);
+  for (size_t s = 0; s < prog->nslots; s++) {
+    if (dead_end(prog, &read, prog->slots[s].key))
+      continue;
     for (size_t v = 0; v < prog->slots[s].nvalues; v++)
       if (prog->slots[s].values[v]->kind == BWSC__VAL_FUNC)
         bwsc__strmap_put(&nb->address_taken, prog->slots[s].values[v]->ref, 1);
+  }
+  bwsc__strmap_free(&read);
 }
 
 /* Folds one more value a slot may hold into *state: CONST_NONE (nothing

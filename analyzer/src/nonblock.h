@@ -59,7 +59,8 @@ typedef struct bwsc__nonblock {
   bwsc__index_lists calls_to; /* callee USR -> calls of it */
   bwsc__index_lists flows_to; /* slot key -> desc flows into it */
   bwsc__strmap local;         /* keys of locals: every store is known */
-  bwsc__strmap address_taken; /* USRs of functions stored in a slot */
+  bwsc__strmap address_taken; /* USRs of functions stored in a slot that
+                                 may call them (not a dead end) */
   bwsc__strmap results;       /* keys a call's result is stored into */
   bwsc__index_lists made_by;  /* key -> the calls whose result it stores */
   bwsc__strmap sources;       /* key -> 2 + maker's param, 1: no source */
@@ -82,7 +83,10 @@ int bwsc__nonblock_has(const bwsc__nonblock *nb, const char *key);
  * holds one constant wherever it is read: every store into it, and for a
  * parameter every direct call's argument, is that constant or a slot that
  * holds it (`poll(fds, 1, timeout)` in a wrapper every caller of which
- * passes 0). A function whose address is taken is called with anything. */
+ * passes 0). A function whose address is taken is called with anything;
+ * passing it to a parameter that the callee's body (the program has it)
+ * never reads as code, only keeps as data (GLib's
+ * g_task_set_source_tag(task, tag)), does not take it. */
 int bwsc__nonblock_const(bwsc__nonblock *nb, const char *key, long long *out);
 
 /* The parameter that the callback of the source in slot `key` (may be
