@@ -396,6 +396,51 @@ static void find_roots(analysis *an) {
   }
 }
 
+/* A function registered only as a readiness callback (every code use of
+ * it is a readiness hand-off, for one parameter) whose direct calls pass
+ * non-blocking objects there: that parameter is ready wherever it runs
+ * (bwsc__nonblock_add_ready_param). USR -> 1 + the parameter, or
+ * MIXED_READY when two hand-offs name different ones; `counts`: how many
+ * hand-offs. */
+#define MIXED_READY ((size_t)-1)
+static void find_ready_params(analysis *an) {
+  bwsc__program *prog = an->prog;
+  bwsc__strmap params, counts;
+  memset(&params, 0, sizeof(params));
+  memset(&counts, 0, sizeof(counts));
+  for (size_t i = 0; i < prog->ncalls; i++) {
+    const bwsc__call_fact *call = prog->calls[i];
+    handoff ways[MAX_HANDOFFS];
+    size_t nways = call_handoffs(an, call, NULL, ways);
+    for (size_t w = 0; w < nways; w++) {
+      if (ways[w].field || ways[w].ready < 0 || ways[w].arg < 0 ||
+          (size_t)ways[w].arg >= call->nargs ||
+          call->args[ways[w].arg].kind != BWSC__VAL_FUNC)
+        continue;
+      const char *usr = call->args[ways[w].arg].ref;
+      size_t param = 0, count = 0;
+      size_t mine = 1 + (size_t)ways[w].ready;
+      if (bwsc__strmap_get(&params, usr, &param) && param != mine)
+        mine = MIXED_READY;
+      bwsc__strmap_put(&params, usr, mine);
+      bwsc__strmap_get(&counts, usr, &count);
+      bwsc__strmap_put(&counts, usr, count + 1);
+    }
+  }
+  for (size_t k = 0; k < params.cap; k++) {
+    const char *usr = params.keys[k];
+    size_t count = 0;
+    if (!usr || params.values[k] == MIXED_READY ||
+        !bwsc__strmap_get(&counts, usr, &count) ||
+        count != bwsc__nonblock_code_uses(&an->nonblock, usr))
+      continue;
+    bwsc__nonblock_add_ready_param(&an->nonblock, usr,
+                                   (int)(params.values[k] - 1));
+  }
+  bwsc__strmap_free(&params);
+  bwsc__strmap_free(&counts);
+}
+
 /* ---- non-blocking argument conditions ---------------------------------- */
 
 /* A call written in readiness callback `cb` itself, on the descriptor
@@ -452,7 +497,9 @@ static int cond_holds(analysis *an, const bw_rule_cond *cond,
   case BW_COND_NONBLOCKING_FD:
   case BW_COND_NONBLOCKING_OBJECT: /* a GSocket, tracked as descriptors are */
     desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
-    return bwsc__nonblock_has(&an->nonblock, desc) || on_ready_fd(an, desc, cb);
+    return bwsc__nonblock_has(&an->nonblock, desc) ||
+           on_ready_fd(an, desc, cb) ||
+           bwsc__nonblock_ready_param(&an->nonblock, desc);
   case BW_COND_NONBLOCKING_FILE: /* a FILE the set holds: opened on /proc */
     desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
     return bwsc__nonblock_has(&an->nonblock, desc);
@@ -853,6 +900,7 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   bwsc__nonblock_build(&an.nonblock, prog, rules);
   find_wrappers(&an);
   find_roots(&an);
+  find_ready_params(&an);
   find_bound_params(&an);
 
   walk w;

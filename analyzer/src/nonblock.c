@@ -514,6 +514,7 @@ void bwsc__nonblock_free(bwsc__nonblock *nb) {
   bwsc__strmap_free(&nb->results);
   index_free(&nb->made_by);
   bwsc__strmap_free(&nb->sources);
+  bwsc__strmap_free(&nb->ready_params);
 }
 
 /* ---- constants of integer slots ----------------------------------------- */
@@ -608,8 +609,12 @@ static void build_indexes(bwsc__nonblock *nb) {
     if (dead_end(prog, &read, prog->slots[s].key))
       continue;
     for (size_t v = 0; v < prog->slots[s].nvalues; v++)
-      if (prog->slots[s].values[v]->kind == BWSC__VAL_FUNC)
-        bwsc__strmap_put(&nb->address_taken, prog->slots[s].values[v]->ref, 1);
+      if (prog->slots[s].values[v]->kind == BWSC__VAL_FUNC) {
+        const char *ref = prog->slots[s].values[v]->ref;
+        size_t uses = 0;
+        bwsc__strmap_get(&nb->address_taken, ref, &uses);
+        bwsc__strmap_put(&nb->address_taken, ref, uses + 1);
+      }
   }
   bwsc__strmap_free(&read);
 }
@@ -795,4 +800,53 @@ int bwsc__nonblock_param_of(const char *key, const char *usr, int *param) {
 int bwsc__nonblock_ready_fd(int ready, const char *callback, const char *key) {
   int param;
   return ready >= 0 && param_of(key, callback, &param) && param == ready;
+}
+
+size_t bwsc__nonblock_code_uses(bwsc__nonblock *nb, const char *usr) {
+  size_t uses = 0;
+  if (!nb->indexed)
+    build_indexes(nb);
+  bwsc__strmap_get(&nb->address_taken, usr, &uses);
+  return uses;
+}
+
+/* Whether every direct call of the function parameter `key` belongs to
+ * passes a constant or a non-blocking descriptor there. */
+static int direct_calls_nonblocking(bwsc__nonblock *nb, const char *key) {
+  const char *hash = strrchr(key, '#');
+  char usr[512];
+  size_t len = hash ? (size_t)(hash - key) : 0;
+  if (!hash || len >= sizeof(usr))
+    return 0;
+  memcpy(usr, key, len);
+  usr[len] = '\0';
+  size_t index = strtoul(hash + 1, NULL, 10);
+  const size_t *calls = NULL;
+  size_t ncalls = index_get(&nb->calls_to, usr, &calls);
+  for (size_t i = 0; i < ncalls; i++) {
+    const bwsc__call_fact *call = nb->prog->calls[calls[i]];
+    if (index >= call->nargs)
+      return 0;
+    if (call->args[index].kind == BWSC__VAL_INT)
+      continue;
+    if (!bwsc__nonblock_has(nb, bwsc__nonblock_arg(call, index)))
+      return 0;
+  }
+  return 1;
+}
+
+void bwsc__nonblock_add_ready_param(bwsc__nonblock *nb, const char *usr,
+                                    int param) {
+  if (!nb->indexed)
+    build_indexes(nb);
+  char *key = bwsc__xasprintf("%s#%d", usr, param);
+  if (!direct_calls_nonblocking(nb, key)) {
+    free(key);
+    return;
+  }
+  bwsc__strmap_put(&nb->ready_params, own(nb, key), 1);
+}
+
+int bwsc__nonblock_ready_param(const bwsc__nonblock *nb, const char *key) {
+  return key && bwsc__strmap_get(&nb->ready_params, key, NULL);
 }

@@ -10,7 +10,10 @@
  * argument), or a function's result when one of its returns is; keys are
  * borrowed from the TU facts or owned by the bwsc__nonblock. The constants of
  * integer slots are flow-insensitive too: one value over the whole program, or
- * none.
+ * none. Apart from the set, a readiness callback's parameter is ready
+ * wherever the function runs when every use of its address is a readiness
+ * hand-off for it and every direct call passes a non-blocking one
+ * (bwsc__nonblock_add_ready_param).
  */
 #ifndef BLOCKSCAN_NONBLOCK_H
 #define BLOCKSCAN_NONBLOCK_H
@@ -64,6 +67,7 @@ typedef struct bwsc__nonblock {
   bwsc__strmap results;       /* keys a call's result is stored into */
   bwsc__index_lists made_by;  /* key -> the calls whose result it stores */
   bwsc__strmap sources;       /* key -> 2 + maker's param, 1: no source */
+  bwsc__strmap ready_params;  /* bwsc__nonblock_add_ready_param's keys */
   int indexed;
 } bwsc__nonblock;
 
@@ -105,5 +109,28 @@ int bwsc__nonblock_param_of(const char *key, const char *usr, int *param);
  * being ready (a ready: rule's param, or its source's maker's). In that
  * callback, one read or write on it does not wait. */
 int bwsc__nonblock_ready_fd(int param, const char *callback, const char *key);
+
+/* How many times the program takes the address of function `usr` in a
+ * way that may call it: each function-pointer value naming it, in a slot
+ * but a dead end (the parameter of a function whose body the program has
+ * and never reads as code: GLib's g_task_set_source_tag(task, tag)). A
+ * function with none is only called directly, with what its callers
+ * pass. */
+size_t bwsc__nonblock_code_uses(bwsc__nonblock *nb, const char *usr);
+
+/* Function `usr` is registered only as a readiness callback whose
+ * parameter `param` is the object it is called for (every code use of it,
+ * bwsc__nonblock_code_uses, is such a hand-off: the caller checks). When
+ * every direct call of it passes a constant or a non-blocking descriptor
+ * there too (GLib's gdbusprivate.c calls its readiness callback itself
+ * with the worker's non-blocking socket after g_socket_condition_check),
+ * that parameter is ready wherever the function runs: one call on it in
+ * the function itself does not wait, whatever root reached it. */
+void bwsc__nonblock_add_ready_param(bwsc__nonblock *nb, const char *usr,
+                                    int param);
+
+/* 1 when `key` (may be NULL) is a parameter bwsc__nonblock_add_ready_param
+ * accepted. */
+int bwsc__nonblock_ready_param(const bwsc__nonblock *nb, const char *key);
 
 #endif /* BLOCKSCAN_NONBLOCK_H */

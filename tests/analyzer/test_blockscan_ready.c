@@ -4,9 +4,10 @@
  * its callback is called for, not a read of another descriptor; GSocket
  * objects in non-blocking mode (gsocket.c) and the callbacks of GSocket
  * sources, through every way GLib sets a source's callback and a
- * program's wrappers of them (gsource.c); memory streams, which never
- * wait, also behind an equality guard (gstream.c); and --list-rules shows
- * the ready: rules of each shape.
+ * program's wrappers of them (gsource.c), also when the program calls
+ * such a callback itself with a non-blocking socket (gforward.c); memory
+ * streams, which never wait, also behind an equality guard (gstream.c);
+ * and --list-rules shows the ready: rules of each shape.
  *
  * Invariant: the fixtures say what they expect on the line itself (see
  * marked.h): "expect" must be a warning, "not reported" must not.
@@ -54,6 +55,18 @@ test_gsocket_source_callbacks_are_readiness_callbacks(void **state) {
   assert_int_equal(status, 1);
 }
 
+/* A readiness callback the program also calls itself with a non-blocking
+ * socket (GLib's gdbusprivate.c), through a function tagged with its own
+ * address as data. */
+static void test_readiness_callback_called_directly(void **state) {
+  (void)state;
+  const char *files[] = {"gforward.c", NULL};
+  int status;
+  assert_int_equal(
+      marked_mismatches(BLOCKSCAN_EXE, READY, files, NULL, &status), 0);
+  assert_int_equal(status, 1);
+}
+
 /* A memory stream's calls, on the variable its constructor's result is
  * stored in or on one an if tests equal to such streams. */
 static void test_memory_streams_never_wait(void **state) {
@@ -93,6 +106,7 @@ int main(void) {
       cmocka_unit_test(test_own_registration_function_declared_ready_by_rule),
       cmocka_unit_test(test_gsocket_in_nonblocking_mode),
       cmocka_unit_test(test_gsocket_source_callbacks_are_readiness_callbacks),
+      cmocka_unit_test(test_readiness_callback_called_directly),
       cmocka_unit_test(test_memory_streams_never_wait),
       cmocka_unit_test(test_list_rules_shows_ready_rules),
   };
