@@ -401,7 +401,8 @@ static void find_roots(analysis *an) {
  * non-blocking objects there: that parameter is ready wherever it runs
  * (bwsc__nonblock_add_ready_param). USR -> 1 + the parameter, or
  * MIXED_READY when two hand-offs name different ones; `counts`: how many
- * hand-offs. */
+ * hand-offs. Only the rules' entries and setters count: a program's
+ * wrapper may also call the callback it is given, with anything. */
 #define MIXED_READY ((size_t)-1)
 static void find_ready_params(analysis *an) {
   bwsc__program *prog = an->prog;
@@ -410,8 +411,12 @@ static void find_ready_params(analysis *an) {
   memset(&counts, 0, sizeof(counts));
   for (size_t i = 0; i < prog->ncalls; i++) {
     const bwsc__call_fact *call = prog->calls[i];
+    const bwsc__node *callee = NULL;
     handoff ways[MAX_HANDOFFS];
-    size_t nways = call_handoffs(an, call, NULL, ways);
+    size_t nways = call_handoffs(an, call, &callee, ways);
+    if (nways && !is_rules_entry(an, callee) &&
+        !an->nr[node_index(an, callee)].is_setter)
+      continue;
     for (size_t w = 0; w < nways; w++) {
       if (ways[w].field || ways[w].ready < 0 || ways[w].arg < 0 ||
           (size_t)ways[w].arg >= call->nargs ||
