@@ -120,7 +120,8 @@ size_t bwsc__nonblock_code_uses(bwsc__nonblock *nb, const char *usr);
 
 /* Function `usr` is registered only as a readiness callback whose
  * parameter `param` is the object it is called for (every code use of it,
- * bwsc__nonblock_code_uses, is such a hand-off: the caller checks). When
+ * bwsc__nonblock_code_uses, is such a hand-off of a rules entry or setter:
+ * the caller checks). When
  * every direct call of it passes a constant or a non-blocking descriptor
  * there too (GLib's gdbusprivate.c calls its readiness callback itself
  * with the worker's non-blocking socket after g_socket_condition_check),
