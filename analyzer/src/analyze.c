@@ -33,6 +33,7 @@
 #include "analyze.h"
 
 #include "nonblock.h"
+#include "vtables.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,7 @@ typedef struct analysis {
   unsigned char *callee_done;
   bwsc__findings *out;
   bwsc__nonblock nonblock; /* descriptors made non-blocking */
+  bwsc__vtables vtables;   /* defaults every implementation overrides */
 } analysis;
 
 void bwsc__stable_name(const bwsc__node *node, char *buf, size_t size) {
@@ -839,7 +841,12 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
         continue;
       state next = {target, si,       call_index, ntargets,
                     cold,   SIZE_MAX, 0,          w->states[si].low};
-      if (!next.low && (cold || ntargets > BWSC__WIDE_TARGETS)) {
+      /* A GObject default that every implementation replaces (vtables.h)
+       * is reached only by an implementation that sets no method. */
+      int overridden =
+          call->callee.kind == BWSC__VAL_SLOT &&
+          bwsc__vtables_overridden(&an->vtables, call->callee.ref, callee->usr);
+      if (!next.low && (cold || overridden || ntargets > BWSC__WIDE_TARGETS)) {
         next.low = 1;
         *BWSC__PUSH(w->later, w->nlater, w->caplater) = next;
         continue;
@@ -903,6 +910,7 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   lookup_node_rules(&an);
   /* First: which sources readiness callbacks are registered with. */
   bwsc__nonblock_build(&an.nonblock, prog, rules);
+  bwsc__vtables_build(&an.vtables, prog->field_flows, prog->nfield_flows);
   find_wrappers(&an);
   find_roots(&an);
   find_ready_params(&an);
@@ -939,5 +947,6 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   free(an.wraps);
   free(an.roots);
   bwsc__nonblock_free(&an.nonblock);
+  bwsc__vtables_free(&an.vtables);
   return nroots;
 }

@@ -64,6 +64,7 @@ void bwsc__facts_free(bwsc__tu_facts *facts) {
   for (size_t i = 0; i < facts->nflows; i++) {
     drop(facts, facts->flows[i].slot);
     drop_value(facts, &facts->flows[i].value);
+    drop(facts, facts->flows[i].in_fn);
   }
   for (size_t i = 0; i < facts->nsuppress; i++) {
     drop(facts, facts->suppress[i].file);
@@ -152,6 +153,7 @@ void bwsc__facts_intern(bwsc__tu_facts *facts) {
   for (size_t i = 0; i < facts->nflows; i++) {
     share(&facts->flows[i].slot);
     share_value(&facts->flows[i].value);
+    share(&facts->flows[i].in_fn);
   }
   for (size_t i = 0; i < facts->nsuppress; i++) {
     share(&facts->suppress[i].file);

@@ -141,6 +141,12 @@ typedef struct bwsc__call_fact {
 typedef struct bwsc__flow_fact {
   char *slot;
   bwsc__value value;
+  /* The function the store is written in (its USR), NULL at file scope. */
+  char *in_fn;
+  /* The store sets a default method of a GObject interface or class: it
+   * is written in a `*_default_init` or `*_class_init` function, into a
+   * field of the struct its parameter points to (vtables.c). */
+  int in_default;
 } bwsc__flow_fact;
 
 /* Integer slot `to` is assigned (or initialised from) integer slot

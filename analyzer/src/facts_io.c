@@ -28,7 +28,7 @@ _Static_assert(sizeof(bwsc__value) == 40, "bwsc__value changed");
 _Static_assert(sizeof(bwsc__arg_desc) == 48, "bwsc__arg_desc changed");
 _Static_assert(sizeof(bwsc__arg_flags) == 40, "bwsc__arg_flags changed");
 _Static_assert(sizeof(bwsc__call_fact) == 120, "bwsc__call_fact changed");
-_Static_assert(sizeof(bwsc__flow_fact) == 48, "bwsc__flow_fact changed");
+_Static_assert(sizeof(bwsc__flow_fact) == 64, "bwsc__flow_fact changed");
 _Static_assert(sizeof(bwsc__desc_flow) == 48, "bwsc__desc_flow changed");
 _Static_assert(sizeof(bwsc__suppress_fact) == 24, "suppress_fact changed");
 _Static_assert(sizeof(bwsc__diag_fact) == 24, "bwsc__diag_fact changed");
@@ -198,6 +198,8 @@ static void encode_facts(encoder *enc, const bwsc__tu_facts *facts) {
   for (size_t i = 0; i < facts->nflows; i++) {
     put_str(enc, facts->flows[i].slot);
     put_value(enc, &facts->flows[i].value);
+    put_str(enc, facts->flows[i].in_fn);
+    put_u(b, (uint64_t)facts->flows[i].in_default);
   }
   put_u(b, facts->ndesc_flows);
   for (size_t i = 0; i < facts->ndesc_flows; i++) {
@@ -426,6 +428,8 @@ static void decode_facts(decoder *dec, bwsc__tu_facts *facts) {
   for (size_t i = 0; i < facts->nflows; i++) {
     facts->flows[i].slot = get_str(dec);
     get_value(dec, &facts->flows[i].value);
+    facts->flows[i].in_fn = get_str(dec);
+    facts->flows[i].in_default = get_u(dec) != 0;
   }
   GET_ARRAY(dec, facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
   for (size_t i = 0; i < facts->ndesc_flows; i++) {

@@ -13,6 +13,7 @@
 #include "parse_guard.h"
 #include "parse_once.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,6 +261,69 @@ static int holds_function(const bwsc__value *value) {
   return value->kind == BWSC__VAL_FUNC || value->kind == BWSC__VAL_SLOT;
 }
 
+static int ends_with(const char *s, const char *end) {
+  size_t n = strlen(s), m = strlen(end);
+  return n >= m && strcmp(s + n - m, end) == 0;
+}
+
+/* Lower-cased letters and digits of s[0..n), the rest left out. */
+static void squeeze(const char *s, size_t n, char *out, size_t size) {
+  size_t k = 0;
+  for (size_t i = 0; i < n && s[i] && k + 1 < size; i++)
+    if (isalnum((unsigned char)s[i]))
+      out[k++] = (char)tolower((unsigned char)s[i]);
+  out[k] = '\0';
+}
+
+/* Is a store into field `slot` (a field's USR: "...@S@<record>@FI@name")
+ * a default method of a GObject type? GObject names a type's functions
+ * after it: G_DEFINE_INTERFACE (GNetworkMonitor, g_network_monitor, ...)
+ * fills `struct _GNetworkMonitorInterface` in g_network_monitor_default_init,
+ * and GSettingsBackend's own g_settings_backend_class_init fills
+ * `struct _GSettingsBackendClass`. An implementation's iface_init, or a
+ * subclass's class_init (even one whose class struct is a typedef of its
+ * parent's), is named after another type. */
+static int is_default_store(visit_ctx *ctx, const char *slot) {
+  const char *at = strstr(slot, "@FI@");
+  if (!ctx->func_usr || !at)
+    return 0;
+  const char *rec = NULL;
+  for (const char *p = slot; (p = strstr(p, "@S")) && p < at; p++)
+    rec = p;
+  if (!rec)
+    return 0;
+  rec = strchr(rec + 2, '@');
+  if (!rec || rec >= at)
+    return 0;
+  rec++;
+  size_t len = (size_t)(at - rec);
+  if (len && rec[0] == '_')
+    rec++, len--;
+  static const char *const kinds[] = {"Interface", "Iface", "Class"};
+  int kind = 0;
+  for (size_t k = 0; k < 3 && !kind; k++) {
+    size_t m = strlen(kinds[k]);
+    if (len > m && strncmp(rec + len - m, kinds[k], m) == 0) {
+      len -= m;
+      kind = 1;
+    }
+  }
+  char *name = take_string(clang_getCursorSpelling(ctx->func));
+  size_t n = strlen(name);
+  const char *init = ends_with(name, "_default_init") ? "_default_init"
+                     : ends_with(name, "_class_init") ? "_class_init"
+                                                      : NULL;
+  int found = 0;
+  if (kind && init) {
+    char type[256], prefix[256];
+    squeeze(rec, len, type, sizeof(type));
+    squeeze(name, n - strlen(init), prefix, sizeof(prefix));
+    found = *type && strcmp(type, prefix) == 0;
+  }
+  free(name);
+  return found;
+}
+
 /* Records "slot may hold value" when value names a function or slot;
  * takes ownership of value's strings. */
 static void add_flow(visit_ctx *ctx, const char *slot, bwsc__value *value) {
@@ -271,6 +335,8 @@ static void add_flow(visit_ctx *ctx, const char *slot, bwsc__value *value) {
       BWSC__PUSH(ctx->facts->flows, ctx->facts->nflows, ctx->facts->capflows);
   flow->slot = bwsc__xstrdup(slot);
   flow->value = *value;
+  flow->in_fn = ctx->func_usr ? bwsc__xstrdup(ctx->func_usr) : NULL;
+  flow->in_default = is_default_store(ctx, slot);
 }
 
 /* ---- what a reader sees: callee text, cold macros, records --------------- */

@@ -203,6 +203,9 @@ static void merge_calls(bwsc__program *prog, const bwsc__tu_facts *facts,
     add_value(prog, flow->slot, &flow->value);
     if (flow->value.kind == BWSC__VAL_FUNC)
       node_for(prog, flow->value.ref, flow->value.name);
+    if (strstr(flow->slot, "@FI@"))
+      *BWSC__PUSH(prog->field_flows, prog->nfield_flows, prog->capfield_flows) =
+          flow;
   }
   for (size_t i = 0; i < facts->ndesc_flows; i++)
     *BWSC__PUSH(prog->desc_flows, prog->ndesc_flows, prog->capdesc_flows) =
@@ -312,6 +315,7 @@ void bwsc__program_free(bwsc__program *prog) {
   free(prog->nodes);
   free(prog->calls);
   free(prog->slots);
+  free(prog->field_flows);
   bwsc__strmap_free(&prog->node_by_usr);
   bwsc__strmap_free(&prog->slot_by_key);
   memset(prog, 0, sizeof(*prog));

@@ -62,6 +62,10 @@ typedef struct bwsc__program {
   bwsc__slot *slots;
   size_t nslots, capslots;
   const bwsc__desc_flow **desc_flows; /* of every TU, borrowed */
+  /* Every store of a function into a field, of every TU (borrowed): what
+   * vtables.c reads. */
+  const bwsc__flow_fact **field_flows;
+  size_t nfield_flows, capfield_flows;
   /* Copies of the function facts nodes point to, in blocks that never
    * move; and how many TUs' functions are merged so far. */
   bwsc__func_fact **kept;

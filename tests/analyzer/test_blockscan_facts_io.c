@@ -54,6 +54,8 @@ static void sample(bwsc__tu_facts *tu) {
   fl->slot = bwsc__xstrdup("c:@S@ops@FI@run");
   fl->value = (bwsc__value){BWSC__VAL_FUNC, bwsc__xstrdup("c:@F@cb"),
                             bwsc__xstrdup("cb"), 0, NULL};
+  fl->in_fn = bwsc__xstrdup("c:@F@ops_class_init");
+  fl->in_default = 1;
   bwsc__desc_flow *d =
       BWSC__PUSH(tu->desc_flows, tu->ndesc_flows, tu->capdesc_flows);
   d->to = bwsc__xstrdup("c:@S@ctx@FI@sock");
@@ -105,6 +107,8 @@ static void test_round_trip_keeps_every_field(void **state) {
   assert_int_equal(back.calls[0].descs[1].flags->param, 1);
   assert_int_equal(back.calls[0].descs[1].flags->eq_set, 04000);
   assert_int_equal(back.calls[0].descs[1].flags->ne_set, 0x10);
+  assert_string_equal(back.flows[0].in_fn, "c:@F@ops_class_init");
+  assert_int_equal(back.flows[0].in_default, 1);
   assert_null(back.desc_flows[0].from);
   assert_string_equal(back.desc_flows[0].alt, "c:@F@make_socket#ret");
   assert_null(back.diags[0].loc.file);

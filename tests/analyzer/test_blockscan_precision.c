@@ -1,7 +1,8 @@
 /* test_blockscan_precision.c - blockscan on tests/analyzer/fixtures/precision:
  * function pointers resolved per call site and per struct type, confidence,
  * one finding per blocking call site, old baselines, the "no callback"
- * notice, cold paths, several programs in one database.
+ * notice, cold paths, several programs in one database, GObject defaults
+ * that every implementation overrides.
  *
  * Each test names the fixture file it reads; each file's header says what
  * it shows.
@@ -111,6 +112,36 @@ static void test_wide_indirect_call_is_low_confidence(void **state) {
   r = scan(bad);
   assert_int_equal(r.status, 2);
   assert_true(contains(r.err, "--confidence must be high or low"));
+  run_free(&r);
+}
+
+/* GObject defaults that every implementation overrides are low
+ * confidence; an override, and a default one implementation keeps, are
+ * not. */
+static void test_overridden_gobject_defaults_are_low_confidence(void **state) {
+  (void)state;
+  const char *args[] = {"gdefaults.c", "--color=never", "--", NULL};
+  run_result r = scan(args);
+  assert_int_equal(r.status, 1);
+  assert_true(contains(r.out, "gdefaults.c:44:3: warning: 'usleep'"));
+  assert_true(contains(r.out, "gdefaults.c:56:3: warning: 'sleep'"));
+  assert_false(contains(r.out, "gdefaults.c:31:"));
+  assert_false(contains(r.out, "gdefaults.c:76:"));
+  assert_true(contains(r.err, "2 blocking calls reached with low confidence"));
+  run_free(&r);
+  const char *low[] = {"gdefaults.c",   "--confidence", "low",
+                       "--color=never", "--",           NULL};
+  r = scan(low);
+  assert_int_equal(r.status, 1);
+  assert_true(contains(r.out, "gdefaults.c:31:3: warning: 'sleep' blocks a "
+                              "pool worker: reached from callback 'foo_cb' "
+                              "[blocking-sleep, low confidence]"));
+  assert_true(contains(r.out, "gdefaults.c:76:3: warning: 'sleep' blocks a "
+                              "pool worker: reached from callback 'bar_cb' "
+                              "[blocking-sleep, low confidence]"));
+  assert_true(contains(r.out, "gdefaults.c:56:3: warning: 'sleep' blocks a "
+                              "pool worker: reached from callback 'qux_cb' "
+                              "[blocking-sleep]"));
   run_free(&r);
 }
 
@@ -235,6 +266,7 @@ int main(void) {
       cmocka_unit_test(test_callback_field_is_read_per_struct_type),
       cmocka_unit_test(test_wide_indirect_call_is_low_confidence),
       cmocka_unit_test(test_cold_paths_are_low_confidence),
+      cmocka_unit_test(test_overridden_gobject_defaults_are_low_confidence),
       cmocka_unit_test(test_one_finding_per_site_lists_every_callback),
       cmocka_unit_test(test_old_baseline_still_hides_its_findings),
       cmocka_unit_test(test_no_callback_at_all_is_said_on_stderr),
