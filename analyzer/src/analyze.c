@@ -507,6 +507,10 @@ static int cond_holds(analysis *an, const bw_rule_cond *cond,
     return bwsc__nonblock_has(&an->nonblock, desc) ||
            on_ready_fd(an, desc, cb) ||
            bwsc__nonblock_ready_param(&an->nonblock, desc);
+  case BW_COND_READY: /* only readiness: a non-blocking object still waits */
+    desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
+    return on_ready_fd(an, desc, cb) ||
+           bwsc__nonblock_ready_param(&an->nonblock, desc);
   case BW_COND_NONBLOCKING_FILE: /* a FILE the set holds: opened on /proc */
     desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
     return bwsc__nonblock_has(&an->nonblock, desc);

@@ -246,6 +246,8 @@ int bwrl__parse_condition(bwrl__line *lc, const bwrl__field *f,
     cond->kind = BW_COND_NONBLOCKING_OBJECT;
   else if (strcmp(tok[2], "zero-timeout") == 0)
     cond->kind = BW_COND_ZERO_TIMEOUT;
+  else if (strcmp(tok[2], "ready") == 0)
+    cond->kind = BW_COND_READY;
   else {
     cond->kind = BW_COND_EQUALS;
     return parse_constant(lc, f, buf, tok[2], cond);

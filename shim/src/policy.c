@@ -95,7 +95,9 @@ static int cond_holds(const bw_rule_cond *c, const uint64_t *av, size_t n) {
     return v && !bwsh__fd_blocking(fileno_unlocked((FILE *)(uintptr_t)v));
   case BW_COND_PATH_UNDER: /* a path's text: not read, the call counts */
   case BW_COND_NONBLOCKING_OBJECT:
-    return 0; /* an object's own mode (GSocket's): not asked, the call counts */
+  case BW_COND_READY:
+    return 0; /* an object's own mode (GSocket's), or whether the loop found
+                 it ready: not asked, the call counts */
   case BW_COND_ZERO_TIMEOUT: {
     /* struct timespec and struct timeval: two longs, both zero. */
     const long *t = (const long *)(uintptr_t)v;

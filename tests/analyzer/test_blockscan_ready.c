@@ -5,7 +5,8 @@
  * objects in non-blocking mode (gsocket.c) and the callbacks of GSocket
  * sources, through every way GLib sets a source's callback and a
  * program's wrappers of them (gsource.c), also when the program calls
- * such a callback itself with a non-blocking socket (gforward.c); memory
+ * such a callback itself with a non-blocking socket (gforward.c), and
+ * `is ready` apart from `is nonblocking-object` (gready.c); memory
  * streams, which never wait, also behind an equality guard (gstream.c);
  * and --list-rules shows the ready: rules of each shape.
  *
@@ -67,6 +68,17 @@ static void test_readiness_callback_called_directly(void **state) {
   assert_int_equal(status, 1);
 }
 
+/* A receive that takes the mode as an argument: not on the socket a
+ * readiness callback was called for, still on a non-blocking one. */
+static void test_ready_socket_apart_from_nonblocking_mode(void **state) {
+  (void)state;
+  const char *files[] = {"gready.c", NULL};
+  int status;
+  assert_int_equal(
+      marked_mismatches(BLOCKSCAN_EXE, READY, files, NULL, &status), 0);
+  assert_int_equal(status, 1);
+}
+
 /* A memory stream's calls, on the variable its constructor's result is
  * stored in or on one an if tests equal to such streams. */
 static void test_memory_streams_never_wait(void **state) {
@@ -107,6 +119,7 @@ int main(void) {
       cmocka_unit_test(test_gsocket_in_nonblocking_mode),
       cmocka_unit_test(test_gsocket_source_callbacks_are_readiness_callbacks),
       cmocka_unit_test(test_readiness_callback_called_directly),
+      cmocka_unit_test(test_ready_socket_apart_from_nonblocking_mode),
       cmocka_unit_test(test_memory_streams_never_wait),
       cmocka_unit_test(test_list_rules_shows_ready_rules),
   };

@@ -13,8 +13,10 @@ no _async/_finish suffix) and not one of the EXCLUDED kinds below, which take
 a GCancellable without waiting for anything. A gboolean parameter named
 `blocking` and a gint64 `timeout` become unless= conditions (FALSE, 0: the
 call does not wait), and so does a GSocket in non-blocking mode for the
-socket calls that honour it (SOCKET_MODE), and a stream that never waits (a
-memory stream) for the stream calls (STREAM_MODE).
+socket calls that honour it (SOCKET_MODE), the socket a readiness callback
+was called for, for the receives that take the mode (SOCKET_READY), and a
+stream that never waits (a memory stream) for the stream calls
+(STREAM_MODE).
 
 usage: gen-gio-rules.py [--check] [GIO_INCLUDE_DIR]
        (default /usr/include/glib-2.0/gio; --check exits 1 when the block
@@ -36,7 +38,13 @@ END = "# ---- end generated ----"
 # GSocket calls that wait only in the socket's blocking mode (gsocket.c
 # tests socket->priv->blocking in each): not after g_socket_set_blocking
 # (socket, FALSE), nor in the socket's own readiness callback. The _with_
-# forms take the mode (or a timeout) as an argument instead.
+# forms take the mode (or a timeout) as an argument instead: they wait,
+# whatever the socket's mode, only when recv says EWOULDBLOCK, which a
+# receive on the socket its readiness callback was called for does not
+# (SOCKET_READY: "arg0 is ready"). Sends are left out: blockscan does not
+# know the condition a source watches, and a send in a G_IO_IN callback
+# (an echo) may find the peer's buffer full.
+SOCKET_READY = re.compile(r"^g_socket_receive\w*_with_(blocking|timeout)$")
 SOCKET_MODE = {
     "g_socket_accept", "g_socket_connect", "g_socket_receive", "g_socket_receive_from",
     "g_socket_receive_message", "g_socket_receive_messages", "g_socket_send",
@@ -151,6 +159,8 @@ def block(include_dir):
                 line += f' unless="arg{index} is FALSE=0"'
             elif re.fullmatch(r"gint64\s+timeout(_us)?", param):
                 line += f' unless="arg{index} is 0"'
+        if SOCKET_READY.match(name) and re.fullmatch(r"GSocket\s*\*\s*socket", params[0]):
+            line += ' unless="arg0 is ready"'
         if name in SOCKET_MODE and re.fullmatch(r"GSocket\s*\*\s*socket", params[0]):
             line += ' unless="arg0 is nonblocking-object"'
         elif (STREAM_MODE.match(name) and not name.startswith(STREAM_SPLICE)

@@ -373,6 +373,10 @@ static void test_non_blocking_conditions(void **state) {
   expect_unless(rs, "g_main_context_iteration", BW_COND_EQUALS, 1, 0, "FALSE");
   expect_unless(rs, "uv_run", BW_COND_EQUALS, 1, 2, "UV_RUN_NOWAIT");
   expect_unless(rs, "lockf", BW_COND_EQUALS, 1, 2, "F_TLOCK");
+  expect_unless(rs, "g_socket_receive_with_blocking", BW_COND_READY, 0, 0,
+                NULL);
+  expect_unless(rs, "g_socket_receive_with_blocking", BW_COND_EQUALS, 3, 0,
+                "FALSE");
 }
 
 static void test_hints_name_the_alternative(void **state) {

@@ -275,6 +275,14 @@ static void test_cond_path_under_needs_a_path(void **state) {
                "absolute path)");
 }
 
+static void test_cond_ready(void **state) {
+  SEEN;
+  const bw_rule_cond *c = only_cond(s, "arg0 is ready");
+  assert_int_equal(c->kind, BW_COND_READY);
+  assert_int_equal(c->arg, 0);
+  assert_string_equal(bw_cond_kind_name(BW_COND_READY), "is ready");
+}
+
 static void test_cond_zero_timeout(void **state) {
   SEEN;
   const bw_rule_cond *c = only_cond(s, "arg4 is zero-timeout");
@@ -1034,6 +1042,7 @@ int main(void) {
       T(test_cond_path_under),
       T(test_cond_path_under_needs_a_path),
       T(test_cond_zero_timeout),
+      T(test_cond_ready),
       T(test_cond_max_four),
       T(test_err_unknown_kind),
       T(test_err_missing_colon),

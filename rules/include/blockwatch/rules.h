@@ -105,7 +105,10 @@ const char *bw_rule_severity_name(bw_rule_severity sev);
   X(PATH_UNDER, "is under <prefix>",                                           \
     "the path argument starts with prefix (a file system served from memory)") \
   X(ZERO_TIMEOUT, "is zero-timeout",                                           \
-    "the argument points to a struct timeval/timespec that is all zero")
+    "the argument points to a struct timeval/timespec that is all zero")       \
+  X(READY, "is ready",                                                         \
+    "the descriptor or object argument is the one a readiness callback was "   \
+    "called for (data is there)")
 
 typedef enum bw_cond_kind {
 #define BWRL__COND_ENUM(e, spelling, desc) BW_COND_##e,
