@@ -470,6 +470,23 @@ static int int_arg(analysis *an, const bwsc__call_fact *call, size_t a,
          bwsc__nonblock_const(&an->nonblock, call->descs[a].key, out);
 }
 
+/* Argument `a` of `call` was tested ready just before the call
+ * (parse_ready.h) by a ready: test=N rule's function, for a write when
+ * `write`, else for a read. */
+static int tested_ready(const analysis *an, const bwsc__call_fact *call,
+                        size_t a, int write) {
+  const char *tested = call->descs ? call->descs[a].tested : NULL;
+  const char *hash = tested ? strrchr(tested, '#') : NULL;
+  char name[128];
+  if (!hash || (size_t)(hash - tested) >= sizeof(name))
+    return 0;
+  memcpy(name, tested, (size_t)(hash - tested));
+  name[hash - tested] = '\0';
+  const bw_ready_rule *rule = bw_rules_find_ready(an->rules, name);
+  return rule && rule->test >= 0 && rule->test == atoi(hash + 1) &&
+         rule->test_write == write;
+}
+
 /* `cb`: the readiness callback the call is written in, else SIZE_MAX. */
 static int cond_holds(analysis *an, const bw_rule_cond *cond,
                       const bwsc__call_fact *call, size_t cb) {
@@ -510,7 +527,13 @@ static int cond_holds(analysis *an, const bw_rule_cond *cond,
   case BW_COND_READY: /* only readiness: a non-blocking object still waits */
     desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
     return on_ready_fd(an, desc, cb) ||
-           bwsc__nonblock_ready_param(&an->nonblock, desc);
+           bwsc__nonblock_ready_param(&an->nonblock, desc) ||
+           tested_ready(an, call, a, 0);
+  case BW_COND_HAS_ROOM: /* tested writable, and a small constant size */
+    return tested_ready(an, call, a, 1) && cond->value >= 0 &&
+           (size_t)cond->value < call->nargs &&
+           int_arg(an, call, (size_t)cond->value, &v) && v >= 0 &&
+           v <= BW_ROOM_BYTES;
   case BW_COND_NONBLOCKING_FILE: /* a FILE the set holds: opened on /proc */
     desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
     return bwsc__nonblock_has(&an->nonblock, desc);

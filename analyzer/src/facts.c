@@ -40,6 +40,7 @@ void bwsc__call_free(const bwsc__tu_facts *facts, bwsc__call_fact *call) {
   for (size_t a = 0; call->descs && a < call->nargs; a++) {
     drop(facts, call->descs[a].key);
     drop(facts, call->descs[a].text);
+    drop(facts, call->descs[a].tested);
     free(call->descs[a].flags);
   }
   free(call->descs);
@@ -142,6 +143,7 @@ void bwsc__facts_intern(bwsc__tu_facts *facts) {
     for (size_t a = 0; call->descs && a < call->nargs; a++) {
       share(&call->descs[a].key);
       share(&call->descs[a].text);
+      share(&call->descs[a].tested);
     }
     share(&call->result);
   }

@@ -96,6 +96,10 @@ typedef struct bwsc__arg_desc {
   char *text;
   /* A local integer's other flags (owned, never interned), or NULL. */
   bwsc__arg_flags *flags;
+  /* The object the argument names (a variable, field or parameter, the
+   * same expression) was tested just before the call (parse_ready.h):
+   * "<test function>#<its argument index>", or NULL. */
+  char *tested;
 } bwsc__arg_desc;
 
 /* A call's part in a loop that waits for another thread by polling. */

@@ -21,6 +21,10 @@ static void put_cond(const bw_rule_cond *cond, FILE *out) {
     fprintf(out, "arg%d is under %s", cond->arg, cond->name);
     return;
   }
+  if (cond->kind == BW_COND_HAS_ROOM) {
+    fprintf(out, "arg%d has room for arg%lld", cond->arg, cond->value);
+    return;
+  }
   if (cond->kind != BW_COND_EQUALS && cond->kind != BW_COND_HAS_FLAG) {
     fprintf(out, "arg%d %s", cond->arg, bw_cond_kind_name(cond->kind));
     return;
@@ -83,6 +87,9 @@ static void list_entries(const bw_rules *rules, FILE *out) {
       fprintf(out, " source=result");
     else if (ready->source >= 0)
       fprintf(out, " source=%d", ready->source);
+    if (ready->test >= 0)
+      fprintf(out, " test=%d for=%s", ready->test,
+              ready->test_write ? "write" : "read");
     fprintf(out, " (%s)\n", ready->api);
   }
 }

@@ -11,6 +11,7 @@
 #include "parse_clang.h"
 #include "parse_fork.h"
 #include "parse_guard.h"
+#include "parse_ready.h"
 #include "parse_once.h"
 
 #include <ctype.h>
@@ -55,7 +56,9 @@ typedef struct visit_ctx {
   bwsc__guard guards[MAX_GUARDS]; /* equality guards (parse_guard.h)... */
   char *guard_keys[MAX_GUARDS];   /* ...and the slot each names (owned) */
   int nguards;                    /* in the current function */
-  char **scanned_keys;            /* owned keys of `scanned` */
+  bwsc__ready_test readies[BWSC__READY_MAX_TESTS]; /* parse_ready.h */
+  int nreadies;                                    /* in the function */
+  char **scanned_keys;                             /* owned keys of `scanned` */
   size_t nscanned, capscanned;
 } visit_ctx;
 
@@ -485,8 +488,11 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
       CXCursor arg = clang_Cursor_getArgument(call, (unsigned)i);
       value_of(ctx, arg, &fact->args[i]);
       fact->args[i].record = arg_record(ctx, arg);
-      bwsc__arg_desc desc = {NULL, 0, 0, 0, NULL, NULL};
-      if (arg_desc(ctx, arg, &fact->args[i], &desc)) {
+      bwsc__arg_desc desc = {NULL, 0, 0, 0, NULL, NULL, NULL};
+      int known = arg_desc(ctx, arg, &fact->args[i], &desc);
+      desc.tested =
+          bwsc__ready_tested(ctx->tu, ctx->readies, ctx->nreadies, call, arg);
+      if (known || desc.tested) {
         if (!fact->descs)
           fact->descs = bwsc__xcalloc(fact->nargs, sizeof(bwsc__arg_desc));
         fact->descs[i] = desc;
@@ -771,8 +777,13 @@ static enum CXChildVisitResult body_visitor(CXCursor cursor, CXCursor parent,
     record_forks(ctx, cursor);
     record_guard(ctx, cursor);
     break;
-  case CXCursor_SwitchStmt:
   case CXCursor_CompoundStmt:
+    if (ctx->func_usr)
+      bwsc__ready_tests(ctx->tu, cursor, ctx->readies, &ctx->nreadies,
+                        BWSC__READY_MAX_TESTS);
+    record_forks(ctx, cursor);
+    break;
+  case CXCursor_SwitchStmt:
     record_forks(ctx, cursor);
     break;
   case CXCursor_UnaryOperator:
@@ -812,6 +823,7 @@ static enum CXChildVisitResult top_visitor(CXCursor cursor, CXCursor parent,
       ctx->func = cursor;
       ctx->nforks = 0;
       drop_guards(ctx);
+      bwsc__ready_drop(ctx->readies, &ctx->nreadies);
     }
     /* Prototypes are walked too, for their annotate attributes; calls can
      * only appear in bodies, so func_usr stays NULL there. */
@@ -945,6 +957,7 @@ void bwsc__parser_parse(bwsc__parser *parser, const bwsc__tu_input *input,
   bwsc__strmap_free(&ctx.record_by_usr);
   free(ctx.result_desc);
   drop_guards(&ctx);
+  bwsc__ready_drop(ctx.readies, &ctx.nreadies);
   for (size_t i = 0; i < ctx.nscanned; i++)
     free(ctx.scanned_keys[i]);
   free(ctx.scanned_keys);

@@ -63,7 +63,8 @@ int bwrl__parse_arg_index(const char *s, size_t n, int *out) {
   return 0;
 }
 
-/* Splits a condition into at most 5 space-separated tokens, in place. */
+/* Splits a condition into at most `max` space-separated tokens, in place
+ * (max + 1: more). */
 static size_t split(char *s, char **tok, size_t max) {
   size_t n = 0;
   char *p = s;
@@ -182,9 +183,9 @@ int bwrl__parse_condition(bwrl__line *lc, const bwrl__field *f,
     return -EINVAL;
   }
   memcpy(buf, f->value, f->len + 1);
-  char *tok[5];
-  size_t n = split(buf, tok, 4);
-  if (n < 3 || n > 4 || strncmp(tok[0], "arg", 3) != 0 ||
+  char *tok[6];
+  size_t n = split(buf, tok, 5);
+  if (n < 3 || n > 5 || strncmp(tok[0], "arg", 3) != 0 ||
       (strcmp(tok[1], "is") != 0 && strcmp(tok[1], "has") != 0)) {
     bwrl__fail(lc, f->column,
                "bad condition '%s': expected 'argN is ...' or 'argN has ...'",
@@ -200,6 +201,21 @@ int bwrl__parse_condition(bwrl__line *lc, const bwrl__field *f,
   cond->value = 0;
   cond->name = NULL;
   int is = strcmp(tok[1], "is") == 0;
+  if (n == 5 || (!is && strcmp(tok[2], "room") == 0)) {
+    /* "argN has room for argM": M, the size, into value. */
+    int size;
+    if (n != 5 || is || strcmp(tok[2], "room") != 0 ||
+        strcmp(tok[3], "for") != 0 || strncmp(tok[4], "arg", 3) != 0 ||
+        bwrl__parse_arg_index(tok[4] + 3, strlen(tok[4] + 3), &size)) {
+      bwrl__fail(lc, f->column,
+                 "bad condition '%s': expected 'argN has room for argM'",
+                 bwrl__quote(f->value, f->len, q));
+      return -EINVAL;
+    }
+    cond->kind = BW_COND_HAS_ROOM;
+    cond->value = size;
+    return 0;
+  }
   if (n == 4 && is && strcmp(tok[2], "under") == 0) {
     if (tok[3][0] != '/') {
       bwrl__fail(lc, f->column,

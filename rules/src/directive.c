@@ -26,8 +26,9 @@ static const bwrl__key_spec posts_keys[] = {{"from", 0}, {"api", 0}, {NULL, 0}};
 static const bwrl__key_spec nonblock_keys[] = {
     {"fd", 0},    {"when", 1}, {"otherwise", 0}, {"path", 0},
     {"under", 0}, {"api", 0},  {NULL, 0}};
-static const bwrl__key_spec ready_keys[] = {
-    {"param", 0}, {"source", 0}, {"api", 0}, {NULL, 0}};
+static const bwrl__key_spec ready_keys[] = {{"param", 0}, {"source", 0},
+                                            {"test", 0},  {"for", 0},
+                                            {"api", 0},   {NULL, 0}};
 static const bwrl__key_spec hint_keys[] = {{"api", 0}, {"hint", 0}, {NULL, 0}};
 static const bwrl__key_spec allow_keys[] = {{"reason", 0}, {NULL, 0}};
 
@@ -459,8 +460,35 @@ static int read_source(bwrl__line *lc, const bwrl__subject *subj, unsigned kcol,
   char q[BWRL__QUOTE_BUF];
   const bwrl__field *source = bwrl__get_field(lc, "source");
   const bwrl__field *param = bwrl__get_field(lc, "param");
+  const bwrl__field *test = bwrl__get_field(lc, "test");
+  const bwrl__field *dir = bwrl__get_field(lc, "for");
   rule->source = BW_READY_NO_SOURCE;
   rule->param = -1;
+  rule->test = -1;
+  if (test || dir) {
+    const bwrl__field *other = param ? param : source;
+    if (!test) {
+      bwrl__fail(lc, dir->key_column, "'for' needs 'test=N'");
+      return -1;
+    }
+    if (other) {
+      bwrl__fail(lc, other->key_column,
+                 "'%s' with 'test': a readiness test has no callback",
+                 other == param ? "param" : "source");
+      return -1;
+    }
+    if (!required(lc, subj, kcol, "for", "ready") ||
+        index_field(lc, test, "test", &rule->test))
+      return -1;
+    if (strcmp(dir->value, "read") != 0 && strcmp(dir->value, "write") != 0) {
+      bwrl__fail(lc, dir->column,
+                 "bad value '%s' for 'for' (expected read or write)",
+                 bwrl__quote(dir->value, dir->len, q));
+      return -1;
+    }
+    rule->test_write = strcmp(dir->value, "write") == 0;
+    return 0;
+  }
   if (source && strcmp(source->value, "result") == 0)
     rule->source = BW_READY_SOURCE_RESULT;
   else if (source &&

@@ -96,6 +96,7 @@ static int cond_holds(const bw_rule_cond *c, const uint64_t *av, size_t n) {
   case BW_COND_PATH_UNDER: /* a path's text: not read, the call counts */
   case BW_COND_NONBLOCKING_OBJECT:
   case BW_COND_READY:
+  case BW_COND_HAS_ROOM:
     return 0; /* an object's own mode (GSocket's), or whether the loop found
                  it ready: not asked, the call counts */
   case BW_COND_ZERO_TIMEOUT: {

@@ -6,7 +6,8 @@
  * sources, through every way GLib sets a source's callback and a
  * program's wrappers of them (gsource.c), also when the program calls
  * such a callback itself with a non-blocking socket (gforward.c), and
- * `is ready` apart from `is nonblocking-object` (gready.c); memory
+ * `is ready` apart from `is nonblocking-object` (gready.c), calls right
+ * after a readiness test (gpoll.c); memory
  * streams, which never wait, also behind an equality guard (gstream.c);
  * and --list-rules shows the ready: rules of each shape.
  *
@@ -79,6 +80,17 @@ static void test_ready_socket_apart_from_nonblocking_mode(void **state) {
   assert_int_equal(status, 1);
 }
 
+/* A call right after a readiness test of its object (an assertion, or
+ * the if it is the first statement of): one read, a small write. */
+static void test_calls_right_after_a_readiness_test(void **state) {
+  (void)state;
+  const char *files[] = {"gpoll.c", NULL};
+  int status;
+  assert_int_equal(
+      marked_mismatches(BLOCKSCAN_EXE, READY, files, NULL, &status), 0);
+  assert_int_equal(status, 1);
+}
+
 /* A memory stream's calls, on the variable its constructor's result is
  * stored in or on one an if tests equal to such streams. */
 static void test_memory_streams_never_wait(void **state) {
@@ -104,6 +116,7 @@ static void test_list_rules_shows_ready_rules(void **state) {
       "ready g_source_set_callback source=0 (glib)\n",
       "ready g_task_attach_source source=1 (glib)\n",
       "ready my_fd_source_new param=0 source=result (own)\n",
+      "ready g_pollable_output_stream_is_writable test=0 for=write (glib)\n",
       NULL,
   };
   for (size_t i = 0; lines[i]; i++)
@@ -120,6 +133,7 @@ int main(void) {
       cmocka_unit_test(test_gsocket_source_callbacks_are_readiness_callbacks),
       cmocka_unit_test(test_readiness_callback_called_directly),
       cmocka_unit_test(test_ready_socket_apart_from_nonblocking_mode),
+      cmocka_unit_test(test_calls_right_after_a_readiness_test),
       cmocka_unit_test(test_memory_streams_never_wait),
       cmocka_unit_test(test_list_rules_shows_ready_rules),
   };

@@ -377,6 +377,9 @@ static void test_non_blocking_conditions(void **state) {
                 NULL);
   expect_unless(rs, "g_socket_receive_with_blocking", BW_COND_EQUALS, 3, 0,
                 "FALSE");
+  expect_unless(rs, "g_input_stream_read", BW_COND_READY, 0, 0, NULL);
+  expect_unless(rs, "g_output_stream_write", BW_COND_HAS_ROOM, 0, 2, NULL);
+  expect_unless(rs, "g_output_stream_write_all", BW_COND_HAS_ROOM, 0, 2, NULL);
 }
 
 static void test_hints_name_the_alternative(void **state) {

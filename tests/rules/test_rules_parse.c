@@ -283,6 +283,29 @@ static void test_cond_ready(void **state) {
   assert_string_equal(bw_cond_kind_name(BW_COND_READY), "is ready");
 }
 
+static void test_cond_has_room(void **state) {
+  SEEN;
+  const bw_rule_cond *c = only_cond(s, "arg0 has room for arg2");
+  assert_int_equal(c->kind, BW_COND_HAS_ROOM);
+  assert_int_equal(c->arg, 0);
+  assert_int_equal(c->value, 2);
+  assert_string_equal(bw_cond_kind_name(BW_COND_HAS_ROOM),
+                      "has room for <argM>");
+}
+
+static void test_cond_has_room_errors(void **state) {
+  SEEN;
+  expect_error(s, "blocking:f category=io unless=\"arg0 has room for 2\"\n",
+               "t.rules:1:31: error: bad condition 'arg0 has room for 2': "
+               "expected 'argN has room for argM'");
+  expect_error(s, "blocking:f category=io unless=\"arg0 is room for arg2\"\n",
+               "t.rules:1:31: error: bad condition 'arg0 is room for arg2': "
+               "expected 'argN has room for argM'");
+  expect_error(s, "blocking:f category=io unless=\"arg0 has room\"\n",
+               "t.rules:1:31: error: bad condition 'arg0 has room': "
+               "expected 'argN has room for argM'");
+}
+
 static void test_cond_zero_timeout(void **state) {
   SEEN;
   const bw_rule_cond *c = only_cond(s, "arg4 is zero-timeout");
@@ -1043,6 +1066,8 @@ int main(void) {
       T(test_cond_path_under_needs_a_path),
       T(test_cond_zero_timeout),
       T(test_cond_ready),
+      T(test_cond_has_room),
+      T(test_cond_has_room_errors),
       T(test_cond_max_four),
       T(test_err_unknown_kind),
       T(test_err_missing_colon),

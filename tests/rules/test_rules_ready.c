@@ -105,6 +105,49 @@ static void test_ready_source_rule_errors(void **state) {
                "0 to 31, or result)");
 }
 
+/* The test form: a function true when its argument is ready one way. */
+static void test_ready_test_rules_are_parsed(void **state) {
+  (void)state;
+  int rc;
+  bw_rules *rs = seen_rules("ready:my_can_read test=0 for=read\n"
+                            "ready:my_can_write test=1 for=write\n"
+                            "ready:my_watch param=0\n",
+                            &rc);
+  assert_int_equal(rc, 0);
+  const bw_ready_rule *r = bw_rules_find_ready(rs, "my_can_read");
+  assert_non_null(r);
+  assert_int_equal(r->test, 0);
+  assert_int_equal(r->test_write, 0);
+  assert_int_equal(r->param, -1);
+  assert_int_equal(r->source, BW_READY_NO_SOURCE);
+  r = bw_rules_find_ready(rs, "my_can_write");
+  assert_int_equal(r->test, 1);
+  assert_int_equal(r->test_write, 1);
+  assert_int_equal(bw_rules_find_ready(rs, "my_watch")->test, -1);
+  bw_rules_free(rs);
+}
+
+static void test_ready_test_rule_errors(void **state) {
+  (void)state;
+  expect_error("ready:f test=0\n",
+               "t.rules:1:1: error: missing required key 'for' in ready "
+               "rule for 'f'");
+  expect_error("ready:f for=read\n",
+               "t.rules:1:9: error: 'for' needs 'test=N'");
+  expect_error("ready:f test=0 for=send\n",
+               "t.rules:1:20: error: bad value 'send' for 'for' (expected "
+               "read or write)");
+  expect_error("ready:f test=x for=read\n",
+               "t.rules:1:14: error: bad value 'x' for 'test' (expected 0 "
+               "to 31)");
+  expect_error("ready:f test=0 for=read param=1\n",
+               "t.rules:1:25: error: 'param' with 'test': a readiness test "
+               "has no callback");
+  expect_error("ready:f source=result test=0 for=read\n",
+               "t.rules:1:9: error: 'source' with 'test': a readiness test "
+               "has no callback");
+}
+
 /* A failed load keeps none of its ready rules, also the good ones before
  * the bad line; a rule of an earlier load is a duplicate too. */
 static void test_failed_load_keeps_no_ready_rule(void **state) {
@@ -153,6 +196,15 @@ static void test_packs_name_the_readiness_entries(void **state) {
   assert_int_equal(maker->param, 0);
   assert_int_equal(bw_rules_find_ready(rs, "g_source_set_callback")->source, 0);
   assert_int_equal(bw_rules_find_ready(rs, "g_task_attach_source")->source, 1);
+  /* Pollable streams' readiness tests. */
+  const bw_ready_rule *test =
+      bw_rules_find_ready(rs, "g_pollable_output_stream_is_writable");
+  assert_non_null(test);
+  assert_int_equal(test->test, 0);
+  assert_int_equal(test->test_write, 1);
+  test = bw_rules_find_ready(rs, "g_pollable_input_stream_is_readable");
+  assert_non_null(test);
+  assert_int_equal(test->test_write, 0);
   bw_rules_free(rs);
 }
 
@@ -162,6 +214,8 @@ int main(void) {
       cmocka_unit_test(test_ready_rule_errors),
       cmocka_unit_test(test_ready_source_rules_are_parsed),
       cmocka_unit_test(test_ready_source_rule_errors),
+      cmocka_unit_test(test_ready_test_rules_are_parsed),
+      cmocka_unit_test(test_ready_test_rule_errors),
       cmocka_unit_test(test_failed_load_keeps_no_ready_rule),
       cmocka_unit_test(test_packs_name_the_readiness_entries),
   };

@@ -108,7 +108,16 @@ const char *bw_rule_severity_name(bw_rule_severity sev);
     "the argument points to a struct timeval/timespec that is all zero")       \
   X(READY, "is ready",                                                         \
     "the descriptor or object argument is the one a readiness callback was "   \
-    "called for (data is there)")
+    "called for, or one a read test found ready (data is there)")              \
+  X(HAS_ROOM, "has room for <argM>",                                           \
+    "a write test found the object writable just before, and argument M, the " \
+    "size, is a constant of at most BW_ROOM_BYTES")
+
+/* The most bytes a write may take for "has room for": POSIX's least
+ * PIPE_BUF (_POSIX_PIPE_BUF). A pipe that polls writable has a free page
+ * (Linux), and a stream socket that does has at least a third of its send
+ * buffer free, never less than this. */
+#define BW_ROOM_BYTES 512
 
 typedef enum bw_cond_kind {
 #define BWRL__COND_ENUM(e, spelling, desc) BW_COND_##e,
@@ -121,7 +130,8 @@ typedef enum bw_cond_kind {
 typedef struct bw_rule_cond {
   bw_cond_kind kind;
   int arg;          /* 0-based index of the argument tested */
-  long long value;  /* EQUALS: the value; HAS_FLAG: the bits (else 0) */
+  long long value;  /* EQUALS: the value; HAS_FLAG: the bits; HAS_ROOM: the
+                       size's argument index (else 0) */
   const char *name; /* EQUALS/HAS_FLAG: the constant's spelling as written
                        ("WNOHANG", "FALSE"), or NULL when only a number was
                        given. The analyzer may match the macro spelling; the
@@ -267,7 +277,8 @@ typedef struct bw_nonblock_rule {
   bw_rule_origin origin;
 } bw_nonblock_rule;
 
-/* An entry whose callback is a readiness callback: the loop calls it when
+/* An entry whose callback is a readiness callback, or a readiness test
+ * (`test`, below). A readiness callback's loop calls it when
  * the descriptor (or object) it watches is ready, and passes that as the
  * callback's parameter `param` (libevent's event_new: the fd, 0; GLib's
  * g_unix_fd_add: the fd, 0). One read or write on that parameter, in the
@@ -288,6 +299,14 @@ typedef struct bw_ready_rule {
   const char *function; /* the entry, e.g. "event_new"; or a source's maker */
   int param;  /* the callback's parameter that is the descriptor, or -1 */
   int source; /* BW_READY_NO_SOURCE, BW_READY_SOURCE_RESULT or an argument */
+  /* "test=N for=read|write": `function` is no entry but a test, true when
+   * its argument N is ready to read (for=read) or to write (for=write):
+   * g_pollable_output_stream_is_writable(stream); -1 for the others. A
+   * call on that object right after the test asserts it or in the branch
+   * an if on it takes is "is ready" (a read) or "has room for" (a write)
+   * (blockscan). param and source are then -1 and BW_READY_NO_SOURCE. */
+  int test;
+  int test_write; /* with test: 1 for=write, 0 for=read */
   const char *api;
   bw_rule_origin origin;
 } bw_ready_rule;
