@@ -201,11 +201,11 @@ int bwrl__parse_condition(bwrl__line *lc, const bwrl__field *f,
   cond->value = 0;
   cond->name = NULL;
   int is = strcmp(tok[1], "is") == 0;
-  if (n == 5 || (!is && strcmp(tok[2], "room") == 0)) {
+  if (!is && strcmp(tok[2], "room") == 0) {
     /* "argN has room for argM": M, the size, into value. */
     int size;
-    if (n != 5 || is || strcmp(tok[2], "room") != 0 ||
-        strcmp(tok[3], "for") != 0 || strncmp(tok[4], "arg", 3) != 0 ||
+    if (n != 5 || strcmp(tok[3], "for") != 0 ||
+        strncmp(tok[4], "arg", 3) != 0 ||
         bwrl__parse_arg_index(tok[4] + 3, strlen(tok[4] + 3), &size)) {
       bwrl__fail(lc, f->column,
                  "bad condition '%s': expected 'argN has room for argM'",
@@ -232,8 +232,9 @@ int bwrl__parse_condition(bwrl__line *lc, const bwrl__field *f,
     }
     return 0;
   }
-  if (n == 4) {
-    if (!is || strcmp(tok[2], "not") != 0 || strcmp(tok[3], "NULL") != 0) {
+  if (n >= 4) {
+    if (n != 4 || !is || strcmp(tok[2], "not") != 0 ||
+        strcmp(tok[3], "NULL") != 0) {
       bwrl__fail(lc, f->column, "bad condition '%s'",
                  bwrl__quote(f->value, f->len, q));
       return -EINVAL;

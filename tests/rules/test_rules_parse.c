@@ -299,8 +299,7 @@ static void test_cond_has_room_errors(void **state) {
                "t.rules:1:31: error: bad condition 'arg0 has room for 2': "
                "expected 'argN has room for argM'");
   expect_error(s, "blocking:f category=io unless=\"arg0 is room for arg2\"\n",
-               "t.rules:1:31: error: bad condition 'arg0 is room for arg2': "
-               "expected 'argN has room for argM'");
+               "t.rules:1:31: error: bad condition 'arg0 is room for arg2'");
   expect_error(s, "blocking:f category=io unless=\"arg0 has room\"\n",
                "t.rules:1:31: error: bad condition 'arg0 has room': "
                "expected 'argN has room for argM'");
