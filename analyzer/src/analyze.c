@@ -19,7 +19,9 @@
  *    function-pointer parameter (or passes one on), what the chain's call
  *    sites passed for it: such a call reaches those functions only. A call
  *    through a variable or field reaches what flows into that slot (fields
- *    are keyed by their struct type's USR).
+ *    are keyed by their struct type's USR). Likewise an integer parameter,
+ *    never written in its body, that reaches an argument a rule's
+ *    condition reads holds the constant the chain passed, when it did.
  *  - An edge is low confidence when it goes through a pointer with more
  *    than BWSC__WIDE_TARGETS targets, is written in an assertion's failure
  *    branch or a once-only initialisation, or calls a noreturn function.
@@ -105,6 +107,7 @@ typedef struct analysis {
   wrapping *wraps;        /* per node: the parameters it forwards to an entry */
   root *roots;            /* per node */
   uint64_t *bound_params; /* per node: see find_bound_params */
+  uint64_t *int_params;   /* per node: see find_int_params */
   int *callee_param;      /* per call: the caller's parameter it calls
                              through, or -1 */
   /* per call: what its callee resolves to when nothing is bound, kept
@@ -450,6 +453,38 @@ static void find_ready_params(analysis *an) {
 
 /* ---- non-blocking argument conditions ---------------------------------- */
 
+/* Parameter `param` of a state's function may hold node `target`, or,
+ * with is_int, holds the integer `value`: the chain's call passed it. */
+typedef struct binding {
+  int param;
+  int is_int;
+  size_t target;
+  long long value;
+} binding;
+
+/* What the walk's chain passed for the integer parameters of the function
+ * a call is written in (find_int_params): its USR and bindings. */
+typedef struct chain_ints {
+  const char *usr;
+  const binding *bound;
+  size_t nbound;
+} chain_ints;
+
+/* The integer the chain bound for slot `key`, when it is one of the
+ * function's parameters the walk tracks. */
+static int chain_int(const chain_ints *ints, const char *key, long long *out) {
+  int param;
+  if (!ints->nbound || !bwsc__nonblock_param_of(key, ints->usr, &param))
+    return 0;
+  for (size_t i = 0; i < ints->nbound; i++) {
+    if (ints->bound[i].is_int && ints->bound[i].param == param) {
+      *out = ints->bound[i].value;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 /* A call written in readiness callback `cb` itself, on the descriptor
  * the callback was registered for (its parameter the ready: rule names). */
 static int on_ready_fd(const analysis *an, const char *desc, size_t cb) {
@@ -458,16 +493,18 @@ static int on_ready_fd(const analysis *an, const char *desc, size_t cb) {
                                  desc);
 }
 
-/* The integer argument `a` of `call` is: a constant, or a variable or
- * parameter that only ever holds one (a wrapper's caller passes it). */
+/* The integer argument `a` of `call` is: a constant, a parameter the
+ * walk's chain passed a constant for (`ints`), or a variable or parameter
+ * that only ever holds one (a wrapper's caller passes it). */
 static int int_arg(analysis *an, const bwsc__call_fact *call, size_t a,
-                   long long *out) {
+                   const chain_ints *ints, long long *out) {
   if (call->args[a].kind == BWSC__VAL_INT) {
     *out = call->args[a].ival;
     return 1;
   }
   return call->descs && call->descs[a].plain &&
-         bwsc__nonblock_const(&an->nonblock, call->descs[a].key, out);
+         (chain_int(ints, call->descs[a].key, out) ||
+          bwsc__nonblock_const(&an->nonblock, call->descs[a].key, out));
 }
 
 /* Argument `a` of `call` was tested ready just before the call
@@ -489,7 +526,8 @@ static int tested_ready(const analysis *an, const bwsc__call_fact *call,
 
 /* `cb`: the readiness callback the call is written in, else SIZE_MAX. */
 static int cond_holds(analysis *an, const bw_rule_cond *cond,
-                      const bwsc__call_fact *call, size_t cb) {
+                      const bwsc__call_fact *call, size_t cb,
+                      const chain_ints *ints) {
   if (cond->arg < 0 || (size_t)cond->arg >= call->nargs)
     return 0;
   size_t a = (size_t)cond->arg;
@@ -500,14 +538,14 @@ static int cond_holds(analysis *an, const bw_rule_cond *cond,
   long long v;
   switch (cond->kind) {
   case BW_COND_EQUALS:
-    return int_arg(an, call, a, &v) && v == cond->value;
+    return int_arg(an, call, a, ints, &v) && v == cond->value;
   case BW_COND_HAS_FLAG:
     /* `op | LOCK_NB` sets the flag whatever op holds. */
-    if (!int_arg(an, call, a, &v))
+    if (!int_arg(an, call, a, ints, &v))
       v = call->descs ? call->descs[a].bits : 0;
     return cond->value && (v & cond->value) == cond->value;
   case BW_COND_IS_NULL:
-    return int_arg(an, call, a, &v) && v == 0;
+    return int_arg(an, call, a, ints, &v) && v == 0;
   case BW_COND_NOT_NULL:
     if (arg->kind == BWSC__VAL_FUNC)
       return 1;
@@ -549,9 +587,10 @@ static int cond_holds(analysis *an, const bw_rule_cond *cond,
 }
 
 static int nonblocking(analysis *an, const bw_blocking_rule *rule,
-                       const bwsc__call_fact *call, size_t cb) {
+                       const bwsc__call_fact *call, size_t cb,
+                       const chain_ints *ints) {
   for (size_t i = 0; i < rule->n_unless; i++)
-    if (cond_holds(an, &rule->unless[i], call, cb))
+    if (cond_holds(an, &rule->unless[i], call, cb, ints))
       return 1;
   return 0;
 }
@@ -577,12 +616,6 @@ typedef struct scratch {
   size_t *items;
   size_t count, cap;
 } scratch;
-
-/* Parameter `param` of a state's function may hold node `target`. */
-typedef struct binding {
-  int param;
-  size_t target;
-} binding;
 
 typedef struct walk {
   state *states; /* visited, in BFS order (the queue) */
@@ -644,6 +677,64 @@ static void find_bound_params(analysis *an) {
   }
 }
 
+/* Whether a rule's `unless=` reads argument `a` as an integer. */
+static int reads_int_arg(const bw_blocking_rule *rule, size_t a) {
+  for (size_t i = 0; rule && i < rule->n_unless; i++) {
+    const bw_rule_cond *cond = &rule->unless[i];
+    if (cond->arg >= 0 && (size_t)cond->arg == a &&
+        (cond->kind == BW_COND_EQUALS || cond->kind == BW_COND_HAS_FLAG ||
+         cond->kind == BW_COND_IS_NULL))
+      return 1;
+  }
+  return 0;
+}
+
+/* Argument `a` of a call written in `node` is `node`'s parameter *param
+ * itself, never written in its body: it holds what the chain passed. */
+static int plain_param(analysis *an, const bwsc__node *node,
+                       const bwsc__call_fact *call, size_t a, int *param) {
+  return call->descs && a < call->nargs && call->descs[a].plain &&
+         bwsc__nonblock_param_of(call->descs[a].key, node->usr, param) &&
+         *param < 64 &&
+         bwsc__nonblock_unwritten(&an->nonblock, call->descs[a].key);
+}
+
+/* Per node, a bit per integer parameter whose value the walk tracks along
+ * its chains: the function passes it, unchanged, as an argument a rule's
+ * condition reads (`poll(fds, nfds, timeout)` in g_poll: "arg2 is 0"), or
+ * to such a parameter of a function it calls directly. A state then holds
+ * the constant its chain's call passed (g_poll(&fd, 1, 0) in an
+ * is_readable method, -1 in a read method). */
+static void find_int_params(analysis *an) {
+  bwsc__program *prog = an->prog;
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (size_t n = 0; n < prog->nnodes; n++) {
+      const bwsc__node *node = &prog->nodes[n];
+      for (size_t c = 0; c < node->ncalls; c++) {
+        const bwsc__call_fact *call = prog->calls[node->calls[c]];
+        bwsc__node *callee = bwsc__program_node(prog, call->callee.ref);
+        if (call->callee.kind != BWSC__VAL_FUNC || !callee)
+          continue;
+        size_t m = node_index(an, callee);
+        const bw_blocking_rule *rule = an->nr[m].blocking;
+        uint64_t mask = an->int_params[m];
+        if (!rule && !mask)
+          continue;
+        for (size_t a = 0; a < call->nargs && a < 64; a++) {
+          int param;
+          if ((!(mask >> a & 1) && !reads_int_arg(rule, a)) ||
+              !plain_param(an, node, call, a, &param) ||
+              an->int_params[n] >> param & 1)
+            continue;
+          an->int_params[n] |= UINT64_C(1) << param;
+          changed = 1;
+        }
+      }
+    }
+  }
+}
+
 /* Sets *out to what `value`, used by call `call` in state `from`, may
  * denote: its binding when the value is one of the function's bound
  * parameters, else every function that flows into it. */
@@ -669,11 +760,22 @@ static size_t resolve(analysis *an, const walk *w, const state *from,
   }
   buf->count = 0;
   for (size_t i = 0; i < from->nbound; i++)
-    if (w->bound[from->bound + i].param == param)
+    if (!w->bound[from->bound + i].is_int &&
+        w->bound[from->bound + i].param == param)
       *BWSC__PUSH(buf->items, buf->count, buf->cap) =
           w->bound[from->bound + i].target;
   *out = buf->items;
   return buf->count;
+}
+
+/* The integers the chain bound for state `s`'s function. */
+static chain_ints ints_of(const analysis *an, const walk *w, const state *s) {
+  chain_ints ints = {an->prog->nodes[s->node].usr, NULL, 0};
+  if (s->bound != SIZE_MAX) {
+    ints.bound = w->bound + s->bound;
+    ints.nbound = s->nbound;
+  }
+  return ints;
 }
 
 /* Visits an unbound state: once per function and root. */
@@ -689,9 +791,10 @@ static int enter_unbound(walk *w, const state *next) {
  * computes its binding from the call's arguments. Returns 1 if new. */
 static int enter(analysis *an, walk *w, state next) {
   uint64_t mask = an->bound_params[next.node];
+  uint64_t ints = an->int_params[next.node];
   next.bound = SIZE_MAX;
   next.nbound = 0;
-  if (!mask)
+  if (!(mask | ints))
     return enter_unbound(w, &next);
   const bwsc__call_fact *call = an->prog->calls[next.call];
   const state *from = &w->states[next.parent];
@@ -699,6 +802,20 @@ static int enter(analysis *an, walk *w, state next) {
   char key[512];
   int len = snprintf(key, sizeof(key), "%zu", next.node);
   for (int p = 0; p < 64 && (size_t)p < call->nargs; p++) {
+    long long value;
+    if (ints >> p & 1) {
+      chain_ints passed = ints_of(an, w, from);
+      if (int_arg(an, call, (size_t)p, &passed, &value)) {
+        binding *b = BWSC__PUSH(w->bound, w->nbound, w->capbound);
+        b->param = p;
+        b->is_int = 1;
+        b->target = SIZE_MAX;
+        b->value = value;
+        if (len > 0 && (size_t)len < sizeof(key))
+          len += snprintf(key + len, sizeof(key) - (size_t)len, " %d=%lld", p,
+                          value);
+      }
+    }
     if (!(mask >> p & 1))
       continue;
     const size_t *targets = NULL;
@@ -707,7 +824,9 @@ static int enter(analysis *an, walk *w, state next) {
     for (size_t t = 0; t < count; t++) {
       binding *b = BWSC__PUSH(w->bound, w->nbound, w->capbound);
       b->param = p;
+      b->is_int = 0;
       b->target = targets[t];
+      b->value = 0;
       if (len > 0 && (size_t)len < sizeof(key))
         len += snprintf(key + len, sizeof(key) - (size_t)len, " %d:%zu", p,
                         targets[t]);
@@ -846,18 +965,21 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
       const bwsc__node *callee = &prog->nodes[target];
       bwsc__cold cold = coldness(call, callee);
       const bw_blocking_rule *rule = an->nr[target].blocking;
+      /* enter() below may move w->bound: taken afresh for each target */
+      chain_ints ints = ints_of(an, w, &w->states[si]);
       const bw_blocking_rule *own =
           call->spin ? bw_rules_lookup_blocking(an->rules, callee->name) : NULL;
       const bw_blocking_rule *spin = bwsc__spin_rule_of(
           an->rules, call, own,
-          own && nonblocking(an, own, call, si ? SIZE_MAX : root_node));
+          own && nonblocking(an, own, call, si ? SIZE_MAX : root_node, &ints));
       if (spin)
         rule = spin;
       if (rule) {
         if (bw_pool_kind_reports(an->roots[root_node].pool_kind,
                                  rule->category) &&
             w->call_stamp[call_index] != w->stamp &&
-            (spin || !nonblocking(an, rule, call, si ? SIZE_MAX : root_node))) {
+            (spin ||
+             !nonblocking(an, rule, call, si ? SIZE_MAX : root_node, &ints))) {
           add_finding(an, root_node, w, &w->states[si], call, &call->loc,
                       callee->name, rule, ntargets, cold);
           reported = 1;
@@ -930,6 +1052,7 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   an.wraps = bwsc__xcalloc(n + 1, sizeof(wrapping));
   an.roots = bwsc__xcalloc(n + 1, sizeof(root));
   an.bound_params = bwsc__xcalloc(n + 1, sizeof(uint64_t));
+  an.int_params = bwsc__xcalloc(n + 1, sizeof(uint64_t));
   an.nr = bwsc__xcalloc(n + 1, sizeof(node_rules));
   an.callee_targets = bwsc__xcalloc(prog->ncalls + 1, sizeof(size_t *));
   an.callee_ntargets = bwsc__xcalloc(prog->ncalls + 1, sizeof(size_t));
@@ -942,6 +1065,7 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   find_roots(&an);
   find_ready_params(&an);
   find_bound_params(&an);
+  find_int_params(&an);
 
   walk w;
   memset(&w, 0, sizeof(w));
@@ -967,6 +1091,7 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   free(w.call_stamp);
   free(an.callee_param);
   free(an.bound_params);
+  free(an.int_params);
   free(an.nr);
   free(an.callee_targets);
   free(an.callee_ntargets);

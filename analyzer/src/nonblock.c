@@ -742,6 +742,12 @@ int bwsc__nonblock_const(bwsc__nonblock *nb, const char *key, long long *out) {
   return slot_const(nb, key, 0, out) == CONST_FIRST;
 }
 
+int bwsc__nonblock_unwritten(bwsc__nonblock *nb, const char *key) {
+  const size_t *flows = NULL;
+  return key && !flows_into(nb, key, &flows) &&
+         !bwsc__strmap_get(&nb->results, key, NULL);
+}
+
 const char *bwsc__nonblock_arg(const bwsc__call_fact *call, size_t arg) {
   /* `fd & mask` is no descriptor */
   return call->descs && arg < call->nargs && !call->descs[arg].mask

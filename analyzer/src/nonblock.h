@@ -93,6 +93,11 @@ int bwsc__nonblock_has(const bwsc__nonblock *nb, const char *key);
  * g_task_set_source_tag(task, tag)), does not take it. */
 int bwsc__nonblock_const(bwsc__nonblock *nb, const char *key, long long *out);
 
+/* 1 when slot `key` (a parameter's) is never written in the program: no
+ * assignment, `++`, `op=`, `&key` or stored call result, so it holds what
+ * the call that entered the function passed. */
+int bwsc__nonblock_unwritten(bwsc__nonblock *nb, const char *key);
+
 /* The parameter that the callback of the source in slot `key` (may be
  * NULL) receives the object it watches as, being ready, or -1: every
  * store into the slot (but a constant: NULL) is the result of a function

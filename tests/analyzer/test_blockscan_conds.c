@@ -4,7 +4,8 @@
  * (conds.c); spin waits, reported once as such (spin.c); descriptors the
  * program's own functions make non-blocking, and a user's setter rule
  * (nbmore.c, nbmore.rules); wrappers that compute the mode they give
- * fcntl(F_SETFL) from a test of their parameter, with no rule (nbmode.c).
+ * fcntl(F_SETFL) from a test of their parameter, with no rule (nbmode.c);
+ * constants a call chain passes to a wrapper's parameter (chain.c).
  *
  * Invariant: the fixtures say what they expect on the line itself (see
  * marked.h): "expect" must be a warning, "not reported" must not.
@@ -37,6 +38,12 @@ static void check(const char *const *files) {
 static void test_flags_constants_and_constant_parameters(void **state) {
   (void)state;
   const char *files[] = {"conds.c", NULL};
+  check(files);
+}
+
+static void test_constants_of_the_chain_and_offloaded_waits(void **state) {
+  (void)state;
+  const char *files[] = {"chain.c", NULL};
   check(files);
 }
 
@@ -82,6 +89,7 @@ static void test_setters_that_compute_the_mode_from_a_parameter(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_flags_constants_and_constant_parameters),
+      cmocka_unit_test(test_constants_of_the_chain_and_offloaded_waits),
       cmocka_unit_test(test_spin_waits_are_reported_once_as_spin_wait),
       cmocka_unit_test(
           test_descriptors_made_nonblocking_by_the_programs_functions),
