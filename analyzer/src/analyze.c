@@ -22,6 +22,8 @@
  *    are keyed by their struct type's USR). Likewise an integer parameter,
  *    never written in its body, that reaches an argument a rule's
  *    condition reads holds the constant the chain passed, when it did.
+ *  - On an offload pool a wait on descriptors (a rule's fds=) whose count
+ *    is not provably 0 is the pool's I/O (the io category decides).
  *  - An edge is low confidence when it goes through a pointer with more
  *    than BWSC__WIDE_TARGETS targets, is written in an assertion's failure
  *    branch or a once-only initialisation, or calls a noreturn function.
@@ -595,6 +597,24 @@ static int nonblocking(analysis *an, const bw_blocking_rule *rule,
   return 0;
 }
 
+/* Whether `rule`'s finding at `call` counts on the pool the root was
+ * handed to. On an offload pool a wait on descriptors (a rule's fds=, a
+ * count not provably 0: poll(fds, nfds, -1) in a read offloaded to GTask's
+ * pool) is the pool's I/O; a count of 0 is a sleep and keeps its category. */
+static int counts_on(analysis *an, size_t root_node,
+                     const bw_blocking_rule *rule, const bwsc__call_fact *call,
+                     const chain_ints *ints) {
+  bw_pool_kind kind = an->roots[root_node].pool_kind;
+  long long count;
+  if (!bw_pool_kind_reports(kind, rule->category))
+    return 0;
+  if (kind != BW_POOL_OFFLOAD || !rule->fds || !call ||
+      (size_t)rule->fds > call->nargs ||
+      (int_arg(an, call, (size_t)rule->fds - 1, ints, &count) && count == 0))
+    return 1;
+  return bw_pool_kind_reports(kind, BW_CATEGORY_IO);
+}
+
 /* ---- reachability -------------------------------------------------------- */
 
 /* A walk state: a function reached from the root, and how. A function that
@@ -677,8 +697,11 @@ static void find_bound_params(analysis *an) {
   }
 }
 
-/* Whether a rule's `unless=` reads argument `a` as an integer. */
+/* Whether a rule's `unless=` (or its fds=) reads argument `a` as an
+ * integer. */
 static int reads_int_arg(const bw_blocking_rule *rule, size_t a) {
+  if (rule && rule->fds && (size_t)rule->fds - 1 == a)
+    return 1;
   for (size_t i = 0; rule && i < rule->n_unless; i++) {
     const bw_rule_cond *cond = &rule->unless[i];
     if (cond->arg >= 0 && (size_t)cond->arg == a &&
@@ -975,8 +998,7 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
       if (spin)
         rule = spin;
       if (rule) {
-        if (bw_pool_kind_reports(an->roots[root_node].pool_kind,
-                                 rule->category) &&
+        if (counts_on(an, root_node, rule, call, &ints) &&
             w->call_stamp[call_index] != w->stamp &&
             (spin ||
              !nonblocking(an, rule, call, si ? SIZE_MAX : root_node, &ints))) {

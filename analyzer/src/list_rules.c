@@ -102,6 +102,8 @@ static void list_blocking(const bw_rules *rules, FILE *out) {
             rule->id, rule->api, bw_rule_category_name(rule->category),
             bw_rule_severity_name(rule->severity));
     put_conds("unless", rule->unless, rule->n_unless, out);
+    if (rule->fds)
+      fprintf(out, " fds=%d", rule->fds - 1);
     fputs(" hint=", out);
     put_quoted(rule->hint, out);
     fputc('\n', out);

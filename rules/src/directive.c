@@ -18,7 +18,7 @@
 
 static const bwrl__key_spec blocking_keys[] = {
     {"category", 0}, {"severity", 0}, {"message", 0}, {"hint", 0},
-    {"unless", 1},   {"api", 0},      {NULL, 0}};
+    {"unless", 1},   {"api", 0},      {"fds", 0},     {NULL, 0}};
 static const bwrl__key_spec entry_keys[] = {
     {"arg", 0},    {"on", 0},  {"field", 0}, {"setter", 0},
     {"object", 0}, {"api", 0}, {"kind", 0},  {NULL, 0}};
@@ -84,6 +84,15 @@ static void add_blocking(bwrl__line *lc, const bwrl__subject *subj,
   }
   if (bwrl__parse_conditions(lc, "unless", tmp.unless, &tmp.n_unless))
     return;
+  if ((f = bwrl__get_field(lc, "fds")) != NULL) {
+    int arg;
+    if (bwrl__parse_arg_index(f->value, f->len, &arg)) {
+      bwrl__fail(lc, f->column, "bad value '%s' for 'fds' (expected 0 to %d)",
+                 bwrl__quote(f->value, f->len, q), BWRL__MAX_ARG);
+      return;
+    }
+    tmp.fds = arg + 1;
+  }
   const bw_blocking_rule *old = bwrl__load_find_blocking(lc->ld, subj->text);
   if (old != NULL) {
     bwrl__fail(lc, subj->column,

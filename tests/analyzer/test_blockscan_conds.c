@@ -5,7 +5,8 @@
  * program's own functions make non-blocking, and a user's setter rule
  * (nbmore.c, nbmore.rules); wrappers that compute the mode they give
  * fcntl(F_SETFL) from a test of their parameter, with no rule (nbmode.c);
- * constants a call chain passes to a wrapper's parameter (chain.c).
+ * constants a call chain passes to a wrapper's parameter, and waits on
+ * descriptors on an offload pool (chain.c).
  *
  * Invariant: the fixtures say what they expect on the line itself (see
  * marked.h): "expect" must be a warning, "not reported" must not.

@@ -120,6 +120,10 @@ static void test_nonblocking_rules_of_the_packs_are_listed(void **state) {
   assert_true(contains(r.out, "\nblocking sleep blocking-sleep (libc) "
                               "category=sleep severity=warning "
                               "unless=\"arg0 is 0\" hint=\""));
+  /* A descriptor wait's count (fds=), after its conditions. */
+  assert_true(contains(r.out, "\nblocking poll blocking-wait (libc) "
+                              "category=wait severity=warning "
+                              "unless=\"arg2 is 0\" fds=1 hint=\""));
   assert_true(contains(r.out, "\nentry uv_queue_work (libuv) arg=2 on=pool "
                               "kind=offload, arg=3 on=loop\n"));
   assert_true(contains(r.out, "\nhint io api=blockwatch hint=\""));

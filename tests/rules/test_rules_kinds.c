@@ -92,6 +92,34 @@ static void test_pool_kind_names_and_categories(void **state) {
   }
 }
 
+/* fds=N: the argument counting the descriptors a wait is on (1 + N). */
+static void test_fds_is_parsed(void **state) {
+  (void)state;
+  bw_rules *rs = fresh();
+  assert_int_equal(load(rs, "blocking:w category=wait fds=1 unless=\"arg2 is "
+                            "0\"\n"
+                            "blocking:v category=wait\n"),
+                   0);
+  assert_int_equal(bw_rules_find_blocking(rs, "w")->fds, 2);
+  assert_int_equal(bw_rules_find_blocking(rs, "v")->fds, 0);
+  bw_rules_free(rs);
+  expect_error("blocking:w category=wait fds=arg1\n",
+               "t.rules:1:30: error: bad value 'arg1' for 'fds' (expected 0 "
+               "to 31)");
+  /* The libc pack: descriptor waits that have a count. */
+  rs = fresh();
+  assert_int_equal(bw_rules_load_default(rs, "libc"), 0);
+  static const struct {
+    const char *fn;
+    int fds;
+  } waits[] = {{"poll", 2},    {"__poll_chk", 2}, {"ppoll", 2}, {"select", 1},
+               {"pselect", 1}, {"epoll_wait", 0}, {"usleep", 0}};
+  for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++)
+    assert_int_equal(bw_rules_lookup_blocking(rs, waits[i].fn)->fds,
+                     waits[i].fds);
+  bw_rules_free(rs);
+}
+
 static void test_err_unknown_pool_kind(void **state) {
   (void)state;
   expect_error("entry:q arg=1 on=pool kind=io\n",
@@ -286,6 +314,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_entry_kind_is_parsed),
       cmocka_unit_test(test_pool_kind_names_and_categories),
+      cmocka_unit_test(test_fds_is_parsed),
       cmocka_unit_test(test_err_unknown_pool_kind),
       cmocka_unit_test(test_err_kind_on_a_loop),
       cmocka_unit_test(test_posts_is_parsed),

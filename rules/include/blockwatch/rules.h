@@ -165,6 +165,10 @@ typedef struct bw_blocking_rule {
   /* The call does NOT block if ANY of these holds. */
   size_t n_unless;
   bw_rule_cond unless[BW_RULE_MAX_CONDS];
+  /* `fds=N`: 1 + N, where argument N counts the descriptors the call waits
+   * for (poll's nfds); 0: none. On an offload pool such a wait is the
+   * pool's I/O (category io) unless the count is 0 (a plain sleep). */
+  int fds;
 } bw_blocking_rule;
 
 /* Where callbacks passed to an entry run. */
