@@ -166,7 +166,9 @@ typedef struct bwsc__desc_flow {
    * the facts (a global or field may hold its initial value too). */
   int local;
   /* from NULL because `&to` is taken (a callee may store through it, or
-   * only read it: ioctl(fd, FIONBIO, &on)). */
+   * only read it: ioctl(fd, FIONBIO, &on)); 2: `to` is an object pointer
+   * (a GSocket *, a GIO stream, a GSource *), whose address GLib takes to
+   * clear it (g_clear_object(&obj) stores NULL). */
   int addr;
   /* `from` is a local variable, and the closest earlier statement of the
    * same block that writes it is `from = <alt>` (`err = uv__socket(...);

@@ -341,8 +341,10 @@ static void find_stores(bwsc__nonblock *nb, const bwsc__program *prog) {
   bwsc__strmap read;
   memset(&read, 0, sizeof(read));
   find_read(&read, prog);
+  /* `&obj` of an object pointer is not a store: GLib takes it to clear
+   * the slot (g_clear_object, g_clear_pointer: NULL, no object). */
   for (size_t i = 0; i < prog->ndesc_flows; i++)
-    if (!prog->desc_flows[i]->is_const)
+    if (!prog->desc_flows[i]->is_const && prog->desc_flows[i]->addr != 2)
       add_store(nb, prog->desc_flows[i]->to, prog->desc_flows[i]->from,
                 prog->desc_flows[i]->alt);
   char key[512];

@@ -406,7 +406,10 @@ char *bwsc__desc_written(CXTranslationUnit tu, CXCursor op, int *addr) {
   enum CXCursorKind tkind = clang_getCursorKind(target);
   if (tkind != CXCursor_DeclRefExpr && tkind != CXCursor_MemberRefExpr)
     return NULL;
-  return bwsc__desc_key(clang_getCursorReferenced(target));
+  CXCursor ref = clang_getCursorReferenced(target);
+  if (*addr && is_object_pointer(clang_getCursorType(ref)))
+    *addr = 2; /* `&obj`: g_clear_object's, storing NULL (facts.h) */
+  return bwsc__desc_key(ref);
 }
 
 /* ---- loops that poll: spin waits ---------------------------------------- */
