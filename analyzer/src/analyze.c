@@ -102,6 +102,16 @@ typedef struct node_rules {
   unsigned char is_setter; /* some entry's callback setter */
 } node_rules;
 
+/* The objects a `made-by` condition's functions make (`makers`, "f|g"),
+ * and the slots every store into which is one: the set a nonblocking:
+ * rule "f fd=result" per maker would give, built once per list. */
+#define MAX_MADE_BY 8
+typedef struct made_by_set {
+  const char *makers;
+  bw_rules *rules; /* those rules */
+  bwsc__nonblock set;
+} made_by_set;
+
 typedef struct analysis {
   bwsc__program *prog;
   const bw_rules *rules;
@@ -120,6 +130,8 @@ typedef struct analysis {
   bwsc__findings *out;
   bwsc__nonblock nonblock; /* descriptors made non-blocking */
   bwsc__vtables vtables;   /* defaults every implementation overrides */
+  made_by_set made_by[MAX_MADE_BY];
+  size_t nmade_by;
 } analysis;
 
 void bwsc__stable_name(const bwsc__node *node, char *buf, size_t size) {
@@ -526,6 +538,44 @@ static int tested_ready(const analysis *an, const bwsc__call_fact *call,
          rule->test_write == write;
 }
 
+/* The slots holding only objects that `makers` ("f|g") made, or NULL
+ * (more lists than MAX_MADE_BY: the condition does not hold). */
+static const bwsc__nonblock *made_by(analysis *an, const char *makers) {
+  for (size_t i = 0; i < an->nmade_by; i++)
+    if (strcmp(an->made_by[i].makers, makers) == 0)
+      return &an->made_by[i].set;
+  if (an->nmade_by == MAX_MADE_BY)
+    return NULL;
+  size_t cap = 64, len = 0;
+  char *text = bwsc__xcalloc(cap, 1);
+  for (const char *p = makers;;) {
+    const char *bar = strchr(p, '|');
+    int n = bar ? (int)(bar - p) : (int)strlen(p);
+    size_t need = len + (size_t)n + 32;
+    if (need > cap) {
+      text = bwsc__xrealloc(text, need);
+      cap = need;
+    }
+    len += (size_t)snprintf(text + len, cap - len,
+                            "nonblocking:%.*s fd=result\n", n, p);
+    if (!bar)
+      break;
+    p = bar + 1;
+  }
+  made_by_set *k = &an->made_by[an->nmade_by];
+  k->rules = bw_rules_create();
+  if (!k->rules || bw_rules_load_string(k->rules, "made-by", text, len)) {
+    bw_rules_free(k->rules);
+    free(text);
+    return NULL;
+  }
+  free(text);
+  k->makers = makers;
+  memset(&k->set, 0, sizeof(k->set));
+  bwsc__nonblock_build(&k->set, an->prog, k->rules);
+  return &an->made_by[an->nmade_by++].set;
+}
+
 /* `cb`: the readiness callback the call is written in, else SIZE_MAX. */
 static int cond_holds(analysis *an, const bw_rule_cond *cond,
                       const bwsc__call_fact *call, size_t cb,
@@ -572,8 +622,13 @@ static int cond_holds(analysis *an, const bw_rule_cond *cond,
   case BW_COND_HAS_ROOM: /* tested writable, and a small constant size */
     return tested_ready(an, call, a, 1) && cond->value >= 0 &&
            (size_t)cond->value < call->nargs &&
-           int_arg(an, call, (size_t)cond->value, &v) && v >= 0 &&
+           int_arg(an, call, (size_t)cond->value, ints, &v) && v >= 0 &&
            v <= BW_ROOM_BYTES;
+  case BW_COND_MADE_BY: { /* a slot holding only what the makers made */
+    const bwsc__nonblock *set = made_by(an, cond->name);
+    desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
+    return set && bwsc__nonblock_has(set, desc);
+  }
   case BW_COND_NONBLOCKING_FILE: /* a FILE the set holds: opened on /proc */
     desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
     return bwsc__nonblock_has(&an->nonblock, desc);
@@ -1122,5 +1177,9 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   free(an.roots);
   bwsc__nonblock_free(&an.nonblock);
   bwsc__vtables_free(&an.vtables);
+  for (size_t i = 0; i < an.nmade_by; i++) {
+    bwsc__nonblock_free(&an.made_by[i].set);
+    bw_rules_free(an.made_by[i].rules);
+  }
   return nroots;
 }

@@ -17,8 +17,9 @@ static void put_quoted(const char *text, FILE *out) {
 /* One condition as a rule file spells it ("arg2 has O_NONBLOCK=0x800");
  * values past 9 in hex, as flags and ioctl numbers are written. */
 static void put_cond(const bw_rule_cond *cond, FILE *out) {
-  if (cond->kind == BW_COND_PATH_UNDER) {
-    fprintf(out, "arg%d is under %s", cond->arg, cond->name);
+  if (cond->kind == BW_COND_PATH_UNDER || cond->kind == BW_COND_MADE_BY) {
+    fprintf(out, "arg%d is %s %s", cond->arg,
+            cond->kind == BW_COND_MADE_BY ? "made-by" : "under", cond->name);
     return;
   }
   if (cond->kind == BW_COND_HAS_ROOM) {

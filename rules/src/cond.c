@@ -232,6 +232,29 @@ int bwrl__parse_condition(bwrl__line *lc, const bwrl__field *f,
     }
     return 0;
   }
+  if (n == 4 && is && strcmp(tok[2], "made-by") == 0) {
+    for (const char *p = tok[3];;) {
+      const char *bar = strchr(p, '|');
+      size_t len = bar ? (size_t)(bar - p) : strlen(p);
+      if (!bwrl__valid_ident(p, len)) {
+        bwrl__fail(lc, column_of(lc, f, buf, p),
+                   "bad function name '%s' in condition",
+                   bwrl__quote(p, len, q));
+        return -EINVAL;
+      }
+      if (!bar)
+        break;
+      p = bar + 1;
+    }
+    cond->kind = BW_COND_MADE_BY;
+    cond->name =
+        bwrl__arena_strndup(&lc->ld->rs->arena, tok[3], strlen(tok[3]));
+    if (cond->name == NULL) {
+      lc->ld->oom = 1;
+      return -ENOMEM;
+    }
+    return 0;
+  }
   if (n >= 4) {
     if (n != 4 || !is || strcmp(tok[2], "not") != 0 ||
         strcmp(tok[3], "NULL") != 0) {

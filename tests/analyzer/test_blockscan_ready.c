@@ -7,9 +7,10 @@
  * program's wrappers of them (gsource.c), also when the program calls
  * such a callback itself with a non-blocking socket (gforward.c), and
  * `is ready` apart from `is nonblocking-object` (gready.c), calls right
- * after a readiness test (gpoll.c); memory
- * streams, which never wait, also behind an equality guard (gstream.c);
- * and --list-rules shows the ready: rules of each shape.
+ * after a readiness test (gpoll.c); memory streams, which never wait,
+ * also behind an equality guard (gstream.c); the closes of streams on a
+ * descriptor, through fields GLib clears (gunix.c); and --list-rules
+ * shows the ready: rules of each shape.
  *
  * Invariant: the fixtures say what they expect on the line itself (see
  * marked.h): "expect" must be a warning, "not reported" must not.
@@ -102,6 +103,16 @@ static void test_memory_streams_never_wait(void **state) {
   assert_int_equal(status, 1);
 }
 
+/* A close of a stream a made-by condition's constructor made. */
+static void test_descriptor_streams_close_without_waiting(void **state) {
+  (void)state;
+  const char *files[] = {"gunix.c", NULL};
+  int status;
+  assert_int_equal(
+      marked_mismatches(BLOCKSCAN_EXE, READY, files, NULL, &status), 0);
+  assert_int_equal(status, 1);
+}
+
 static void test_list_rules_shows_ready_rules(void **state) {
   (void)state;
   const char *argv[] = {BLOCKSCAN_EXE, "--rules", "own.rules", "--list-rules",
@@ -135,6 +146,7 @@ int main(void) {
       cmocka_unit_test(test_ready_socket_apart_from_nonblocking_mode),
       cmocka_unit_test(test_calls_right_after_a_readiness_test),
       cmocka_unit_test(test_memory_streams_never_wait),
+      cmocka_unit_test(test_descriptor_streams_close_without_waiting),
       cmocka_unit_test(test_list_rules_shows_ready_rules),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

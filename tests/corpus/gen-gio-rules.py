@@ -14,9 +14,10 @@ a GCancellable without waiting for anything. A gboolean parameter named
 `blocking` and a gint64 `timeout` become unless= conditions (FALSE, 0: the
 call does not wait), and so does a GSocket in non-blocking mode for the
 socket calls that honour it (SOCKET_MODE), the socket a readiness callback
-was called for, for the receives that take the mode (SOCKET_READY), and a
+was called for, for the receives that take the mode (SOCKET_READY), a
 stream that never waits (a memory stream) for the stream calls
-(STREAM_MODE).
+(STREAM_MODE), and a stream whose close is close(2) of its descriptor for
+the closes (CLOSE_MADE_BY).
 
 usage: gen-gio-rules.py [--check] [GIO_INCLUDE_DIR]
        (default /usr/include/glib-2.0/gio; --check exits 1 when the block
@@ -57,6 +58,14 @@ SOCKET_MODE = {
 # source stream, which may wait.
 STREAM_MODE = re.compile(r"^g_(input|output)_stream_")
 STREAM_SPLICE = "g_output_stream_splice"
+
+# Closing a stream of these kinds is close(2) of its descriptor (gunix*
+# stream.c: no buffer to flush, close_fn closes the fd), which blockscan
+# does not count as blocking; reads and writes on them still wait.
+CLOSE_MADE_BY = {
+    "g_input_stream_close": "g_unix_input_stream_new",
+    "g_output_stream_close": "g_unix_output_stream_new",
+}
 
 # Prefixes and parts of names that take a GCancellable but never wait: the
 # cancellable itself, task and async-result plumbing, sources and monitors
@@ -166,6 +175,8 @@ def block(include_dir):
         elif (STREAM_MODE.match(name) and not name.startswith(STREAM_SPLICE)
               and re.fullmatch(r"G(Input|Output)Stream\s*\*\s*stream", params[0])):
             line += ' unless="arg0 is nonblocking-object"'
+        if name in CLOSE_MADE_BY:
+            line += f' unless="arg0 is made-by {CLOSE_MADE_BY[name]}"'
         lines.append(line)
     head = [BEGIN,
             f"# {len(lines)} functions from GIO {gio_version(include_dir)}'s headers; regenerate after a",

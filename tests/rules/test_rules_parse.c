@@ -268,6 +268,23 @@ static void test_cond_path_under(void **state) {
   assert_string_equal(c->name, "/proc/");
 }
 
+static void test_cond_made_by(void **state) {
+  SEEN;
+  const bw_rule_cond *c = only_cond(s, "arg0 is made-by f_new|g_new");
+  assert_int_equal(c->kind, BW_COND_MADE_BY);
+  assert_int_equal(c->arg, 0);
+  assert_string_equal(c->name, "f_new|g_new");
+  assert_string_equal(bw_cond_kind_name(BW_COND_MADE_BY),
+                      "is made-by <function>");
+}
+
+static void test_cond_made_by_needs_function_names(void **state) {
+  SEEN;
+  expect_error(s,
+               "blocking:f category=io unless=\"arg0 is made-by f_new|2x\"\n",
+               "t.rules:1:54: error: bad function name '2x' in condition");
+}
+
 static void test_cond_path_under_needs_a_path(void **state) {
   SEEN;
   expect_error(s, "blocking:f category=io unless=\"arg0 is under proc/\"\n",
@@ -1062,6 +1079,8 @@ int main(void) {
       T(test_cond_nonblocking_file),
       T(test_cond_nonblocking_object),
       T(test_cond_path_under),
+      T(test_cond_made_by),
+      T(test_cond_made_by_needs_function_names),
       T(test_cond_path_under_needs_a_path),
       T(test_cond_zero_timeout),
       T(test_cond_ready),

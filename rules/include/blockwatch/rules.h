@@ -111,7 +111,9 @@ const char *bw_rule_severity_name(bw_rule_severity sev);
     "called for, or one a read test found ready (data is there)")              \
   X(HAS_ROOM, "has room for <argM>",                                           \
     "a write test found the object writable just before, and argument M, the " \
-    "size, is a constant of at most BW_ROOM_BYTES")
+    "size, is a constant of at most BW_ROOM_BYTES")                            \
+  X(MADE_BY, "is made-by <function>",                                          \
+    "the object argument was made by one of the functions (its kind)")
 
 /* The most bytes a write may take for "has room for": POSIX's least
  * PIPE_BUF (_POSIX_PIPE_BUF). A pipe that polls writable has a free page
@@ -135,7 +137,9 @@ typedef struct bw_rule_cond {
   const char *name; /* EQUALS/HAS_FLAG: the constant's spelling as written
                        ("WNOHANG", "FALSE"), or NULL when only a number was
                        given. The analyzer may match the macro spelling; the
-                       shim uses value. PATH_UNDER: the prefix ("/proc/"). */
+                       shim uses value. PATH_UNDER: the prefix ("/proc/").
+                       MADE_BY: the makers, joined by '|'
+                       ("g_unix_output_stream_new|g_unix_input_stream_new"). */
 } bw_rule_cond;
 
 /* Names a condition kind as spelled in files ("is nonblocking-fd"). */
