@@ -785,20 +785,28 @@ static int plain_param(analysis *an, const bwsc__node *node,
  * is_readable method, -1 in a read method). */
 static void find_int_params(analysis *an) {
   bwsc__program *prog = an->prog;
+  /* Each direct call's callee, looked up once (a USR hash each). */
+  size_t *callee_of = bwsc__xcalloc(prog->ncalls + 1, sizeof(size_t));
+  for (size_t i = 0; i < prog->ncalls; i++) {
+    const bwsc__call_fact *call = prog->calls[i];
+    bwsc__node *callee = call->callee.kind == BWSC__VAL_FUNC
+                             ? bwsc__program_node(prog, call->callee.ref)
+                             : NULL;
+    callee_of[i] = callee ? node_index(an, callee) : SIZE_MAX;
+  }
   for (int changed = 1; changed;) {
     changed = 0;
     for (size_t n = 0; n < prog->nnodes; n++) {
       const bwsc__node *node = &prog->nodes[n];
       for (size_t c = 0; c < node->ncalls; c++) {
-        const bwsc__call_fact *call = prog->calls[node->calls[c]];
-        bwsc__node *callee = bwsc__program_node(prog, call->callee.ref);
-        if (call->callee.kind != BWSC__VAL_FUNC || !callee)
+        size_t m = callee_of[node->calls[c]];
+        if (m == SIZE_MAX)
           continue;
-        size_t m = node_index(an, callee);
         const bw_blocking_rule *rule = an->nr[m].blocking;
         uint64_t mask = an->int_params[m];
         if (!rule && !mask)
           continue;
+        const bwsc__call_fact *call = prog->calls[node->calls[c]];
         for (size_t a = 0; a < call->nargs && a < 64; a++) {
           int param;
           if ((!(mask >> a & 1) && !reads_int_arg(rule, a)) ||
@@ -811,6 +819,7 @@ static void find_int_params(analysis *an) {
       }
     }
   }
+  free(callee_of);
 }
 
 /* Sets *out to what `value`, used by call `call` in state `from`, may
