@@ -576,6 +576,49 @@ static const bwsc__nonblock *made_by(analysis *an, const char *makers) {
   return &an->made_by[an->nmade_by++].set;
 }
 
+/* Every store into field `cond->field` of struct variable `var` (a USR)
+ * is a constant meeting the condition, and there is one. */
+static int var_field_holds(analysis *an, const char *var,
+                           const bw_rule_cond *cond) {
+  char key[512];
+  const size_t *flows = NULL;
+  int len = snprintf(key, sizeof(key), "%s.%s", var, cond->field);
+  if (len <= 0 || (size_t)len >= sizeof(key))
+    return 0;
+  size_t n = bwsc__nonblock_flows_into(&an->nonblock, key, &flows);
+  for (size_t i = 0; i < n; i++) {
+    const bwsc__desc_flow *flow = an->prog->desc_flows[flows[i]];
+    long long v = flow->ival;
+    if (!flow->is_const ||
+        (cond->kind == BW_COND_EQUALS
+             ? v != cond->value
+             : !cond->value || (v & cond->value) != cond->value))
+      return 0;
+  }
+  return n > 0;
+}
+
+/* `argN->FIELD is|has ...`: the argument is `&v` of a struct variable, or
+ * a pointer variable every store into which is `&v` of one, and each such
+ * v's field holds the condition (var_field_holds). */
+static int field_holds(analysis *an, const bw_rule_cond *cond,
+                       const bwsc__call_fact *call, size_t a) {
+  const char *points = call->descs ? call->descs[a].points : NULL;
+  if (!points)
+    return 0;
+  if (points[0] == '&')
+    return var_field_holds(an, points + 1, cond);
+  const size_t *flows = NULL;
+  size_t n = bwsc__nonblock_flows_into(&an->nonblock, points, &flows);
+  for (size_t i = 0; i < n; i++) {
+    const bwsc__desc_flow *flow = an->prog->desc_flows[flows[i]];
+    if (!flow->from || flow->from[0] != '&' ||
+        !var_field_holds(an, flow->from + 1, cond))
+      return 0;
+  }
+  return n > 0;
+}
+
 /* `cb`: the readiness callback the call is written in, else SIZE_MAX. */
 static int cond_holds(analysis *an, const bw_rule_cond *cond,
                       const bwsc__call_fact *call, size_t cb,
@@ -588,6 +631,8 @@ static int cond_holds(analysis *an, const bw_rule_cond *cond,
   const char *desc;
   size_t count;
   long long v;
+  if (cond->field)
+    return field_holds(an, cond, call, a);
   switch (cond->kind) {
   case BW_COND_EQUALS:
     return int_arg(an, call, a, ints, &v) && v == cond->value;

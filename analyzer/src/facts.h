@@ -100,6 +100,12 @@ typedef struct bwsc__arg_desc {
    * same expression) was tested just before the call (parse_ready.h):
    * "<test function>#<its argument index>", or NULL. */
   char *tested;
+  /* The struct the argument points to, for a condition on its field
+   * (`arg2->ai_flags`): "&<USR>" for `&v` of a struct variable v,
+   * "*<USR>" for a `struct ... *` variable (whose stores, desc flows into
+   * that key from "&<USR>" keys, say where it points); else NULL. Struct
+   * variables' fields are slots "<USR>.<field>". */
+  char *points;
 } bwsc__arg_desc;
 
 /* A call's part in a loop that waits for another thread by polling. */

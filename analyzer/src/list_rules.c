@@ -30,7 +30,8 @@ static void put_cond(const bw_rule_cond *cond, FILE *out) {
     fprintf(out, "arg%d %s", cond->arg, bw_cond_kind_name(cond->kind));
     return;
   }
-  fprintf(out, "arg%d %s %s%s", cond->arg,
+  fprintf(out, "arg%d%s%s %s %s%s", cond->arg, cond->field ? "->" : "",
+          cond->field ? cond->field : "",
           cond->kind == BW_COND_EQUALS ? "is" : "has",
           cond->name ? cond->name : "", cond->name ? "=" : "");
   if (cond->value > 9)

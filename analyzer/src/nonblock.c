@@ -744,6 +744,11 @@ int bwsc__nonblock_const(bwsc__nonblock *nb, const char *key, long long *out) {
   return slot_const(nb, key, 0, out) == CONST_FIRST;
 }
 
+size_t bwsc__nonblock_flows_into(bwsc__nonblock *nb, const char *key,
+                                 const size_t **out) {
+  return key ? flows_into(nb, key, out) : 0;
+}
+
 int bwsc__nonblock_unwritten(bwsc__nonblock *nb, const char *key) {
   const size_t *flows = NULL;
   return key && !flows_into(nb, key, &flows) &&

@@ -98,6 +98,10 @@ int bwsc__nonblock_const(bwsc__nonblock *nb, const char *key, long long *out);
  * the call that entered the function passed. */
 int bwsc__nonblock_unwritten(bwsc__nonblock *nb, const char *key);
 
+/* The desc flows into slot `key` (indexes into the program's desc_flows). */
+size_t bwsc__nonblock_flows_into(bwsc__nonblock *nb, const char *key,
+                                 const size_t **out);
+
 /* The parameter that the callback of the source in slot `key` (may be
  * NULL) receives the object it watches as, being ready, or -1: every
  * store into the slot (but a constant: NULL) is the result of a function

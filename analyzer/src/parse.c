@@ -257,7 +257,8 @@ static int arg_desc(visit_ctx *ctx, CXCursor arg, const bwsc__value *value,
   } else if (kind == CXCursor_BinaryOperator && value->kind != BWSC__VAL_INT)
     bwsc__binop_desc(ctx->tu, peeled, out);
   out->text = bwsc__known_text(ctx->tu, ctx->func, arg);
-  return out->key || out->bits || out->text;
+  out->points = bwsc__points_key(arg);
+  return out->key || out->bits || out->text || out->points;
 }
 
 static int holds_function(const bwsc__value *value) {
@@ -488,7 +489,7 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
       CXCursor arg = clang_Cursor_getArgument(call, (unsigned)i);
       value_of(ctx, arg, &fact->args[i]);
       fact->args[i].record = arg_record(ctx, arg);
-      bwsc__arg_desc desc = {NULL, 0, 0, 0, NULL, NULL, NULL};
+      bwsc__arg_desc desc = {NULL, 0, 0, 0, NULL, NULL, NULL, NULL};
       int known = arg_desc(ctx, arg, &fact->args[i], &desc);
       desc.tested =
           bwsc__ready_tested(ctx->tu, ctx->readies, ctx->nreadies, call, arg);
@@ -553,12 +554,80 @@ static void record_desc_store(visit_ctx *ctx, char *to, int local,
                    bwsc__eval_int(rhs, &flow->ival);
 }
 
+/* The stores a condition on a struct's field reads (bwsc__arg_desc.points):
+ * `v.f = rhs` of a struct variable v, into "<USR of v>.f" (a constant, or
+ * from nothing), and `p = &v` (also `*(&p) = &v`, as GLib's
+ * g_once_init_leave writes it) of a `struct ... *` variable p, into p's
+ * USR from "&<USR of v>" (from nothing when rhs is anything else). */
+static void record_struct_store(visit_ctx *ctx, CXCursor binop, CXCursor lhs,
+                                CXCursor rhs) {
+  char *to = bwsc__var_field_key(lhs);
+  char *from = NULL;
+  if (!to) {
+    to = bwsc__struct_pointer_key(binop, lhs);
+    if (!to)
+      return;
+    from = bwsc__points_key(rhs);
+    if (from && from[0] != '&') {
+      free(from);
+      from = NULL;
+    }
+  }
+  bwsc__tu_facts *facts = ctx->facts;
+  bwsc__desc_flow *flow =
+      BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
+  memset(flow, 0, sizeof(*flow));
+  flow->to = to;
+  flow->from = from;
+  flow->local = 1;
+  flow->is_const = !from && bwsc__maybe_constant(bwsc__peel(rhs)) &&
+                   bwsc__eval_int(rhs, &flow->ival);
+}
+
+/* `struct addrinfo *p = &v;`: p's store, as record_struct_store's. */
+static void record_pointer_init(visit_ctx *ctx, CXCursor var, CXCursor init) {
+  char *to = bwsc__struct_pointer_key(var, var);
+  if (!to)
+    return;
+  char *from = bwsc__points_key(init);
+  if (from && from[0] != '&') {
+    free(from);
+    from = NULL;
+  }
+  bwsc__tu_facts *facts = ctx->facts;
+  bwsc__desc_flow *flow =
+      BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
+  memset(flow, 0, sizeof(*flow));
+  flow->to = to;
+  flow->from = from;
+  flow->local = 1;
+}
+
+/* `v.f |= x`, `v.f++`, `&v.f` (`op` writes its operand, an integer
+ * field): a store of anything into "<USR of v>.f". */
+static void record_field_written(visit_ctx *ctx, CXCursor op) {
+  child_pick pick = bwsc__pick_children(op);
+  if (!pick.nexpr)
+    return;
+  char *to = bwsc__var_field_key(bwsc__strip_casts(pick.first));
+  if (!to)
+    return;
+  bwsc__tu_facts *facts = ctx->facts;
+  bwsc__desc_flow *flow =
+      BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
+  memset(flow, 0, sizeof(*flow));
+  flow->to = to;
+  flow->local = 1;
+}
+
 static void record_var_init(visit_ctx *ctx, CXCursor var) {
   if (!may_hold_code(clang_getCursorType(var))) {
     child_pick pick = bwsc__pick_children(var);
     if (ctx->func_usr && pick.nexpr)
       record_desc_store(ctx, bwsc__desc_key(var), bwsc__desc_is_local(var),
                         pick.last);
+    if (ctx->func_usr && pick.nexpr)
+      record_pointer_init(ctx, var, pick.last);
     return;
   }
   child_pick pick = bwsc__pick_children(var);
@@ -582,6 +651,8 @@ static void record_assignment(visit_ctx *ctx, CXCursor binop) {
         (kind != CXCursor_DeclRefExpr && kind != CXCursor_MemberRefExpr))
       return;
     CXCursor ref = clang_getCursorReferenced(lhs);
+    if (ctx->func_usr && bwsc__is_assignment(ctx->tu, binop))
+      record_struct_store(ctx, binop, lhs, pick.last);
     char *to = bwsc__desc_key(ref);
     if (to && bwsc__is_assignment(ctx->tu, binop))
       record_desc_store(ctx, to, bwsc__desc_is_local(ref), pick.last);
@@ -791,9 +862,12 @@ static enum CXChildVisitResult body_visitor(CXCursor cursor, CXCursor parent,
     if (ctx->func_usr) {
       int addr;
       char *key = bwsc__desc_written(ctx->tu, cursor, &addr);
+      int wrote = key != NULL; /* an integer slot `++`, `op=` or `&` */
       record_desc_store(ctx, key, 0, clang_getNullCursor());
       if (key)
         ctx->facts->desc_flows[ctx->facts->ndesc_flows - 1].addr = addr;
+      if (wrote)
+        record_field_written(ctx, cursor);
     }
     break;
   case CXCursor_InitListExpr:

@@ -53,6 +53,20 @@ char *bwsc__param_slot(CXCursor parm);
  * or its parameter slot; else NULL. */
 char *bwsc__desc_key(CXCursor ref);
 
+/* `&v` of a struct variable: "&<USR of v>"; a variable of a pointer to a
+ * struct (not an object or FILE pointer): "*<USR>"; else NULL
+ * (bwsc__arg_desc.points). */
+char *bwsc__points_key(CXCursor expr);
+
+/* `v.f` of a struct variable v (not `p->f`), f an integer field:
+ * "<USR of v>.f", else NULL. */
+char *bwsc__var_field_key(CXCursor member_ref);
+
+/* The assignment `binop` (of a pointer to a struct) stores into the
+ * variable `lhs` names, peeled (`p`, `*(&p)`): that variable's "*<USR>"; the
+ * same for a declaration, `binop` and `lhs` both the VarDecl. */
+char *bwsc__struct_pointer_key(CXCursor binop, CXCursor lhs);
+
 /* For a binary operator that is not a constant: the bits its constant
  * operands set when it is an OR (`flags | O_NONBLOCK`, nested ORs too);
  * 0 for any other operator. */

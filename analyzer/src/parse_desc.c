@@ -1137,3 +1137,96 @@ int bwsc__arg_flags_of(CXTranslationUnit tu, CXCursor func, CXCursor arg,
   }
   return 1;
 }
+
+/* ---- structs a condition reads a field of -------------------------------- */
+
+static int is_record(CXType type) {
+  return clang_getCanonicalType(type).kind == CXType_Record;
+}
+
+/* A pointer to a struct that is not tracked as a descriptor is (a
+ * `GSocket *`, a stream, a `FILE *` have slot keys of their own). */
+static int is_record_pointer(CXType type) {
+  CXType canon = clang_getCanonicalType(type);
+  return canon.kind == CXType_Pointer &&
+         is_record(clang_getPointeeType(canon)) && !is_object_pointer(type) &&
+         !is_file_pointer(type);
+}
+
+static char *usr_of(CXCursor cursor) {
+  return take_string(clang_getCursorUSR(cursor));
+}
+
+/* A struct pointer variable's slot: "*<USR>", apart from slot keys. */
+static char *pointer_slot(CXCursor var) {
+  char *usr = usr_of(var);
+  char *key = bwsc__xasprintf("*%s", usr);
+  free(usr);
+  return key;
+}
+
+char *bwsc__points_key(CXCursor expr) {
+  CXCursor e = bwsc__strip_casts(expr);
+  enum CXCursorKind kind = clang_getCursorKind(e);
+  if (kind == CXCursor_DeclRefExpr) {
+    CXCursor var = clang_getCursorReferenced(e);
+    return clang_getCursorKind(var) == CXCursor_VarDecl &&
+                   is_record_pointer(clang_getCursorType(var))
+               ? pointer_slot(var)
+               : NULL;
+  }
+  if (kind != CXCursor_UnaryOperator)
+    return NULL;
+  CXTranslationUnit tu = clang_Cursor_getTranslationUnit(e);
+  char first[4];
+  edge_token(tu, e, 0, first, sizeof(first));
+  child_pick pick = bwsc__pick_children(e);
+  if (strcmp(first, "&") != 0 || pick.nexpr != 1)
+    return NULL;
+  CXCursor target = bwsc__strip_casts(pick.first);
+  if (clang_getCursorKind(target) != CXCursor_DeclRefExpr)
+    return NULL;
+  CXCursor var = clang_getCursorReferenced(target);
+  if (clang_getCursorKind(var) != CXCursor_VarDecl ||
+      !is_record(clang_getCursorType(var)))
+    return NULL;
+  char *usr = usr_of(var);
+  char *key = bwsc__xasprintf("&%s", usr);
+  free(usr);
+  return key;
+}
+
+char *bwsc__var_field_key(CXCursor member_ref) {
+  if (clang_getCursorKind(member_ref) != CXCursor_MemberRefExpr)
+    return NULL;
+  CXCursor field = clang_getCursorReferenced(member_ref);
+  child_pick pick = bwsc__pick_children(member_ref);
+  if (clang_getCursorKind(field) != CXCursor_FieldDecl || !pick.nexpr ||
+      !is_integer(clang_getCursorType(field)))
+    return NULL;
+  CXCursor base = bwsc__strip_casts(pick.first);
+  if (clang_getCursorKind(base) != CXCursor_DeclRefExpr ||
+      !is_record(clang_getCursorType(base)))
+    return NULL; /* `p->f`, `a[i].f`, `f().f` */
+  CXCursor var = clang_getCursorReferenced(base);
+  if (clang_getCursorKind(var) != CXCursor_VarDecl)
+    return NULL;
+  char *usr = usr_of(var);
+  char *name = take_string(clang_getCursorSpelling(field));
+  char *key = bwsc__xasprintf("%s.%s", usr, name);
+  free(usr);
+  free(name);
+  return key;
+}
+
+char *bwsc__struct_pointer_key(CXCursor binop, CXCursor lhs) {
+  int decl = clang_getCursorKind(lhs) == CXCursor_VarDecl;
+  if (!is_record_pointer(clang_getCursorType(binop)) ||
+      (!decl && clang_getCursorKind(lhs) != CXCursor_DeclRefExpr))
+    return NULL;
+  CXCursor var = decl ? lhs : clang_getCursorReferenced(lhs);
+  return clang_getCursorKind(var) == CXCursor_VarDecl &&
+                 is_record_pointer(clang_getCursorType(var))
+             ? pointer_slot(var)
+             : NULL;
+}

@@ -172,9 +172,28 @@ static int parse_constant(bwrl__line *lc, const bwrl__field *f, const char *buf,
   return 0;
 }
 
-/* "argN is|has ..." (see README.md, "Conditions"). */
+static int parse_condition(bwrl__line *lc, const bwrl__field *f,
+                           bw_rule_cond *cond);
+
+/* "argN is|has ..." (see README.md, "Conditions"); "argN->FIELD" only with
+ * a constant or a flag. */
 int bwrl__parse_condition(bwrl__line *lc, const bwrl__field *f,
                           bw_rule_cond *cond) {
+  char q[BWRL__QUOTE_BUF];
+  int err = parse_condition(lc, f, cond);
+  if (!err && cond->field && cond->kind != BW_COND_EQUALS &&
+      cond->kind != BW_COND_HAS_FLAG) {
+    bwrl__fail(lc, f->column,
+               "a field condition takes 'is <constant>' or 'has <flag>': "
+               "'%s'",
+               bwrl__quote(f->value, f->len, q));
+    return -EINVAL;
+  }
+  return err;
+}
+
+static int parse_condition(bwrl__line *lc, const bwrl__field *f,
+                           bw_rule_cond *cond) {
   char q[BWRL__QUOTE_BUF];
   char buf[256];
   if (f->len >= sizeof(buf)) {
@@ -192,6 +211,18 @@ int bwrl__parse_condition(bwrl__line *lc, const bwrl__field *f,
                bwrl__quote(f->value, f->len, q));
     return -EINVAL;
   }
+  /* "argN->FIELD": a field of the struct the argument points to. */
+  char *arrow = strstr(tok[0], "->");
+  const char *field = NULL;
+  if (arrow) {
+    *arrow = '\0';
+    field = arrow + 2;
+    if (!bwrl__valid_ident(field, strlen(field))) {
+      bwrl__fail(lc, f->column, "bad field name '%s' in condition",
+                 bwrl__quote(field, strlen(field), q));
+      return -EINVAL;
+    }
+  }
   if (bwrl__parse_arg_index(tok[0] + 3, strlen(tok[0] + 3), &cond->arg)) {
     bwrl__fail(lc, f->column,
                "bad argument index '%s' (expected arg0 to arg%d)",
@@ -200,6 +231,14 @@ int bwrl__parse_condition(bwrl__line *lc, const bwrl__field *f,
   }
   cond->value = 0;
   cond->name = NULL;
+  cond->field = NULL;
+  if (field) {
+    cond->field = bwrl__arena_strndup(&lc->ld->rs->arena, field, strlen(field));
+    if (cond->field == NULL) {
+      lc->ld->oom = 1;
+      return -ENOMEM;
+    }
+  }
   int is = strcmp(tok[1], "is") == 0;
   if (!is && strcmp(tok[2], "room") == 0) {
     /* "argN has room for argM": M, the size, into value. */
@@ -309,6 +348,11 @@ int bwrl__parse_conditions(bwrl__line *lc, const char *key, bw_rule_cond *conds,
     }
     if (bwrl__parse_condition(lc, f, &conds[*n]))
       return -EINVAL;
+    if (conds[*n].field && strcmp(key, "unless") != 0) {
+      bwrl__fail(lc, f->column,
+                 "a field condition is only valid in 'unless', not '%s'", key);
+      return -EINVAL;
+    }
     (*n)++;
   }
   return 0;

@@ -77,8 +77,8 @@ const char *bwsh__fn_hint(int fn) {
 }
 
 static int cond_holds(const bw_rule_cond *c, const uint64_t *av, size_t n) {
-  if (c->arg < 0 || (size_t)c->arg >= n)
-    return 0; /* unknown: the call counts */
+  if (c->arg < 0 || (size_t)c->arg >= n || c->field)
+    return 0; /* unknown (a struct's field is not read): the call counts */
   uint64_t v = av[c->arg];
   switch (c->kind) {
   case BW_COND_EQUALS:

@@ -6,7 +6,8 @@
  * (nbmore.c, nbmore.rules); wrappers that compute the mode they give
  * fcntl(F_SETFL) from a test of their parameter, with no rule (nbmode.c);
  * constants a call chain passes to a wrapper's parameter, and waits on
- * descriptors on an offload pool (chain.c).
+ * descriptors on an offload pool (chain.c); a condition on a field of the
+ * struct an argument points to (hints.c).
  *
  * Invariant: the fixtures say what they expect on the line itself (see
  * marked.h): "expect" must be a warning, "not reported" must not.
@@ -45,6 +46,12 @@ static void test_flags_constants_and_constant_parameters(void **state) {
 static void test_constants_of_the_chain_and_offloaded_waits(void **state) {
   (void)state;
   const char *files[] = {"chain.c", NULL};
+  check(files);
+}
+
+static void test_a_field_of_the_struct_an_argument_points_to(void **state) {
+  (void)state;
+  const char *files[] = {"hints.c", NULL};
   check(files);
 }
 
@@ -91,6 +98,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_flags_constants_and_constant_parameters),
       cmocka_unit_test(test_constants_of_the_chain_and_offloaded_waits),
+      cmocka_unit_test(test_a_field_of_the_struct_an_argument_points_to),
       cmocka_unit_test(test_spin_waits_are_reported_once_as_spin_wait),
       cmocka_unit_test(
           test_descriptors_made_nonblocking_by_the_programs_functions),

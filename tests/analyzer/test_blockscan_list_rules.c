@@ -120,6 +120,11 @@ static void test_nonblocking_rules_of_the_packs_are_listed(void **state) {
   assert_true(contains(r.out, "\nblocking sleep blocking-sleep (libc) "
                               "category=sleep severity=warning "
                               "unless=\"arg0 is 0\" hint=\""));
+  /* A condition on a field of the struct an argument points to. */
+  assert_true(contains(r.out, "\nblocking getaddrinfo blocking-dns (libc) "
+                              "category=dns severity=warning "
+                              "unless=\"arg2->ai_flags has "
+                              "AI_NUMERICHOST=4\" hint=\""));
   /* A descriptor wait's count (fds=), after its conditions. */
   assert_true(contains(r.out, "\nblocking poll blocking-wait (libc) "
                               "category=wait severity=warning "

@@ -285,6 +285,30 @@ static void test_cond_made_by_needs_function_names(void **state) {
                "t.rules:1:54: error: bad function name '2x' in condition");
 }
 
+static void test_cond_on_a_field(void **state) {
+  SEEN;
+  const bw_rule_cond *c =
+      only_cond(s, "arg2->ai_flags has AI_NUMERICHOST=4|AI_NUMERICSERV=0x400");
+  assert_int_equal(c->kind, BW_COND_HAS_FLAG);
+  assert_int_equal(c->arg, 2);
+  assert_string_equal(c->field, "ai_flags");
+  assert_int_equal(c->value, 0x404);
+  assert_string_equal(c->name, "AI_NUMERICHOST|AI_NUMERICSERV");
+}
+
+static void test_cond_on_a_field_is_a_constant_or_a_flag(void **state) {
+  SEEN;
+  expect_error(s,
+               "blocking:f category=io unless=\"arg0->fd is nonblocking-fd\"\n",
+               "t.rules:1:31: error: a field condition takes 'is <constant>' "
+               "or 'has <flag>': 'arg0->fd is nonblocking-fd'");
+  expect_error(s, "blocking:f category=io unless=\"arg0->2x is 0\"\n",
+               "t.rules:1:31: error: bad field name '2x' in condition");
+  expect_error(s, "nonblocking:f fd=0 when=\"arg1->flags has 1\"\n",
+               "t.rules:1:25: error: a field condition is only valid in "
+               "'unless', not 'when'");
+}
+
 static void test_cond_path_under_needs_a_path(void **state) {
   SEEN;
   expect_error(s, "blocking:f category=io unless=\"arg0 is under proc/\"\n",
@@ -1081,6 +1105,8 @@ int main(void) {
       T(test_cond_path_under),
       T(test_cond_made_by),
       T(test_cond_made_by_needs_function_names),
+      T(test_cond_on_a_field),
+      T(test_cond_on_a_field_is_a_constant_or_a_flag),
       T(test_cond_path_under_needs_a_path),
       T(test_cond_zero_timeout),
       T(test_cond_ready),

@@ -140,6 +140,10 @@ typedef struct bw_rule_cond {
                        shim uses value. PATH_UNDER: the prefix ("/proc/").
                        MADE_BY: the makers, joined by '|'
                        ("g_unix_output_stream_new|g_unix_input_stream_new"). */
+  /* `argN->FIELD is|has ...` (EQUALS, HAS_FLAG only): the integer field
+   * of the struct the argument points to ("ai_flags"); NULL: the
+   * argument itself. */
+  const char *field;
 } bw_rule_cond;
 
 /* Names a condition kind as spelled in files ("is nonblocking-fd"). */
