@@ -573,6 +573,7 @@ static const bwsc__nonblock *made_by(analysis *an, const char *makers) {
   k->makers = makers;
   memset(&k->set, 0, sizeof(k->set));
   bwsc__nonblock_build(&k->set, an->prog, k->rules);
+  bwsc__nonblock_shrink(&k->set); /* only has() is asked of it */
   return &an->made_by[an->nmade_by++].set;
 }
 

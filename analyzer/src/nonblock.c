@@ -497,6 +497,36 @@ static void index_free(bwsc__index_lists *index) {
   bwsc__strmap_free(&index->by_key);
 }
 
+void bwsc__nonblock_shrink(bwsc__nonblock *nb) {
+  bwsc__strmap_free(&nb->blocked);
+  bwsc__strmap_free(&nb->direct);
+  free(nb->derived);
+  bwsc__strmap_free(&nb->derived_by_usr);
+  free(nb->stores);
+  bwsc__strmap_free(&nb->consts);
+  free(nb->vals);
+  index_free(&nb->calls_to);
+  index_free(&nb->flows_to);
+  bwsc__strmap_free(&nb->local);
+  bwsc__strmap_free(&nb->address_taken);
+  bwsc__strmap_free(&nb->results);
+  index_free(&nb->made_by);
+  bwsc__strmap_free(&nb->sources);
+  bwsc__strmap keys = nb->keys;
+  char **owned = nb->owned;
+  size_t nowned = nb->nowned, capowned = nb->capowned;
+  const bwsc__program *prog = nb->prog;
+  const bw_rules *rules = nb->rules;
+  memset(nb, 0, sizeof(*nb));
+  nb->keys = keys;
+  nb->owned = owned;
+  nb->nowned = nowned;
+  nb->capowned = capowned;
+  nb->prog = prog;
+  nb->rules = rules;
+  nb->stores_done = 1;
+}
+
 void bwsc__nonblock_free(bwsc__nonblock *nb) {
   bwsc__strmap_free(&nb->keys);
   bwsc__strmap_free(&nb->blocked);

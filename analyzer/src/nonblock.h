@@ -77,6 +77,10 @@ void bwsc__nonblock_build(bwsc__nonblock *nb, const bwsc__program *prog,
                           const bw_rules *rules);
 void bwsc__nonblock_free(bwsc__nonblock *nb);
 
+/* Keeps only what bwsc__nonblock_has reads (the keys and the strings they
+ * borrow); any other query afterwards is not allowed. */
+void bwsc__nonblock_shrink(bwsc__nonblock *nb);
+
 /* The descriptor key of a call's argument `arg`, or NULL. */
 const char *bwsc__nonblock_arg(const bwsc__call_fact *call, size_t arg);
 
