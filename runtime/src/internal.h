@@ -520,4 +520,9 @@ bw_pool *bwrt__task_pool(const bw_task *task);
 /* Whether the task runs as an item of its pool (bw_run, bw_then). */
 int bwrt__task_needs_worker(const bw_task *task);
 
+/* Moves the calling thread off `cpu` when it runs there and its affinity
+ * mask holds another CPU, leaving the mask as it was (cpu_spread.c).
+ * Returns 1 when it moved the thread, 0 when it had no reason or no way. */
+int bwrt__leave_cpu(int cpu);
+
 #endif /* BW_RUNTIME_INTERNAL_H */

@@ -16,6 +16,8 @@
  *  - The first take runs on the caller before anyone is asked to help, and
  *    is timed: a loop whose rest would be over sooner than a worker wakes
  *    runs on the caller alone.
+ *  - A helper that starts on the CPU its caller was on when the loop began
+ *    moves off it first (cpu_spread.c): the caller does not yield to it.
  *  - A waiting worker never blocks: it runs other items (its own pool's)
  *    or yields; only a caller that is no worker sleeps on the condvar.
  */
@@ -50,6 +52,7 @@ typedef struct loop {
   size_t grain;
   void (*body)(size_t begin, size_t end, void *arg);
   void *arg;
+  int caller_cpu; /* where the caller started the loop, or -1 */
   pthread_mutex_t mu;
   pthread_cond_t cv;
   int done; /* under mu */
@@ -131,8 +134,13 @@ static int steal(loop *l, range_slot *self) {
   }
 }
 
-static void participate(loop *l, range_slot *self) {
-  size_t b, e;
+/* While no helper has started, the caller yields after its 1st, 2nd, 4th,
+ * 8th... take: a helper woken onto the caller's CPU runs only when the
+ * caller lets it, and then moves away (cpu_spread.c). Spaced out so that a
+ * helper still waking up costs the caller a few yields that return at once,
+ * and one that only gets the CPU late in the loop still gets it. */
+static void participate(loop *l, range_slot *self, int is_caller) {
+  size_t b, e, takes = 0;
   do {
     while (take(l, self, &b, &e)) {
       l->body(b, e, l->arg);
@@ -143,6 +151,10 @@ static void participate(loop *l, range_slot *self) {
         pthread_cond_broadcast(&l->cv);
         pthread_mutex_unlock(&l->mu);
       }
+      takes++;
+      if (is_caller && (takes <= 16 || (takes & (takes - 1)) == 0) &&
+          atomic_load_explicit(&l->joined, memory_order_relaxed) == 1)
+        sched_yield();
     }
   } while (steal(l, self));
 }
@@ -150,8 +162,12 @@ static void participate(loop *l, range_slot *self) {
 static void helper_item(void *arg) {
   loop *l = arg;
   unsigned s = atomic_fetch_add_explicit(&l->joined, 1, memory_order_relaxed);
-  if (s < l->nslots)
-    participate(l, &l->slots[s]);
+  if (s < l->nslots) {
+    /* Woken onto the CPU the caller computes on, this helper would run
+     * nothing until the caller is preempted (cpu_spread.c). */
+    (void)bwrt__leave_cpu(l->caller_cpu);
+    participate(l, &l->slots[s], 0);
+  }
   loop_release(l);
 }
 
@@ -273,6 +289,7 @@ int bw_parallel_for(bw_pool *pool, size_t begin, size_t end, size_t grain,
   l->grain = grain;
   l->body = body;
   l->arg = arg;
+  l->caller_cpu = sched_getcpu();
   pthread_mutex_init(&l->mu, NULL);
   pthread_cond_init(&l->cv, NULL);
   l->done = 0;
@@ -290,7 +307,7 @@ int bw_parallel_for(bw_pool *pool, size_t begin, size_t end, size_t grain,
     if (bw_submit(pool, helper_item, l) != 0)
       atomic_fetch_sub_explicit(&l->refs, 1, memory_order_relaxed);
   }
-  participate(l, &l->slots[0]);
+  participate(l, &l->slots[0], 1);
   if (!finished(l))
     wait_done(pool, l);
   loop_release(l);

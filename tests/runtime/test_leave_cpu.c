@@ -1,0 +1,167 @@
+/* test_leave_cpu.c - bwrt__leave_cpu (runtime/src/cpu_spread.c), through
+ * the runtime's private header: a thread on the CPU it is asked to leave
+ * moves off it and keeps its affinity mask; a thread elsewhere, one whose
+ * mask holds no other CPU, and a CPU number out of range are left alone.
+ * A parallel loop's helpers (which call it) keep their masks too, and a
+ * helper that shares its caller's only CPU still takes part, since the
+ * caller yields to it (parallel_for.c).
+ */
+#include <sched.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <pthread.h>
+
+#include <cmocka.h>
+
+#include "blockwatch/runtime.h"
+#include "internal.h"
+
+static int mask_of(cpu_set_t *set) {
+  CPU_ZERO(set);
+  return sched_getaffinity(0, sizeof *set, set);
+}
+
+static void set_mask(const cpu_set_t *set) {
+  assert_int_equal(sched_setaffinity(0, sizeof *set, set), 0);
+}
+
+/* Moves: the thread runs elsewhere right after, its mask unchanged. The
+ * scheduler may move a thread back at any time, so a few of the 20 tries
+ * may find it on the old CPU again; a call that moved nothing finds it
+ * there every time. */
+static void test_moves_off_and_keeps_mask(void **state) {
+  (void)state;
+  cpu_set_t before, after;
+  assert_int_equal(mask_of(&before), 0);
+  if (CPU_COUNT(&before) < 2)
+    skip(); /* nowhere to go */
+  int moved = 0;
+  for (int i = 0; i < 20; i++) {
+    int cpu = sched_getcpu();
+    assert_int_equal(bwrt__leave_cpu(cpu), 1);
+    moved += sched_getcpu() != cpu;
+    assert_int_equal(mask_of(&after), 0);
+    assert_true(CPU_EQUAL(&before, &after));
+  }
+  assert_true(moved >= 15);
+}
+
+static void test_elsewhere_or_out_of_range_is_left_alone(void **state) {
+  (void)state;
+  cpu_set_t before, after;
+  assert_int_equal(mask_of(&before), 0);
+  int cpu = sched_getcpu();
+  assert_int_equal(bwrt__leave_cpu(cpu + 1), 0);
+  assert_int_equal(bwrt__leave_cpu(-1), 0);
+  assert_int_equal(bwrt__leave_cpu(CPU_SETSIZE), 0);
+  assert_int_equal(mask_of(&after), 0);
+  assert_true(CPU_EQUAL(&before, &after));
+}
+
+/* A thread pinned to one CPU stays there: the call never widens or
+ * empties a mask. */
+static void test_single_cpu_mask_is_left_alone(void **state) {
+  (void)state;
+  cpu_set_t before, one, after;
+  assert_int_equal(mask_of(&before), 0);
+  int cpu = sched_getcpu();
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  set_mask(&one);
+  assert_int_equal(bwrt__leave_cpu(cpu), 0);
+  assert_int_equal(sched_getcpu(), cpu);
+  assert_int_equal(mask_of(&after), 0);
+  assert_true(CPU_EQUAL(&one, &after));
+  set_mask(&before);
+}
+
+typedef struct masks_seen {
+  cpu_set_t want;
+  _Atomic int calls, other_masks;
+} masks_seen;
+
+static void record_mask(size_t begin, size_t end, void *arg) {
+  (void)begin, (void)end;
+  masks_seen *m = arg;
+  cpu_set_t now;
+  if (mask_of(&now) != 0 || !CPU_EQUAL(&now, &m->want))
+    atomic_fetch_add(&m->other_masks, 1);
+  atomic_fetch_add(&m->calls, 1);
+}
+
+/* Every participant of many loops (helpers that moved included) runs its
+ * ranges with the mask the process gave it. */
+static void test_parallel_loop_helpers_keep_their_masks(void **state) {
+  (void)state;
+  masks_seen m = {.calls = 0, .other_masks = 0};
+  assert_int_equal(mask_of(&m.want), 0);
+  bw_pool_config cfg = {.min_workers = 2, .max_workers = 2};
+  bw_pool *pool = bw_pool_create(&cfg);
+  assert_non_null(pool);
+  for (int i = 0; i < 200; i++)
+    assert_int_equal(bw_parallel_for(pool, 0, 4096, 1, record_mask, &m), 0);
+  bw_pool_destroy(pool);
+  assert_int_equal(atomic_load(&m.calls), 200 * 4096);
+  assert_int_equal(atomic_load(&m.other_masks), 0);
+}
+
+typedef struct who_ran {
+  pthread_t caller;
+  _Atomic uint64_t sum;
+  _Atomic int by_helper; /* takes run by another thread than the caller */
+} who_ran;
+
+static void count_helper_takes(size_t begin, size_t end, void *arg) {
+  who_ran *w = arg;
+  uint64_t s = 0;
+  for (size_t i = begin; i < end; i++)
+    s += (uint64_t)i * 2654435761u;
+  atomic_fetch_add(&w->sum, s);
+  if (!pthread_equal(pthread_self(), w->caller))
+    atomic_fetch_add(&w->by_helper, 1);
+}
+
+/* The caller and the pool's worker on one CPU: the woken helper can only
+ * run when the caller lets it, and it cannot move away. A caller that
+ * never yielded would run most loops alone (each is far shorter than a
+ * time slice); one that yields while no helper has started has help in
+ * nearly all of them. */
+static void test_helper_on_the_callers_only_cpu_takes_part(void **state) {
+  (void)state;
+  cpu_set_t before, one;
+  assert_int_equal(mask_of(&before), 0);
+  CPU_ZERO(&one);
+  CPU_SET(sched_getcpu(), &one);
+  set_mask(&one); /* the worker created below inherits it */
+  bw_pool_config cfg = {.min_workers = 1, .max_workers = 1};
+  bw_pool *pool = bw_pool_create(&cfg);
+  assert_non_null(pool);
+  enum { LOOPS = 20, N = 1000000 };
+  int helped = 0;
+  for (int i = 0; i < LOOPS; i++) {
+    who_ran w = {.caller = pthread_self(), .sum = 0, .by_helper = 0};
+    assert_int_equal(bw_parallel_for(pool, 0, N, 0, count_helper_takes, &w), 0);
+    assert_int_equal(atomic_load(&w.sum),
+                     (uint64_t)N * (N - 1) / 2 * 2654435761u);
+    helped += atomic_load(&w.by_helper) > 0;
+  }
+  bw_pool_destroy(pool);
+  set_mask(&before);
+  assert_true(helped >= LOOPS * 3 / 4);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_moves_off_and_keeps_mask),
+      cmocka_unit_test(test_elsewhere_or_out_of_range_is_left_alone),
+      cmocka_unit_test(test_single_cpu_mask_is_left_alone),
+      cmocka_unit_test(test_parallel_loop_helpers_keep_their_masks),
+      cmocka_unit_test(test_helper_on_the_callers_only_cpu_takes_part),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
