@@ -134,13 +134,17 @@ static int steal(loop *l, range_slot *self) {
   }
 }
 
-/* While no helper has started, the caller yields after its 1st, 2nd, 4th,
- * 8th... take: a helper woken onto the caller's CPU runs only when the
- * caller lets it, and then moves away (cpu_spread.c). Spaced out so that a
- * helper still waking up costs the caller a few yields that return at once,
- * and one that only gets the CPU late in the loop still gets it. */
+/* While no helper has started, the caller yields once per this much of
+ * its own work: a helper woken onto the caller's CPU runs only when the
+ * caller lets it, and then moves away (cpu_spread.c). A yield with nobody
+ * to yield to costs about 0.5-0.8 us on the 2-CPU VM, so this bounds what
+ * a loop no worker comes to pays (about a tenth), while a helper that only
+ * gets the CPU late in the loop still gets it. */
+#define YIELD_EVERY_NS 5000u
+
 static void participate(loop *l, range_slot *self, int is_caller) {
-  size_t b, e, takes = 0;
+  size_t b, e;
+  uint64_t yielded = is_caller ? bwrt__now_ns() : 0;
   do {
     while (take(l, self, &b, &e)) {
       l->body(b, e, l->arg);
@@ -151,10 +155,14 @@ static void participate(loop *l, range_slot *self, int is_caller) {
         pthread_cond_broadcast(&l->cv);
         pthread_mutex_unlock(&l->mu);
       }
-      takes++;
-      if (is_caller && (takes <= 16 || (takes & (takes - 1)) == 0) &&
-          atomic_load_explicit(&l->joined, memory_order_relaxed) == 1)
-        sched_yield();
+      if (is_caller &&
+          atomic_load_explicit(&l->joined, memory_order_relaxed) == 1) {
+        uint64_t now = bwrt__now_ns();
+        if (now - yielded >= YIELD_EVERY_NS) {
+          sched_yield();
+          yielded = now;
+        }
+      }
     }
   } while (steal(l, self));
 }
