@@ -142,9 +142,9 @@ static int steal(loop *l, range_slot *self) {
  * gets the CPU late in the loop still gets it. */
 #define YIELD_EVERY_NS 5000u
 
-static void participate(loop *l, range_slot *self, int is_caller) {
+static void participate(loop *l, range_slot *self, int may_yield) {
   size_t b, e;
-  uint64_t yielded = is_caller ? bwrt__now_ns() : 0;
+  uint64_t yielded = may_yield ? bwrt__now_ns() : 0;
   do {
     while (take(l, self, &b, &e)) {
       l->body(b, e, l->arg);
@@ -155,7 +155,7 @@ static void participate(loop *l, range_slot *self, int is_caller) {
         pthread_cond_broadcast(&l->cv);
         pthread_mutex_unlock(&l->mu);
       }
-      if (is_caller &&
+      if (may_yield &&
           atomic_load_explicit(&l->joined, memory_order_relaxed) == 1) {
         uint64_t now = bwrt__now_ns();
         if (now - yielded >= YIELD_EVERY_NS) {
@@ -310,12 +310,18 @@ int bw_parallel_for(bw_pool *pool, size_t begin, size_t end, size_t grain,
     atomic_init(&l->slots[i].hi, at + len);
     at += len;
   }
+  /* An idle worker (parked, or searching for work) may be on the caller's
+   * CPU and reach the helper item only when the caller lets it; a pool
+   * whose workers all run items has no one to yield to, so the caller
+   * does not. */
+  int idle = atomic_load_explicit(&pool->sleepers, memory_order_relaxed) > 0 ||
+             atomic_load_explicit(&pool->searching, memory_order_relaxed) > 0;
   for (unsigned i = 0; i < k; i++) {
     /* A helper that cannot be queued leaves its slot to be stolen. */
     if (bw_submit(pool, helper_item, l) != 0)
       atomic_fetch_sub_explicit(&l->refs, 1, memory_order_relaxed);
   }
-  participate(l, &l->slots[0], 1);
+  participate(l, &l->slots[0], idle);
   if (!finished(l))
     wait_done(pool, l);
   loop_release(l);

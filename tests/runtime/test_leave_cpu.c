@@ -4,7 +4,8 @@
  * mask holds no other CPU, and a CPU number out of range are left alone.
  * A parallel loop's helpers (which call it) keep their masks too, and a
  * helper that shares its caller's only CPU still takes part, since the
- * caller yields to it (parallel_for.c).
+ * caller yields to it (parallel_for.c), while a caller whose pool has no
+ * idle worker never yields.
  */
 #include <sched.h>
 #include <setjmp.h>
@@ -15,6 +16,8 @@
 #include <string.h>
 
 #include <pthread.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -155,6 +158,70 @@ static void test_helper_on_the_callers_only_cpu_takes_part(void **state) {
   assert_true(helped >= LOOPS * 3 / 4);
 }
 
+/* The test program's sched_yield stands in for the C library's (the
+ * runtime is linked in statically), so the caller's yields can be counted. */
+static pthread_t counted_thread;
+static _Atomic int counting, yields_counted;
+
+int sched_yield(void) {
+  if (atomic_load(&counting) && pthread_equal(pthread_self(), counted_thread))
+    atomic_fetch_add(&yields_counted, 1);
+  return (int)syscall(SYS_sched_yield);
+}
+
+typedef struct gate {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int open, entered;
+} gate;
+
+static void hold_worker(void *arg) {
+  gate *g = arg;
+  pthread_mutex_lock(&g->mu);
+  g->entered = 1;
+  pthread_cond_broadcast(&g->cv);
+  while (!g->open)
+    pthread_cond_wait(&g->cv, &g->mu);
+  pthread_mutex_unlock(&g->mu);
+}
+
+/* The pool's only worker is held in an item: nobody can come, nobody is
+ * on the caller's CPU because of the loop, and a yield would only give
+ * the CPU away. The loop runs on the caller alone without one. */
+static void test_caller_of_a_busy_pool_does_not_yield(void **state) {
+  (void)state;
+  bw_pool_config cfg = {
+      .min_workers = 1, .max_workers = 1, .flags = BW_POOL_NO_INJECTION};
+  bw_pool *pool = bw_pool_create(&cfg);
+  assert_non_null(pool);
+  gate g = {.mu = PTHREAD_MUTEX_INITIALIZER,
+            .cv = PTHREAD_COND_INITIALIZER,
+            .open = 0,
+            .entered = 0};
+  assert_int_equal(bw_submit(pool, hold_worker, &g), 0);
+  pthread_mutex_lock(&g.mu);
+  while (!g.entered)
+    pthread_cond_wait(&g.cv, &g.mu);
+  pthread_mutex_unlock(&g.mu);
+
+  enum { N = 1000000 };
+  who_ran w = {.caller = pthread_self(), .sum = 0, .by_helper = 0};
+  counted_thread = pthread_self();
+  atomic_store(&yields_counted, 0);
+  atomic_store(&counting, 1);
+  assert_int_equal(bw_parallel_for(pool, 0, N, 0, count_helper_takes, &w), 0);
+  atomic_store(&counting, 0);
+  assert_int_equal(atomic_load(&w.sum),
+                   (uint64_t)N * (N - 1) / 2 * 2654435761u);
+  assert_int_equal(atomic_load(&yields_counted), 0);
+
+  pthread_mutex_lock(&g.mu);
+  g.open = 1;
+  pthread_cond_broadcast(&g.cv);
+  pthread_mutex_unlock(&g.mu);
+  bw_pool_destroy(pool);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_moves_off_and_keeps_mask),
@@ -162,6 +229,7 @@ int main(void) {
       cmocka_unit_test(test_single_cpu_mask_is_left_alone),
       cmocka_unit_test(test_parallel_loop_helpers_keep_their_masks),
       cmocka_unit_test(test_helper_on_the_callers_only_cpu_takes_part),
+      cmocka_unit_test(test_caller_of_a_busy_pool_does_not_yield),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
