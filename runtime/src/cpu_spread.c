@@ -1,5 +1,6 @@
 /* cpu_spread.c - moves the calling thread off one CPU, for a helper that
- * the scheduler woke on the CPU of the thread it came to help.
+ * the scheduler woke on the CPU of the thread it came to help; and the
+ * runtime's own yield, by which a caller lets such a helper run.
  *
  * Why: when Linux judges the last-level cache busy it may skip the search
  * for an idle CPU and place a woken thread on the waker's CPU. A parallel
@@ -14,6 +15,8 @@
  * before (a mask that has no other CPU is not touched); nothing allocates.
  */
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -31,4 +34,11 @@ int bwrt__leave_cpu(int cpu) {
     return 0;
   (void)sched_setaffinity(0, sizeof mine, &mine);
   return 1;
+}
+
+_Thread_local unsigned long bwrt__tls_yields;
+
+void bwrt__yield(void) {
+  bwrt__tls_yields++;
+  (void)syscall(SYS_sched_yield);
 }

@@ -525,4 +525,11 @@ int bwrt__task_needs_worker(const bw_task *task);
  * Returns 1 when it moved the thread, 0 when it had no reason or no way. */
 int bwrt__leave_cpu(int cpu);
 
+/* A yield of the runtime's own, made while it schedules a parallel loop's
+ * participants (cpu_spread.c): not a call of the program, so it goes to
+ * the kernel directly and an interposer (the shim) does not count it as
+ * one. bwrt__tls_yields counts this thread's (the tests read it). */
+void bwrt__yield(void);
+extern _Thread_local unsigned long bwrt__tls_yields;
+
 #endif /* BW_RUNTIME_INTERNAL_H */

@@ -159,7 +159,7 @@ static void participate(loop *l, range_slot *self, int may_yield) {
           atomic_load_explicit(&l->joined, memory_order_relaxed) == 1) {
         uint64_t now = bwrt__now_ns();
         if (now - yielded >= YIELD_EVERY_NS) {
-          sched_yield();
+          bwrt__yield();
           yielded = now;
         }
       }
@@ -192,7 +192,7 @@ static void wait_done(bw_pool *pool, loop *l) {
       if (bwrt__worker_run_one(self))
         idle = 0;
       else if ((++idle & 15u) == 0)
-        sched_yield();
+        bwrt__yield();
       else
         bwrt__cpu_relax();
     }
@@ -203,7 +203,7 @@ static void wait_done(bw_pool *pool, loop *l) {
     if (helping && bwrt__help_run_one(pool))
       i = 0;
     else if ((i & 15u) == 15u)
-      sched_yield();
+      bwrt__yield();
     else
       bwrt__cpu_relax();
   }

@@ -16,8 +16,6 @@
 #include <string.h>
 
 #include <pthread.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -158,17 +156,6 @@ static void test_helper_on_the_callers_only_cpu_takes_part(void **state) {
   assert_true(helped >= LOOPS * 3 / 4);
 }
 
-/* The test program's sched_yield stands in for the C library's (the
- * runtime is linked in statically), so the caller's yields can be counted. */
-static pthread_t counted_thread;
-static _Atomic int counting, yields_counted;
-
-int sched_yield(void) {
-  if (atomic_load(&counting) && pthread_equal(pthread_self(), counted_thread))
-    atomic_fetch_add(&yields_counted, 1);
-  return (int)syscall(SYS_sched_yield);
-}
-
 typedef struct gate {
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -206,14 +193,11 @@ static void test_caller_of_a_busy_pool_does_not_yield(void **state) {
 
   enum { N = 1000000 };
   who_ran w = {.caller = pthread_self(), .sum = 0, .by_helper = 0};
-  counted_thread = pthread_self();
-  atomic_store(&yields_counted, 0);
-  atomic_store(&counting, 1);
+  unsigned long yields = bwrt__tls_yields;
   assert_int_equal(bw_parallel_for(pool, 0, N, 0, count_helper_takes, &w), 0);
-  atomic_store(&counting, 0);
   assert_int_equal(atomic_load(&w.sum),
                    (uint64_t)N * (N - 1) / 2 * 2654435761u);
-  assert_int_equal(atomic_load(&yields_counted), 0);
+  assert_int_equal(bwrt__tls_yields - yields, 0);
 
   pthread_mutex_lock(&g.mu);
   g.open = 1;

@@ -13,7 +13,10 @@
  * offload (each of OFFLOADS items hands a usleep to bw_run_blocking and
  * waits for nothing; one bw_fd_ready waits on a pipe that the main thread
  * writes to later: nothing blocks a worker, OFFLOADS calls run on blocking
- * threads, and the poller's and idle threads' waits are the runtime's).
+ * threads, and the poller's and idle threads' waits are the runtime's),
+ * loops (LOOPS parallel loops of LOOP_N iterations from the main thread,
+ * and as many from inside an item: the runtime's yields while it waits
+ * for its helpers are its own, neither a worker's nor the program's).
  */
 #include <blockwatch/runtime.h>
 
@@ -29,6 +32,7 @@
 enum { SLEEPERS = 6, SLEEP_MS = 200 };
 enum { MANY_ITEMS = 20000, MANY_WORKERS = 4 };
 enum { OFFLOADS = 3 };
+enum { LOOPS = 40, LOOP_N = 1000000 };
 
 static atomic_uint remaining;
 static atomic_uint_least64_t probe_started_ns;
@@ -108,6 +112,46 @@ static int run_offload(void) {
   return 0;
 }
 
+static atomic_uint_least64_t loop_sum;
+
+static void loop_body(size_t begin, size_t end, void *arg) {
+  (void)arg;
+  uint64_t s = 0;
+  for (size_t i = begin; i < end; i++)
+    s += (uint64_t)i * 2654435761u;
+  atomic_fetch_add(&loop_sum, s);
+}
+
+static void nested_loops(void *arg) {
+  for (int i = 0; i < LOOPS; i++)
+    bw_parallel_for(arg, 0, LOOP_N, 0, loop_body, NULL);
+  atomic_fetch_sub(&remaining, 1);
+}
+
+static int run_loops(void) {
+  bw_pool_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.name = "loops";
+  cfg.min_workers = 2;
+  cfg.max_workers = 2;
+  cfg.flags = BW_POOL_NO_INJECTION;
+  bw_pool *pool = bw_pool_create(&cfg);
+  if (!pool)
+    return 1;
+  for (int i = 0; i < LOOPS; i++)
+    if (bw_parallel_for(pool, 0, LOOP_N, 0, loop_body, NULL) != 0)
+      return 1;
+  atomic_store(&remaining, 1);
+  bw_submit(pool, nested_loops, pool);
+  while (atomic_load(&remaining))
+    usleep(1000);
+  bw_pool_destroy(pool);
+  uint64_t one = (uint64_t)LOOP_N * (LOOP_N - 1) / 2 * 2654435761u;
+  printf("sum_ok %d\n", atomic_load(&loop_sum) == one * 2 * LOOPS);
+  printf("done 1\n");
+  return 0;
+}
+
 /* Many short items spread over several workers, none blocking. */
 static int run_many(void) {
   bw_pool_config cfg;
@@ -174,5 +218,7 @@ int main(int argc, char **argv) {
     return run_many();
   if (strcmp(mode, "offload") == 0)
     return run_offload();
+  if (strcmp(mode, "loops") == 0)
+    return run_loops();
   return 2;
 }

@@ -978,6 +978,31 @@ static void test_blocking_threads_have_their_own_heading(void **state) {
   shim_result_free(&r);
 }
 
+/* Parallel loops from the main thread and from an item: the runtime's
+ * yields while a caller waits for its helpers are the runtime's own, and
+ * nothing else in them blocks; neither a worker's call nor another
+ * thread's is counted for them. */
+static void test_parallel_loops_are_the_runtimes_own(void **state) {
+  (void)state;
+  const char *p = path_of("loops.json");
+  shim_result r;
+  json_t *j = run_runtime(RUNTIME_TARGET, "loops", "", p, &r);
+  assert_non_null(j);
+  assert_int_equal(shim_out_value(r.out, "sum_ok"), 1);
+  json_t *calls = json_object_get(j, "blocking_calls");
+  assert_int_equal(shim_calls(j, "on_workers"), 0);
+  json_t *by = json_object_get(calls, "on_other_threads_by_function");
+  for (size_t i = 0; i < json_array_size(by); i++) {
+    const char *fn =
+        json_string_value(json_object_get(json_array_get(by, i), "function"));
+    if (strcmp(fn, "sched_yield") == 0)
+      fail_msg("the runtime's own yield was counted as the program's");
+  }
+  assert_int_equal(json_array_size(json_object_get(j, "call_sites")), 0);
+  json_decref(j);
+  shim_result_free(&r);
+}
+
 /* The sample's compensation-off pool (no BW_POOL_COMPENSATE): 16 items
  * that sleep 250 ms on 2 workers, then a probe. */
 static json_t *run_probe_off(const char *options, const char *p,
@@ -1192,6 +1217,7 @@ int main(void) {
 #ifdef STARVATION_PROBE
       cmocka_unit_test(test_compensate_option_works_on_any_pool),
       cmocka_unit_test(test_blocking_threads_have_their_own_heading),
+      cmocka_unit_test(test_parallel_loops_are_the_runtimes_own),
 #endif
       cmocka_unit_test(test_sync_over_async_wait_counted_once),
       cmocka_unit_test(test_unversioned_cond_waits_reach_current_condvars),
