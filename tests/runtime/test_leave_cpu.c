@@ -129,9 +129,10 @@ static void count_helper_takes(size_t begin, size_t end, void *arg) {
 
 /* The caller and the pool's worker on one CPU: the woken helper can only
  * run when the caller lets it, and it cannot move away. A caller that
- * never yielded would run most loops alone (each is far shorter than a
- * time slice); one that yields while no helper has started has help in
- * nearly all of them. */
+ * never yielded would run nearly every loop alone (each is far shorter
+ * than a time slice: 1-2 of 20 had help, measured); one that yields while
+ * no helper has started had help in 9-20 of 20 on the loaded 2-CPU VM
+ * (other processes on that CPU take some of the yields). */
 static void test_helper_on_the_callers_only_cpu_takes_part(void **state) {
   (void)state;
   cpu_set_t before, one;
@@ -142,7 +143,7 @@ static void test_helper_on_the_callers_only_cpu_takes_part(void **state) {
   bw_pool_config cfg = {.min_workers = 1, .max_workers = 1};
   bw_pool *pool = bw_pool_create(&cfg);
   assert_non_null(pool);
-  enum { LOOPS = 20, N = 1000000 };
+  enum { LOOPS = 40, N = 1000000 };
   int helped = 0;
   for (int i = 0; i < LOOPS; i++) {
     who_ran w = {.caller = pthread_self(), .sum = 0, .by_helper = 0};
@@ -153,7 +154,8 @@ static void test_helper_on_the_callers_only_cpu_takes_part(void **state) {
   }
   bw_pool_destroy(pool);
   set_mask(&before);
-  assert_true(helped >= LOOPS * 3 / 4);
+  print_message("helped %d of %d\n", helped, LOOPS);
+  assert_true(helped >= LOOPS / 4);
 }
 
 typedef struct gate {
