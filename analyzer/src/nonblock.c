@@ -497,7 +497,9 @@ static void index_free(bwsc__index_lists *index) {
   bwsc__strmap_free(&index->by_key);
 }
 
-void bwsc__nonblock_shrink(bwsc__nonblock *nb) {
+/* Frees what building the set needed: all but its keys, the strings they
+ * point to, and the ready parameters. */
+static void free_building(bwsc__nonblock *nb) {
   bwsc__strmap_free(&nb->blocked);
   bwsc__strmap_free(&nb->direct);
   free(nb->derived);
@@ -512,6 +514,11 @@ void bwsc__nonblock_shrink(bwsc__nonblock *nb) {
   bwsc__strmap_free(&nb->results);
   index_free(&nb->made_by);
   bwsc__strmap_free(&nb->sources);
+}
+
+void bwsc__nonblock_shrink(bwsc__nonblock *nb) {
+  free_building(nb);
+  bwsc__strmap_free(&nb->ready_params); /* cleared below in any case */
   bwsc__strmap keys = nb->keys;
   char **owned = nb->owned;
   size_t nowned = nb->nowned, capowned = nb->capowned;
@@ -528,24 +535,11 @@ void bwsc__nonblock_shrink(bwsc__nonblock *nb) {
 }
 
 void bwsc__nonblock_free(bwsc__nonblock *nb) {
+  free_building(nb);
   bwsc__strmap_free(&nb->keys);
-  bwsc__strmap_free(&nb->blocked);
-  bwsc__strmap_free(&nb->direct);
-  free(nb->derived);
-  bwsc__strmap_free(&nb->derived_by_usr);
-  free(nb->stores);
   for (size_t i = 0; i < nb->nowned; i++)
     free(nb->owned[i]);
   free(nb->owned);
-  bwsc__strmap_free(&nb->consts);
-  free(nb->vals);
-  index_free(&nb->calls_to);
-  index_free(&nb->flows_to);
-  bwsc__strmap_free(&nb->local);
-  bwsc__strmap_free(&nb->address_taken);
-  bwsc__strmap_free(&nb->results);
-  index_free(&nb->made_by);
-  bwsc__strmap_free(&nb->sources);
   bwsc__strmap_free(&nb->ready_params);
 }
 

@@ -554,6 +554,28 @@ static void record_desc_store(visit_ctx *ctx, char *to, int local,
                    bwsc__eval_int(rhs, &flow->ival);
 }
 
+/* The "&<USR>" key of `&v` for a struct variable v (owned), else NULL. */
+static char *address_key(CXCursor expr) {
+  char *key = bwsc__points_key(expr);
+  if (key && key[0] != '&') {
+    free(key);
+    key = NULL;
+  }
+  return key;
+}
+
+/* A local store into a struct's field or a struct pointer (owning `to`
+ * and `from`), in the desc flows the field conditions read. */
+static bwsc__desc_flow *push_struct_flow(visit_ctx *ctx, char *to, char *from) {
+  bwsc__tu_facts *facts = ctx->facts;
+  bwsc__desc_flow *flow =
+      BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
+  flow->to = to;
+  flow->from = from;
+  flow->local = 1;
+  return flow;
+}
+
 /* The stores a condition on a struct's field reads (bwsc__arg_desc.points):
  * `v.f = rhs` of a struct variable v, into "<USR of v>.f" (a constant, or
  * from nothing), and `p = &v` (also `*(&p) = &v`, as GLib's
@@ -567,19 +589,9 @@ static void record_struct_store(visit_ctx *ctx, CXCursor binop, CXCursor lhs,
     to = bwsc__struct_pointer_key(binop, lhs);
     if (!to)
       return;
-    from = bwsc__points_key(rhs);
-    if (from && from[0] != '&') {
-      free(from);
-      from = NULL;
-    }
+    from = address_key(rhs);
   }
-  bwsc__tu_facts *facts = ctx->facts;
-  bwsc__desc_flow *flow =
-      BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
-  memset(flow, 0, sizeof(*flow));
-  flow->to = to;
-  flow->from = from;
-  flow->local = 1;
+  bwsc__desc_flow *flow = push_struct_flow(ctx, to, from);
   flow->is_const = !from && bwsc__maybe_constant(bwsc__peel(rhs)) &&
                    bwsc__eval_int(rhs, &flow->ival);
 }
@@ -589,18 +601,7 @@ static void record_pointer_init(visit_ctx *ctx, CXCursor var, CXCursor init) {
   char *to = bwsc__struct_pointer_key(var, var);
   if (!to)
     return;
-  char *from = bwsc__points_key(init);
-  if (from && from[0] != '&') {
-    free(from);
-    from = NULL;
-  }
-  bwsc__tu_facts *facts = ctx->facts;
-  bwsc__desc_flow *flow =
-      BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
-  memset(flow, 0, sizeof(*flow));
-  flow->to = to;
-  flow->from = from;
-  flow->local = 1;
+  push_struct_flow(ctx, to, address_key(init));
 }
 
 /* `v.f |= x`, `v.f++`, `&v.f` (`op` writes its operand, an integer

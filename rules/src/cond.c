@@ -192,6 +192,19 @@ int bwrl__parse_condition(bwrl__line *lc, const bwrl__field *f,
   return err;
 }
 
+/* Sets a condition whose operand is a name (a path prefix, a list of
+ * makers), kept in the rule set's arena. */
+static int keep_name(bwrl__line *lc, bw_rule_cond *cond, bw_cond_kind kind,
+                     const char *name) {
+  cond->kind = kind;
+  cond->name = bwrl__arena_strndup(&lc->ld->rs->arena, name, strlen(name));
+  if (cond->name == NULL) {
+    lc->ld->oom = 1;
+    return -ENOMEM;
+  }
+  return 0;
+}
+
 static int parse_condition(bwrl__line *lc, const bwrl__field *f,
                            bw_rule_cond *cond) {
   char q[BWRL__QUOTE_BUF];
@@ -262,14 +275,7 @@ static int parse_condition(bwrl__line *lc, const bwrl__field *f,
                  bwrl__quote(tok[3], strlen(tok[3]), q));
       return -EINVAL;
     }
-    cond->kind = BW_COND_PATH_UNDER;
-    cond->name =
-        bwrl__arena_strndup(&lc->ld->rs->arena, tok[3], strlen(tok[3]));
-    if (cond->name == NULL) {
-      lc->ld->oom = 1;
-      return -ENOMEM;
-    }
-    return 0;
+    return keep_name(lc, cond, BW_COND_PATH_UNDER, tok[3]);
   }
   if (n == 4 && is && strcmp(tok[2], "made-by") == 0) {
     for (const char *p = tok[3];;) {
@@ -285,14 +291,7 @@ static int parse_condition(bwrl__line *lc, const bwrl__field *f,
         break;
       p = bar + 1;
     }
-    cond->kind = BW_COND_MADE_BY;
-    cond->name =
-        bwrl__arena_strndup(&lc->ld->rs->arena, tok[3], strlen(tok[3]));
-    if (cond->name == NULL) {
-      lc->ld->oom = 1;
-      return -ENOMEM;
-    }
-    return 0;
+    return keep_name(lc, cond, BW_COND_MADE_BY, tok[3]);
   }
   if (n >= 4) {
     if (n != 4 || !is || strcmp(tok[2], "not") != 0 ||
