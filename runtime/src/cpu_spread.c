@@ -13,6 +13,9 @@
  *
  * Invariants: the thread's affinity mask is the same after the call as
  * before (a mask that has no other CPU is not touched); nothing allocates.
+ * A mask that another thread sets for this one between the two system
+ * calls is overwritten by the one read first: a program that pins a pool's
+ * workers should do so before it runs parallel loops on them.
  */
 #include <sched.h>
 #include <sys/syscall.h>
