@@ -80,20 +80,27 @@ def pct(num, den):
 
 def cmd_run(name, src, db, blockscan, triage_path, extra):
     out = os.path.join(db, "blockscan-corpus.json")
-    # A run that writes no report (a rules file it cannot load exits 2 too)
-    # must not be scored on the previous run's.
-    if os.path.exists(out):
-        os.remove(out)
+    # Each run writes a report of its own, so runs from several checkouts
+    # at once never score each other's; the one scored then becomes the
+    # project's latest (what `sample` reads), replaced in one rename. A run
+    # that writes no report (a rules file it cannot load exits 2 too) is
+    # never scored on an older one.
+    mine = os.path.join(db, "blockscan-corpus.%d.json" % os.getpid())
+    if os.path.exists(mine):
+        os.remove(mine)
     start = time.monotonic()
-    proc = subprocess.run([blockscan, "-p", db, "-j2", "--format", "json", "-o", out, *extra],
+    proc = subprocess.run([blockscan, "-p", db, "-j2", "--format", "json", "-o", mine, *extra],
                           cwd=src, stderr=subprocess.PIPE, text=True, check=False)
     seconds = time.monotonic() - start
     rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
     try:
-        with open(out, encoding="utf-8") as f:
+        with open(mine, encoding="utf-8") as f:
             report = json.load(f)
+        os.replace(mine, out)
     except (OSError, ValueError):
         report = None
+        if os.path.exists(mine):
+            os.remove(mine)
     if report is None or proc.returncode not in (0, 1, 2):
         sys.stderr.write(proc.stderr)
         sys.exit(f"{name}: blockscan exited {proc.returncode} without a report")
