@@ -17,7 +17,9 @@
  *    is timed: a loop whose rest would be over sooner than a worker wakes
  *    runs on the caller alone.
  *  - A helper that starts on the CPU its caller was on when the loop began
- *    moves off it first (cpu_spread.c): the caller does not yield to it.
+ *    moves off it first (cpu_spread.c). Until a helper starts, the caller
+ *    yields now and then, so that one queued behind it on that CPU can
+ *    start; it never yields when no worker was idle as the loop began.
  *  - A waiting worker never blocks: it runs other items (its own pool's)
  *    or yields; only a caller that is no worker sleeps on the condvar.
  */
