@@ -75,6 +75,11 @@ extern const char *const bench_missing_peers[];
 
 /* ---- helpers shared by the peers (util.c) ------------------------------ */
 
+/* A whole decimal number in [min, max] from a command-line value: 0 and
+ * *out set, or -EINVAL (trailing text, overflow, out of range). */
+int bench_parse_count(const char *text, unsigned long min, unsigned long max,
+                      unsigned long *out);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t bench_now_ns(void);
 

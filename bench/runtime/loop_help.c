@@ -52,15 +52,6 @@ static double median(double *v, size_t n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
-static int number(const char *arg, unsigned long max, unsigned long *out) {
-  char *end = NULL;
-  unsigned long v = strtoul(arg, &end, 10);
-  if (!*arg || *end || v == 0 || v > max)
-    return -1;
-  *out = v;
-  return 0;
-}
-
 int main(int argc, char **argv) {
   unsigned long workers = 2, rounds = 20, loops = 20, n = 1000000, pause = 5;
   static const struct option opts[] = {
@@ -71,24 +62,24 @@ int main(int argc, char **argv) {
       {"pause-ms", required_argument, NULL, 'p'},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0}};
-  int c;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+  int c, at = 0;
+  while ((c = getopt_long(argc, argv, "", opts, &at)) != -1) {
     int rc = 0;
     switch (c) {
     case 'w':
-      rc = number(optarg, 64, &workers);
+      rc = bench_parse_count(optarg, 1, 64, &workers);
       break;
     case 'r':
-      rc = number(optarg, 100000, &rounds);
+      rc = bench_parse_count(optarg, 1, 100000, &rounds);
       break;
     case 'l':
-      rc = number(optarg, 100000, &loops);
+      rc = bench_parse_count(optarg, 1, 100000, &loops);
       break;
     case 'n':
-      rc = number(optarg, 1000000000, &n);
+      rc = bench_parse_count(optarg, 1, 1000000000, &n);
       break;
     case 'p':
-      rc = number(optarg, 10000, &pause);
+      rc = bench_parse_count(optarg, 1, 10000, &pause);
       break;
     case 'h':
       printf("usage: %s [--workers N] [--rounds N] [--loops N] "
@@ -100,12 +91,7 @@ int main(int argc, char **argv) {
     }
     if (rc != 0) {
       fprintf(stderr, "bw_bench_loop_help: bad value '%s' for --%s\n", optarg,
-              opts[c == 'w'   ? 0
-                   : c == 'r' ? 1
-                   : c == 'l' ? 2
-                   : c == 'n' ? 3
-                              : 4]
-                  .name);
+              opts[at].name);
       return 2;
     }
   }

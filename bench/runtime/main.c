@@ -42,17 +42,6 @@ static void usage(FILE *out) {
           "  --quick         small sizes for a smoke test (seconds)\n");
 }
 
-static int parse_count(const char *text, unsigned long min, unsigned long max,
-                       unsigned long *out) {
-  char *end;
-  errno = 0;
-  unsigned long value = strtoul(text, &end, 10);
-  if (errno || end == text || *end != '\0' || value < min || value > max)
-    return -EINVAL;
-  *out = value;
-  return 0;
-}
-
 static void defaults(bench_options *o) {
   *o = (bench_options){
       .reps = 9,
@@ -127,30 +116,30 @@ static int parse_args(int argc, char **argv, bench_options *o,
       rc = strspn(optarg, "abcdh") == strlen(optarg) ? 0 : -EINVAL;
       break;
     case O_REPS:
-      rc = parse_count(optarg, 1, TABLE_MAX_SAMPLES, &value);
+      rc = bench_parse_count(optarg, 1, TABLE_MAX_SAMPLES, &value);
       o->reps = (unsigned)value;
       break;
     case O_DREPS:
-      rc = parse_count(optarg, 1, TABLE_MAX_SAMPLES, &value);
+      rc = bench_parse_count(optarg, 1, TABLE_MAX_SAMPLES, &value);
       o->delay_reps = (unsigned)value;
       break;
     case O_FULL:
       o->sleep_ms = 1000;
       break;
     case O_SLEEP:
-      rc = parse_count(optarg, 1, 60000, &value);
+      rc = bench_parse_count(optarg, 1, 60000, &value);
       o->sleep_ms = (unsigned)value;
       break;
     case O_CREPS:
-      rc = parse_count(optarg, 1, TABLE_MAX_SAMPLES, &value);
+      rc = bench_parse_count(optarg, 1, TABLE_MAX_SAMPLES, &value);
       o->comp_reps = (unsigned)value;
       break;
     case O_RREPS:
-      rc = parse_count(optarg, 0, TABLE_MAX_SAMPLES, &value);
+      rc = bench_parse_count(optarg, 0, TABLE_MAX_SAMPLES, &value);
       o->ref_reps = (unsigned)value;
       break;
     case O_LINKS:
-      rc = parse_count(optarg, 1, 100000000, &value);
+      rc = bench_parse_count(optarg, 1, 100000000, &value);
       o->chain_links = value;
       break;
     case O_QUICK:
@@ -160,7 +149,7 @@ static int parse_args(int argc, char **argv, bench_options *o,
       o->peers = optarg;
       break;
     case O_SETTLE:
-      rc = parse_count(optarg, 0, 10000, &value);
+      rc = bench_parse_count(optarg, 0, 10000, &value);
       o->settle_ms = (unsigned)value;
       break;
     case 'h':
@@ -335,8 +324,8 @@ static void print_targets(const bench_options *o, const char *only,
 int main(int argc, char **argv) {
   if (argc == 5 && strcmp(argv[1], "--serve") == 0) {
     unsigned long workers, flags;
-    if (parse_count(argv[3], 1, 1024, &workers) != 0 ||
-        parse_count(argv[4], 0, 255, &flags) != 0)
+    if (bench_parse_count(argv[3], 1, 1024, &workers) != 0 ||
+        bench_parse_count(argv[4], 0, 255, &flags) != 0)
       return 2;
     return bench_remote_serve(argv[2], (unsigned)workers, (unsigned)flags);
   }

@@ -333,9 +333,8 @@ int main(int argc, char **argv) {
     if (strcmp(argv[i], "--quick") == 0) {
       o.reps = 2;
     } else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) {
-      char *end;
-      unsigned long v = strtoul(argv[++i], &end, 10);
-      if (*end != '\0' || v < 1 || v >= TABLE_MAX_SAMPLES) {
+      unsigned long v;
+      if (bench_parse_count(argv[++i], 1, TABLE_MAX_SAMPLES - 1, &v) != 0) {
         fprintf(stderr, "bw_bench_offload: bad --reps '%s'\n", argv[i]);
         return 2;
       }

@@ -1,4 +1,5 @@
-/* util.c - clock, sleep and a one-shot latch shared by the bench peers.
+/* util.c - clock, sleep, a one-shot latch and the count parser shared by
+ * the bench programs and peers.
  *
  * The latch is a mutex and a condition variable, not a spin: the waiter in
  * a benchmark is an outside thread and must not steal a CPU from the
@@ -10,6 +11,17 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+
+int bench_parse_count(const char *text, unsigned long min, unsigned long max,
+                      unsigned long *out) {
+  char *end;
+  errno = 0;
+  unsigned long value = strtoul(text, &end, 10);
+  if (errno || end == text || *end != '\0' || value < min || value > max)
+    return -EINVAL;
+  *out = value;
+  return 0;
+}
 
 uint64_t bench_now_ns(void) {
   struct timespec ts;
