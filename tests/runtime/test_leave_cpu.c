@@ -21,6 +21,7 @@
 
 #include "blockwatch/runtime.h"
 #include "internal.h"
+#include "rt_fixed_pool.h"
 
 static int mask_of(cpu_set_t *set) {
   CPU_ZERO(set);
@@ -101,9 +102,7 @@ static void test_parallel_loop_helpers_keep_their_masks(void **state) {
   (void)state;
   masks_seen m = {.calls = 0, .other_masks = 0};
   assert_int_equal(mask_of(&m.want), 0);
-  bw_pool_config cfg = {.min_workers = 2, .max_workers = 2};
-  bw_pool *pool = bw_pool_create(&cfg);
-  assert_non_null(pool);
+  bw_pool *pool = rt_fixed_pool("masks", 2);
   for (int i = 0; i < 200; i++)
     assert_int_equal(bw_parallel_for(pool, 0, 4096, 1, record_mask, &m), 0);
   bw_pool_destroy(pool);
@@ -140,9 +139,7 @@ static void test_helper_on_the_callers_only_cpu_takes_part(void **state) {
   CPU_ZERO(&one);
   CPU_SET(sched_getcpu(), &one);
   set_mask(&one); /* the worker created below inherits it */
-  bw_pool_config cfg = {.min_workers = 1, .max_workers = 1};
-  bw_pool *pool = bw_pool_create(&cfg);
-  assert_non_null(pool);
+  bw_pool *pool = rt_fixed_pool("pinned", 1);
   enum { LOOPS = 40, N = 1000000 };
   int helped = 0;
   for (int i = 0; i < LOOPS; i++) {
@@ -179,10 +176,7 @@ static void hold_worker(void *arg) {
  * the CPU away. The loop runs on the caller alone without one. */
 static void test_caller_of_a_busy_pool_does_not_yield(void **state) {
   (void)state;
-  bw_pool_config cfg = {
-      .min_workers = 1, .max_workers = 1, .flags = BW_POOL_NO_INJECTION};
-  bw_pool *pool = bw_pool_create(&cfg);
-  assert_non_null(pool);
+  bw_pool *pool = rt_fixed_pool("busy", 1);
   gate g = {.mu = PTHREAD_MUTEX_INITIALIZER,
             .cv = PTHREAD_COND_INITIALIZER,
             .open = 0,
