@@ -66,6 +66,19 @@ static void sync_waiter(void *arg) {
   atomic_fetch_sub(&remaining, 1);
 }
 
+/* A pool of the runtime with injection off (the modes' workers are the
+ * ones they ask for), or NULL. */
+static bw_pool *pool_of(const char *name, unsigned min, unsigned max,
+                        unsigned flags) {
+  bw_pool_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.name = name;
+  cfg.min_workers = min;
+  cfg.max_workers = max;
+  cfg.flags = flags;
+  return bw_pool_create(&cfg);
+}
+
 static void tiny(void *arg) {
   (void)arg;
   atomic_fetch_sub(&remaining, 1);
@@ -85,13 +98,7 @@ static void offloader(void *arg) {
 }
 
 static int run_offload(void) {
-  bw_pool_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.name = "off";
-  cfg.min_workers = 2;
-  cfg.max_workers = 2;
-  cfg.flags = BW_POOL_NO_INJECTION;
-  bw_pool *pool = bw_pool_create(&cfg);
+  bw_pool *pool = pool_of("off", 2, 2, BW_POOL_NO_INJECTION);
   int p[2];
   if (!pool || pipe(p) != 0)
     return 1;
@@ -129,13 +136,7 @@ static void nested_loops(void *arg) {
 }
 
 static int run_loops(void) {
-  bw_pool_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.name = "loops";
-  cfg.min_workers = 2;
-  cfg.max_workers = 2;
-  cfg.flags = BW_POOL_NO_INJECTION;
-  bw_pool *pool = bw_pool_create(&cfg);
+  bw_pool *pool = pool_of("loops", 2, 2, BW_POOL_NO_INJECTION);
   if (!pool)
     return 1;
   for (int i = 0; i < LOOPS; i++)
@@ -154,13 +155,8 @@ static int run_loops(void) {
 
 /* Many short items spread over several workers, none blocking. */
 static int run_many(void) {
-  bw_pool_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.name = "many";
-  cfg.min_workers = MANY_WORKERS;
-  cfg.max_workers = MANY_WORKERS;
-  cfg.flags = BW_POOL_NO_INJECTION;
-  bw_pool *pool = bw_pool_create(&cfg);
+  bw_pool *pool =
+      pool_of("many", MANY_WORKERS, MANY_WORKERS, BW_POOL_NO_INJECTION);
   if (!pool)
     return 1;
   atomic_store(&remaining, MANY_ITEMS);
@@ -174,13 +170,9 @@ static int run_many(void) {
 }
 
 static int run(int compensate, int syncwait) {
-  bw_pool_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.name = "exp";
-  cfg.min_workers = 2;
-  cfg.max_workers = compensate ? 16 : 2;
-  cfg.flags = BW_POOL_NO_INJECTION | (compensate ? BW_POOL_COMPENSATE : 0u);
-  bw_pool *pool = bw_pool_create(&cfg);
+  bw_pool *pool =
+      pool_of("exp", 2, compensate ? 16 : 2,
+              BW_POOL_NO_INJECTION | (compensate ? BW_POOL_COMPENSATE : 0u));
   if (!pool)
     return 1;
   if (syncwait) {
