@@ -130,6 +130,9 @@ typedef struct analysis {
   bwsc__findings *out;
   bwsc__nonblock nonblock; /* descriptors made non-blocking */
   bwsc__vtables vtables;   /* defaults every implementation overrides */
+  /* per call through a slot: 0 not asked yet, else 1 + what
+   * bwsc__vtables_field answered (so 0 for a field without defaults) */
+  long *vt_field;
   made_by_set made_by[MAX_MADE_BY];
   size_t nmade_by;
 } analysis;
@@ -1124,9 +1127,14 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
                     cold,   SIZE_MAX, 0,          w->states[si].low};
       /* A GObject default that every implementation replaces (vtables.h)
        * is reached only by an implementation that sets no method. */
-      int overridden =
-          call->callee.kind == BWSC__VAL_SLOT &&
-          bwsc__vtables_overridden(&an->vtables, call->callee.ref, callee->usr);
+      int overridden = 0;
+      if (call->callee.kind == BWSC__VAL_SLOT) {
+        if (!an->vt_field[call_index])
+          an->vt_field[call_index] =
+              1 + bwsc__vtables_field(&an->vtables, call->callee.ref);
+        overridden = bwsc__vtables_overridden(
+            &an->vtables, an->vt_field[call_index] - 1, callee->usr);
+      }
       if (!next.low && (cold || overridden || ntargets > BWSC__WIDE_TARGETS)) {
         next.low = 1;
         *BWSC__PUSH(w->later, w->nlater, w->caplater) = next;
@@ -1193,6 +1201,7 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   /* First: which sources readiness callbacks are registered with. */
   bwsc__nonblock_build(&an.nonblock, prog, rules);
   bwsc__vtables_build(&an.vtables, prog->field_flows, prog->nfield_flows);
+  an.vt_field = bwsc__xcalloc(prog->ncalls + 1, sizeof(long));
   find_wrappers(&an);
   find_roots(&an);
   find_ready_params(&an);
@@ -1232,6 +1241,7 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   free(an.roots);
   bwsc__nonblock_free(&an.nonblock);
   bwsc__vtables_free(&an.vtables);
+  free(an.vt_field);
   for (size_t i = 0; i < an.nmade_by; i++) {
     bwsc__nonblock_free(&an.made_by[i].set);
     bw_rules_free(an.made_by[i].rules);

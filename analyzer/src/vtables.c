@@ -9,7 +9,6 @@
  */
 #include "vtables.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,12 +92,15 @@ void bwsc__vtables_build(bwsc__vtables *v, const bwsc__flow_fact *const *flows,
     size_t implementations = record ? count_of(&impls, record) : 0;
     if (implementations > 0 && !count_of(&open, record) &&
         count_of(&setters, f->slot) == implementations) {
-      char *key = bwsc__xasprintf("%s\x1f%s", f->slot, f->value.ref);
-      if (bwsc__strmap_get(&v->overridden, key, NULL)) {
-        free(key);
-      } else {
-        *BWSC__PUSH(v->keys, v->nkeys, v->capkeys) = key;
-        bwsc__strmap_put(&v->overridden, key, 1);
+      size_t at;
+      if (!bwsc__strmap_get(&v->by_slot, f->slot, &at)) {
+        at = v->nfields;
+        BWSC__PUSH(v->fields, v->nfields, v->capfields);
+        bwsc__strmap_put(&v->by_slot, f->slot, at);
+      }
+      if (!bwsc__vtables_overridden(v, (long)at, f->value.ref)) {
+        bwsc__vt_field *field = &v->fields[at];
+        *BWSC__PUSH(field->fns, field->nfns, field->capfns) = f->value.ref;
       }
     }
     free(record);
@@ -109,20 +111,28 @@ void bwsc__vtables_build(bwsc__vtables *v, const bwsc__flow_fact *const *flows,
   counts_free(&open);
 }
 
-int bwsc__vtables_overridden(const bwsc__vtables *v, const char *slot,
+long bwsc__vtables_field(const bwsc__vtables *v, const char *slot) {
+  size_t at;
+  return slot && v->nfields && bwsc__strmap_get(&v->by_slot, slot, &at)
+             ? (long)at
+             : -1;
+}
+
+int bwsc__vtables_overridden(const bwsc__vtables *v, long field,
                              const char *fn) {
-  if (!v->nkeys || !slot || !fn)
+  if (field < 0 || (size_t)field >= v->nfields || !fn)
     return 0;
-  char key[1024];
-  int len = snprintf(key, sizeof(key), "%s\x1f%s", slot, fn);
-  return len > 0 && (size_t)len < sizeof(key) &&
-         bwsc__strmap_get(&v->overridden, key, NULL);
+  const bwsc__vt_field *f = &v->fields[field];
+  for (size_t k = 0; k < f->nfns; k++)
+    if (strcmp(f->fns[k], fn) == 0)
+      return 1;
+  return 0;
 }
 
 void bwsc__vtables_free(bwsc__vtables *v) {
-  for (size_t i = 0; i < v->nkeys; i++)
-    free(v->keys[i]);
-  free(v->keys);
-  bwsc__strmap_free(&v->overridden);
+  for (size_t i = 0; i < v->nfields; i++)
+    free(v->fields[i].fns);
+  free(v->fields);
+  bwsc__strmap_free(&v->by_slot);
   memset(v, 0, sizeof(*v));
 }

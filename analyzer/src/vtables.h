@@ -18,10 +18,16 @@
 
 #include <stddef.h>
 
+/* The overridden defaults of one field. */
+typedef struct bwsc__vt_field {
+  const char **fns; /* their USRs, borrowed from the flow facts */
+  size_t nfns, capfns;
+} bwsc__vt_field;
+
 typedef struct bwsc__vtables {
-  bwsc__strmap overridden; /* "<field USR>\x1f<function USR>" */
-  char **keys;             /* the map's keys, owned */
-  size_t nkeys, capkeys;
+  bwsc__strmap by_slot; /* field USR (borrowed) -> index into fields */
+  bwsc__vt_field *fields;
+  size_t nfields, capfields;
 } bwsc__vtables;
 
 /* Finds the overridden defaults among flows[0..n) (every store of a
@@ -29,9 +35,12 @@ typedef struct bwsc__vtables {
 void bwsc__vtables_build(bwsc__vtables *v, const bwsc__flow_fact *const *flows,
                          size_t n);
 
-/* Is function `fn` (a USR) a default of field `slot` that every
- * implementation overrides? */
-int bwsc__vtables_overridden(const bwsc__vtables *v, const char *slot,
+/* The index of field `slot`'s overridden defaults, or -1 when it has none:
+ * a lookup by the field's USR, which a caller asks once per call site. */
+long bwsc__vtables_field(const bwsc__vtables *v, const char *slot);
+
+/* Is function `fn` (a USR) one of field `field`'s overridden defaults? */
+int bwsc__vtables_overridden(const bwsc__vtables *v, long field,
                              const char *fn);
 
 void bwsc__vtables_free(bwsc__vtables *v);
