@@ -368,20 +368,114 @@ int bwsc__is_plain_ref(CXCursor expr) {
   return kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr;
 }
 
-/* The spelling of the first (last) token of a cursor into buf. */
+/* Copies a token's spelling into buf ("" when it does not fit). */
+static void token_text(CXTranslationUnit tu, CXToken token, char *buf,
+                       size_t size) {
+  char *text = take_string(clang_getTokenSpelling(tu, token));
+  buf[0] = '\0';
+  if (strlen(text) < size)
+    strcpy(buf, text);
+  free(text);
+}
+
+static unsigned token_offset(CXTranslationUnit tu, CXToken token) {
+  unsigned offset = 0;
+  clang_getSpellingLocation(clang_getTokenLocation(tu, token), NULL, NULL, NULL,
+                            &offset);
+  return offset;
+}
+
+/* The first token clang_tokenize lexes at `at`: it lexes at least one
+ * token from a range's start, and on while the last ends before the
+ * range's end, so an empty range lexes exactly one. */
+static int token_at(CXTranslationUnit tu, CXSourceLocation at, char *buf,
+                    size_t size, unsigned *offset) {
+  CXToken *tokens = NULL;
+  unsigned count = 0;
+  clang_tokenize(tu, clang_getRange(at, at), &tokens, &count);
+  if (count) {
+    if (buf)
+      token_text(tu, tokens[0], buf, size);
+    *offset = token_offset(tu, tokens[0]);
+  }
+  clang_disposeTokens(tu, tokens, count);
+  return count > 0;
+}
+
+/* Whether clang_tokenize lexes anything of `range`: it lexes nothing when
+ * the spellings of its ends lie in different files (an extent that starts
+ * inside a macro's definition and ends at its use). Tokenizing the range
+ * reversed makes the same test at the cost of one token. */
+static int lexable(CXTranslationUnit tu, CXSourceRange range) {
+  CXToken *tokens = NULL;
+  unsigned count = 0;
+  clang_tokenize(
+      tu, clang_getRange(clang_getRangeEnd(range), clang_getRangeStart(range)),
+      &tokens, &count);
+  clang_disposeTokens(tu, tokens, count);
+  return count > 0;
+}
+
+/* The last token of a cursor whose extent lexes, lexing only what follows
+ * its innermost last operand that ends before the extent does (the `)`
+ * of `!f (a, b)` after `b`). 0 when that cannot be shown to be the
+ * whole extent's last token: the caller lexes the whole extent then. */
+static int last_token_fast(CXTranslationUnit tu, CXCursor cursor,
+                           CXSourceRange whole, char *buf, size_t size) {
+  CXSourceLocation end = clang_getRangeEnd(whole), inner = end;
+  CXCursor node = cursor;
+  for (int depth = 0; depth < 64; depth++) {
+    child_pick pick = bwsc__pick_children(node);
+    if (!pick.nexpr)
+      break;
+    inner = clang_getRangeEnd(clang_getCursorExtent(pick.last));
+    if (!clang_equalLocations(inner, end))
+      break;
+    node = pick.last;
+  }
+  unsigned first_offset, after_offset;
+  if (clang_equalLocations(inner, end) ||
+      !token_at(tu, clang_getRangeStart(whole), NULL, 0, &first_offset) ||
+      !token_at(tu, end, NULL, 0, &after_offset))
+    return 0;
+  CXToken *tokens = NULL;
+  unsigned count = 0;
+  clang_tokenize(tu, clang_getRange(inner, end), &tokens, &count);
+  /* The lexed tokens must lie within the extent: from its first token on
+   * and before the token that follows it. Lexing from a token boundary
+   * inside the extent then ends on the extent's own last token. */
+  int ok = count && token_offset(tu, tokens[0]) >= first_offset &&
+           token_offset(tu, tokens[count - 1]) < after_offset;
+  if (ok)
+    token_text(tu, tokens[count - 1], buf, size);
+  clang_disposeTokens(tu, tokens, count);
+  return ok;
+}
+
+/* The spelling of the first (last) token of a cursor into buf, exactly as
+ * lexing its whole extent would give it, but lexing only a token or a few.
+ * The scans of a function ask this of every unary operator once per
+ * argument they describe, and lexing each whole operand (a call with all
+ * its arguments) made them quadratic in the function's length: it was a
+ * fifth of a GLib TU's parse. */
 static void edge_token(CXTranslationUnit tu, CXCursor cursor, int last,
                        char *buf, size_t size) {
   buf[0] = '\0';
+  CXSourceRange whole = clang_getCursorExtent(cursor);
+  if (!lexable(tu, whole))
+    return;
+  unsigned offset;
+  if (!last) {
+    token_at(tu, clang_getRangeStart(whole), buf, size, &offset);
+    return;
+  }
+  if (last_token_fast(tu, cursor, whole, buf, size))
+    return;
   CXToken *tokens = NULL;
   unsigned count = 0;
-  clang_tokenize(tu, clang_getCursorExtent(cursor), &tokens, &count);
-  if (count) {
-    char *text =
-        take_string(clang_getTokenSpelling(tu, tokens[last ? count - 1 : 0]));
-    if (strlen(text) < size)
-      strcpy(buf, text);
-    free(text);
-  }
+  clang_tokenize(tu, whole, &tokens, &count);
+  if (count)
+    token_text(tu, tokens[count - 1], buf, size);
   clang_disposeTokens(tu, tokens, count);
 }
 
