@@ -42,6 +42,7 @@ void bwsc__call_free(const bwsc__tu_facts *facts, bwsc__call_fact *call) {
     drop(facts, call->descs[a].text);
     drop(facts, call->descs[a].tested);
     drop(facts, call->descs[a].points);
+    drop(facts, call->descs[a].via);
     free(call->descs[a].flags);
   }
   free(call->descs);
@@ -146,6 +147,7 @@ void bwsc__facts_intern(bwsc__tu_facts *facts) {
       share(&call->descs[a].text);
       share(&call->descs[a].tested);
       share(&call->descs[a].points);
+      share(&call->descs[a].via);
     }
     share(&call->result);
   }

@@ -106,6 +106,13 @@ typedef struct bwsc__arg_desc {
    * that key from "&<USR>" keys, say where it points); else NULL. Struct
    * variables' fields are slots "<USR>.<field>". */
   char *points;
+  /* The argument is `p->f` of a descriptor field f (key is f's) through a
+   * local struct pointer variable or a pointer parameter p: the slot of
+   * that field of what p points to, "<p's key>-><f's key>" (p's key
+   * "*<USR>" or its slot), whose stores are those through p (desc flows
+   * into that key) and, when p copies another such pointer (a parameter,
+   * or a registration's user data), that pointer's field; else NULL. */
+  char *via;
 } bwsc__arg_desc;
 
 /* A call's part in a loop that waits for another thread by polling. */
@@ -183,6 +190,12 @@ typedef struct bwsc__desc_flow {
    * store is of `from` or of `alt`, whichever vouches for it. */
   char *alt;
 } bwsc__desc_flow;
+/* Desc flows also record, apart from the stores above: a store into a
+ * field through a pointer, `p->f = x`, once more into "<p's key>-><f's
+ * key>" (bwsc__arg_desc.via; not local, from NULL for a call's result or
+ * another kind of write); and a copy of a pointer such a key names into a
+ * local struct pointer variable (`IPTestData *data = user_data;`), into
+ * "*<USR>" from the pointer's key (`&v` gives "&<USR of v>"). */
 
 /* A `blockscan-ignore` or `NOLINT(blockscan...)` comment. It covers its own
  * line and the next one. rule NULL means every rule. */

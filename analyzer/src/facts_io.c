@@ -25,7 +25,7 @@
 _Static_assert(sizeof(bwsc__loc) == 16, "bwsc__loc changed");
 _Static_assert(sizeof(bwsc__func_fact) == 40, "bwsc__func_fact changed");
 _Static_assert(sizeof(bwsc__value) == 40, "bwsc__value changed");
-_Static_assert(sizeof(bwsc__arg_desc) == 64, "bwsc__arg_desc changed");
+_Static_assert(sizeof(bwsc__arg_desc) == 72, "bwsc__arg_desc changed");
 _Static_assert(sizeof(bwsc__arg_flags) == 40, "bwsc__arg_flags changed");
 _Static_assert(sizeof(bwsc__call_fact) == 120, "bwsc__call_fact changed");
 _Static_assert(sizeof(bwsc__flow_fact) == 64, "bwsc__flow_fact changed");
@@ -170,6 +170,7 @@ static void put_call(encoder *enc, const bwsc__call_fact *call) {
     put_str(enc, call->descs[a].text);
     put_str(enc, call->descs[a].tested);
     put_str(enc, call->descs[a].points);
+    put_str(enc, call->descs[a].via);
     const bwsc__arg_flags *flags = call->descs[a].flags;
     put_u(&enc->body, flags != NULL);
     if (flags) {
@@ -400,6 +401,7 @@ static void get_call(decoder *dec, bwsc__call_fact *call) {
       call->descs[a].text = get_str(dec);
       call->descs[a].tested = get_str(dec);
       call->descs[a].points = get_str(dec);
+      call->descs[a].via = get_str(dec);
       if (get_u(dec))
         call->descs[a].flags = get_flags(dec);
     }

@@ -251,6 +251,7 @@ static int arg_desc(visit_ctx *ctx, CXCursor arg, const bwsc__value *value,
       return 1;
     }
     out->key = bwsc__desc_key(clang_getCursorReferenced(peeled));
+    out->via = bwsc__via_key(peeled, out->key);
     out->plain = bwsc__is_plain_ref(arg);
     if (out->key && out->plain)
       bwsc__arg_flags_of(ctx->tu, ctx->func, arg, &out->bits, &out->flags);
@@ -489,7 +490,7 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
       CXCursor arg = clang_Cursor_getArgument(call, (unsigned)i);
       value_of(ctx, arg, &fact->args[i]);
       fact->args[i].record = arg_record(ctx, arg);
-      bwsc__arg_desc desc = {NULL, 0, 0, 0, NULL, NULL, NULL, NULL};
+      bwsc__arg_desc desc = {NULL, 0, 0, 0, NULL, NULL, NULL, NULL, NULL};
       int known = arg_desc(ctx, arg, &fact->args[i], &desc);
       desc.tested =
           bwsc__ready_tested(ctx->tu, ctx->readies, ctx->nreadies, call, arg);
@@ -554,14 +555,37 @@ static void record_desc_store(visit_ctx *ctx, char *to, int local,
                    bwsc__eval_int(rhs, &flow->ival);
 }
 
-/* The "&<USR>" key of `&v` for a struct variable v (owned), else NULL. */
+/* A store `p->f = rhs` (or another write of `p->f`, rhs null, `addr` as
+ * bwsc__desc_flow's) into descriptor field `key` through pointer p: once
+ * more into p's field slot (bwsc__via_key), from NULL when rhs is a call
+ * (its result is the unqualified key's, see record_call) or no value. */
+static void record_via_store(visit_ctx *ctx, CXCursor lhs, const char *key,
+                             CXCursor rhs, int addr) {
+  char *via = ctx->func_usr ? bwsc__via_key(lhs, key) : NULL;
+  if (!via)
+    return;
+  if (!clang_Cursor_isNull(rhs) &&
+      clang_getCursorKind(bwsc__peel(rhs)) != CXCursor_CallExpr) {
+    record_desc_store(ctx, via, 0, rhs);
+    return;
+  }
+  bwsc__tu_facts *facts = ctx->facts;
+  bwsc__desc_flow *flow =
+      BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
+  memset(flow, 0, sizeof(*flow));
+  flow->to = via;
+  flow->addr = addr;
+}
+
+/* The "&<USR>" key of `&v` for a struct variable v (owned), else the key
+ * of a pointer it copies (bwsc__pointer_copy_key), else NULL. */
 static char *address_key(CXCursor expr) {
   char *key = bwsc__points_key(expr);
   if (key && key[0] != '&') {
     free(key);
     key = NULL;
   }
-  return key;
+  return key ? key : bwsc__pointer_copy_key(expr);
 }
 
 /* A local store into a struct's field or a struct pointer (owning `to`
@@ -655,10 +679,12 @@ static void record_assignment(visit_ctx *ctx, CXCursor binop) {
     if (ctx->func_usr && bwsc__is_assignment(ctx->tu, binop))
       record_struct_store(ctx, binop, lhs, pick.last);
     char *to = bwsc__desc_key(ref);
-    if (to && bwsc__is_assignment(ctx->tu, binop))
+    if (to && bwsc__is_assignment(ctx->tu, binop)) {
+      record_via_store(ctx, lhs, to, pick.last, 0);
       record_desc_store(ctx, to, bwsc__desc_is_local(ref), pick.last);
-    else
+    } else {
       free(to);
+    }
     return;
   }
   child_pick pick = bwsc__pick_children(binop);
@@ -864,6 +890,10 @@ static enum CXChildVisitResult body_visitor(CXCursor cursor, CXCursor parent,
       int addr;
       char *key = bwsc__desc_written(ctx->tu, cursor, &addr);
       int wrote = key != NULL; /* an integer slot `++`, `op=` or `&` */
+      child_pick target = bwsc__pick_children(cursor);
+      if (key && target.nexpr)
+        record_via_store(ctx, bwsc__strip_casts(target.first), key,
+                         clang_getNullCursor(), addr);
       record_desc_store(ctx, key, 0, clang_getNullCursor());
       if (key)
         ctx->facts->desc_flows[ctx->facts->ndesc_flows - 1].addr = addr;

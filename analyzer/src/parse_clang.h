@@ -67,6 +67,17 @@ char *bwsc__var_field_key(CXCursor member_ref);
  * same for a declaration, `binop` and `lhs` both the VarDecl. */
 char *bwsc__struct_pointer_key(CXCursor binop, CXCursor lhs);
 
+/* `p->f` of a field f whose descriptor key is `field_key`, through a local
+ * struct pointer variable p or a pointer parameter p: "<p's key>-><field
+ * key>" ("*<USR of p>" or p's slot), the field of what p points to
+ * (bwsc__arg_desc.via); else NULL. */
+char *bwsc__via_key(CXCursor member_ref, const char *field_key);
+
+/* An expression that copies a pointer such a key names (through casts):
+ * a local struct pointer variable's "*<USR>", a pointer parameter's slot
+ * (`IPTestData *data = user_data;`); else NULL. */
+char *bwsc__pointer_copy_key(CXCursor rhs);
+
 /* For a binary operator that is not a constant: the bits its constant
  * operands set when it is an OR (`flags | O_NONBLOCK`, nested ORs too);
  * 0 for any other operator. */

@@ -1324,3 +1324,40 @@ char *bwsc__struct_pointer_key(CXCursor binop, CXCursor lhs) {
              ? pointer_slot(var)
              : NULL;
 }
+
+/* ---- fields read and written through a pointer --------------------------- */
+
+/* A local variable of a pointer to a struct: "*<USR>"; a parameter of a
+ * pointer type (a `gpointer user_data` too): its slot; else NULL. */
+static char *pointer_base(CXCursor expr) {
+  CXCursor e = bwsc__strip_casts(expr);
+  if (clang_getCursorKind(e) != CXCursor_DeclRefExpr)
+    return NULL;
+  CXCursor var = clang_getCursorReferenced(e);
+  enum CXCursorKind kind = clang_getCursorKind(var);
+  CXType type = clang_getCanonicalType(clang_getCursorType(var));
+  if (kind == CXCursor_ParmDecl && type.kind == CXType_Pointer)
+    return bwsc__param_slot(var);
+  if (kind == CXCursor_VarDecl && !clang_Cursor_hasVarDeclGlobalStorage(var) &&
+      is_record_pointer(clang_getCursorType(var)))
+    return pointer_slot(var);
+  return NULL;
+}
+
+char *bwsc__via_key(CXCursor member_ref, const char *field_key) {
+  if (!field_key || clang_getCursorKind(member_ref) != CXCursor_MemberRefExpr)
+    return NULL;
+  child_pick pick = bwsc__pick_children(member_ref);
+  if (!pick.nexpr)
+    return NULL;
+  char *base = pointer_base(pick.first);
+  if (!base)
+    return NULL;
+  char *key = bwsc__xasprintf("%s->%s", base, field_key);
+  free(base);
+  return key;
+}
+
+char *bwsc__pointer_copy_key(CXCursor rhs) {
+  return pointer_base(rhs);
+}

@@ -49,6 +49,7 @@ static void sample(bwsc__tu_facts *tu) {
   c->descs[0].key = bwsc__xstrdup("c:@F@make_pipe#1");
   c->descs[0].mask = 0x40;
   c->descs[0].text = bwsc__xstrdup("/proc/%lld/cmdline");
+  c->descs[1].via = bwsc__xstrdup("*c:@F@work@data->c:@S@conn@FI@fd");
   c->result = bwsc__xstrdup("c:@F@work#0");
   bwsc__flow_fact *fl = BWSC__PUSH(tu->flows, tu->nflows, tu->capflows);
   fl->slot = bwsc__xstrdup("c:@S@ops@FI@run");
@@ -100,6 +101,9 @@ static void test_round_trip_keeps_every_field(void **state) {
   assert_ptr_equal(back.calls[0].args[1].record, back.records[0]);
   assert_int_equal(back.calls[0].descs[0].mask, 0x40);
   assert_string_equal(back.calls[0].descs[0].text, "/proc/%lld/cmdline");
+  assert_null(back.calls[0].descs[0].via);
+  assert_string_equal(back.calls[0].descs[1].via,
+                      "*c:@F@work@data->c:@S@conn@FI@fd");
   assert_int_equal(back.calls[0].descs[1].bits, 04000);
   assert_null(back.calls[0].descs[0].flags);
   assert_non_null(back.calls[0].descs[1].flags);
