@@ -418,6 +418,174 @@ static void find_roots(analysis *an) {
   }
 }
 
+/* ---- what registrations pass their callbacks ---------------------------- */
+
+/* The one argument of `call` but `skip` with a descriptor or object key
+ * (g_socket_create_source(sock, G_IO_IN, NULL): sock), or NULL. */
+static const char *only_keyed_arg(const bwsc__call_fact *call, size_t skip) {
+  const char *found = NULL;
+  for (size_t a = 0; a < call->nargs; a++) {
+    const char *key = a == skip ? NULL : bwsc__nonblock_arg(call, a);
+    if (key && found)
+      return NULL;
+    found = key ? key : found;
+  }
+  return found;
+}
+
+/* The one argument of `call` but `skip` that is a struct pointer
+ * variable ("*<USR>", bwsc__arg_desc.points), or NULL. */
+static const char *only_pointer_arg(const bwsc__call_fact *call, size_t skip) {
+  const char *found = NULL;
+  for (size_t a = 0; call->descs && a < call->nargs; a++) {
+    const char *points = a == skip ? NULL : call->descs[a].points;
+    if (!points || points[0] != '*')
+      continue;
+    if (found)
+      return NULL;
+    found = points;
+  }
+  return found;
+}
+
+/* The objects the readiness hand-off `way` of `call` watches, into
+ * out[0..max) (the registration's sources' makers' one keyed argument, or
+ * the entry's own): how many, or -1 when one is not known. */
+static int watched_by(analysis *an, const bwsc__call_fact *call,
+                      const bwsc__node *callee, const handoff *way,
+                      const char **out, int max) {
+  const bw_ready_rule *rule = bw_rules_find_ready(an->rules, callee->name);
+  if (!rule || way->ready < 0)
+    return -1;
+  if (rule->source == BW_READY_NO_SOURCE) {
+    out[0] = only_keyed_arg(call, (size_t)way->arg);
+    return out[0] ? 1 : -1;
+  }
+  const char *source =
+      rule->source >= 0 ? bwsc__nonblock_arg(call, (size_t)rule->source) : NULL;
+  const size_t *makers = NULL;
+  size_t n = bwsc__nonblock_made_by(&an->nonblock, source, &makers);
+  if (bwsc__nonblock_source(&an->nonblock, source) < 0 || !n || n > (size_t)max)
+    return -1;
+  for (size_t i = 0; i < n; i++) {
+    const bwsc__call_fact *maker = an->prog->calls[makers[i]];
+    out[i] = only_keyed_arg(maker, SIZE_MAX);
+    if (!out[i])
+      return -1;
+  }
+  return (int)n;
+}
+
+/* What one callback's registrations pass it: how many calls registered
+ * it, the last one, its watched parameter (-1 none yet, MIXED_PARAM), and
+ * whether every registration's watched objects and user data are known;
+ * `first`: its first pending entry. */
+#define MIXED_PARAM (-2)
+#define MAX_WATCHED 8
+typedef struct registered {
+  size_t calls, last_call;
+  int ready;
+  int watched_known, data_known;
+  size_t first;
+} registered;
+
+typedef struct pending_entry {
+  int param;
+  const char *from;
+  size_t next; /* 1 + the callback's next entry, 0: none */
+} pending_entry;
+
+/* A callback every code use of which is a registration by a rules entry
+ * or setter (not a program's wrapper, which may call it too) receives
+ * what those registrations pass it (bwsc__nonblock_enter): the objects
+ * its readiness sources watch, as its ready parameter, when every
+ * registration is a readiness one for that parameter; and as its last
+ * parameter, the user data of callback APIs (GLib's, libevent's,
+ * pthread_create's), each registration's one struct pointer argument, when
+ * every registration has one. */
+static void find_entered(analysis *an) {
+  bwsc__program *prog = an->prog;
+  bwsc__strmap index; /* usr -> 1 + index in regs */
+  memset(&index, 0, sizeof(index));
+  registered *regs = NULL;
+  size_t nregs = 0, capregs = 0;
+  pending_entry *entries = NULL;
+  size_t nentries = 0, capentries = 0;
+  for (size_t i = 0; i < prog->ncalls; i++) {
+    const bwsc__call_fact *call = prog->calls[i];
+    const bwsc__node *callee = NULL;
+    handoff ways[MAX_HANDOFFS];
+    size_t nways = call_handoffs(an, call, &callee, ways);
+    if (nways && !is_rules_entry(an, callee) &&
+        !an->nr[node_index(an, callee)].is_setter)
+      continue;
+    for (size_t w = 0; w < nways; w++) {
+      if (ways[w].field || ways[w].arg < 0 ||
+          (size_t)ways[w].arg >= call->nargs ||
+          call->args[ways[w].arg].kind != BWSC__VAL_FUNC)
+        continue;
+      const char *usr = call->args[ways[w].arg].ref;
+      size_t at = 0;
+      if (!bwsc__strmap_get(&index, usr, &at)) {
+        registered *r = BWSC__PUSH(regs, nregs, capregs);
+        memset(r, 0, sizeof(*r));
+        r->ready = -1;
+        r->watched_known = r->data_known = 1;
+        r->last_call = SIZE_MAX;
+        at = nregs;
+        bwsc__strmap_put(&index, usr, at);
+      }
+      registered *r = &regs[at - 1];
+      if (r->last_call == i)
+        continue; /* the same registration as an entry and as a setter */
+      r->last_call = i;
+      r->calls++;
+      const char *watched[MAX_WATCHED];
+      int nwatched =
+          watched_by(an, call, callee, &ways[w], watched, MAX_WATCHED);
+      if (nwatched < 0 || (r->ready >= 0 && r->ready != ways[w].ready))
+        r->watched_known = 0;
+      r->ready = ways[w].ready;
+      for (int k = 0; k < nwatched; k++) {
+        pending_entry *e = BWSC__PUSH(entries, nentries, capentries);
+        e->param = ways[w].ready;
+        e->from = watched[k];
+        e->next = r->first;
+        r->first = nentries;
+      }
+      const bwsc__node *node = bwsc__program_node(prog, usr);
+      const bwsc__func_fact *fact =
+          node ? (node->def ? node->def : node->decl) : NULL;
+      const char *data = only_pointer_arg(call, (size_t)ways[w].arg);
+      if (!data || !fact || fact->nparams < 1 ||
+          fact->nparams - 1 == ways[w].ready) {
+        r->data_known = 0;
+        continue;
+      }
+      pending_entry *e = BWSC__PUSH(entries, nentries, capentries);
+      e->param = fact->nparams - 1;
+      e->from = data;
+      e->next = r->first;
+      r->first = nentries;
+    }
+  }
+  for (size_t k = 0; k < index.cap; k++) {
+    const char *usr = index.keys[k];
+    const registered *r = usr ? &regs[index.values[k] - 1] : NULL;
+    if (!r || r->calls != bwsc__nonblock_code_uses(&an->nonblock, usr))
+      continue;
+    for (size_t e = r->first; e; e = entries[e - 1].next) {
+      const pending_entry *p = &entries[e - 1];
+      int is_watched = p->param == r->ready;
+      if (is_watched ? r->watched_known : r->data_known)
+        bwsc__nonblock_enter(&an->nonblock, usr, p->param, p->from);
+    }
+  }
+  free(entries);
+  free(regs);
+  bwsc__strmap_free(&index);
+}
+
 /* A function registered only as a readiness callback (every code use of
  * it is a readiness hand-off, for one parameter) whose direct calls pass
  * non-blocking objects there: that parameter is ready wherever it runs
@@ -661,6 +829,7 @@ static int cond_holds(analysis *an, const bw_rule_cond *cond,
   case BW_COND_NONBLOCKING_OBJECT: /* a GSocket, tracked as descriptors are */
     desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
     return bwsc__nonblock_has(&an->nonblock, desc) ||
+           (desc && bwsc__nonblock_has(&an->nonblock, call->descs[a].via)) ||
            on_ready_fd(an, desc, cb) ||
            bwsc__nonblock_ready_param(&an->nonblock, desc);
   case BW_COND_READY: /* only readiness: a non-blocking object still waits */
@@ -1198,11 +1367,14 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   an.callee_ntargets = bwsc__xcalloc(prog->ncalls + 1, sizeof(size_t));
   an.callee_done = bwsc__xcalloc(prog->ncalls + 1, 1);
   lookup_node_rules(&an);
-  /* First: which sources readiness callbacks are registered with. */
-  bwsc__nonblock_build(&an.nonblock, prog, rules);
+  /* First: which sources readiness callbacks are registered with, and
+   * what the registrations pass the callbacks; then the set. */
+  bwsc__nonblock_init(&an.nonblock, prog, rules);
   bwsc__vtables_build(&an.vtables, prog->field_flows, prog->nfield_flows);
   an.vt_field = bwsc__xcalloc(prog->ncalls + 1, sizeof(long));
   find_wrappers(&an);
+  find_entered(&an);
+  bwsc__nonblock_grow(&an.nonblock);
   find_roots(&an);
   find_ready_params(&an);
   find_bound_params(&an);

@@ -33,6 +33,9 @@ static size_t flows_into(bwsc__nonblock *nb, const char *key,
                          const size_t **out);
 static int is_local(bwsc__nonblock *nb, const char *key);
 static int address_taken(bwsc__nonblock *nb, const char *usr);
+static size_t index_get(const bwsc__index_lists *index, const char *key,
+                        const size_t **out);
+static void build_indexes(bwsc__nonblock *nb);
 
 static int add(bwsc__nonblock *nb, const char *key) {
   if (!key || bwsc__strmap_get(&nb->keys, key, NULL) ||
@@ -332,6 +335,115 @@ static void find_read(bwsc__strmap *read, const bwsc__program *prog) {
       bwsc__strmap_put(read, prog->desc_flows[i]->from, 1);
 }
 
+/* ---- fields through pointers: "<pointer>-><field>" slots --------------- */
+
+/* A registration's user data, or a struct pointer variable: "*<USR>". */
+static int is_pointer_key(const char *key) {
+  return key && key[0] == '*';
+}
+
+/* The field slots met so far (a work list: each is visited once) and
+ * their index in it. */
+typedef struct field_slots {
+  const char **keys;
+  size_t count, cap;
+  bwsc__strmap index;
+} field_slots;
+
+static const char *field_seen(field_slots *slots, const char *key) {
+  size_t at;
+  if (bwsc__strmap_get(&slots->index, key, &at))
+    return slots->keys[at];
+  *BWSC__PUSH(slots->keys, slots->count, slots->cap) = key;
+  bwsc__strmap_put(&slots->index, key, slots->count - 1);
+  return key;
+}
+
+/* "<pointer>-><field>", met (owned by nb->owned when new); NULL when too
+ * long. */
+static const char *field_of(bwsc__nonblock *nb, field_slots *slots,
+                            const char *pointer, const char *field) {
+  char key[1024];
+  size_t at;
+  int len = snprintf(key, sizeof(key), "%s->%s", pointer, field);
+  if (len <= 0 || (size_t)len >= sizeof(key))
+    return NULL;
+  if (bwsc__strmap_get(&slots->index, key, &at))
+    return slots->keys[at];
+  return field_seen(slots, own(nb, bwsc__xstrdup(key)));
+}
+
+/* The stores into the field slots the program reads (call arguments'
+ * bwsc__arg_desc.via), besides the stores through the same pointer that
+ * the desc flows hold: a pointer variable that copies other pointers
+ * (`data = user_data`) holds their fields too, and a parameter's fields
+ * hold those of what its direct calls pass (a struct pointer variable)
+ * and its registrations' user data (bwsc__nonblock_enter), or anything
+ * when its function's address is taken otherwise or the argument is no
+ * such variable. A pointer of any other origin (a call's result) holds
+ * only the stores through it: the function that has it sets the fields
+ * it reads (flow-insensitive, as the set is). */
+static void add_field_stores(bwsc__nonblock *nb, const bwsc__program *prog) {
+  if (!nb->indexed)
+    build_indexes(nb);
+  field_slots slots;
+  memset(&slots, 0, sizeof(slots));
+  for (size_t i = 0; i < prog->ncalls; i++)
+    for (size_t a = 0; prog->calls[i]->descs && a < prog->calls[i]->nargs; a++)
+      if (prog->calls[i]->descs[a].via)
+        field_seen(&slots, prog->calls[i]->descs[a].via);
+  char pointer[512], usr[512];
+  for (size_t q = 0; q < slots.count; q++) {
+    const char *slot = slots.keys[q];
+    const char *arrow = strstr(slot, "->");
+    size_t len = arrow ? (size_t)(arrow - slot) : 0;
+    if (!arrow || len >= sizeof(pointer))
+      continue;
+    memcpy(pointer, slot, len);
+    pointer[len] = '\0';
+    const char *field = arrow + 2;
+    if (is_pointer_key(pointer)) {
+      const size_t *flows = NULL;
+      size_t n = flows_into(nb, pointer, &flows);
+      for (size_t i = 0; i < n; i++) {
+        const char *from = nb->prog->desc_flows[flows[i]]->from;
+        if (from && from[0] != '&')
+          add_store(nb, slot, field_of(nb, &slots, from, field), NULL);
+      }
+      continue;
+    }
+    const char *hash = strrchr(pointer, '#');
+    if (!hash || hash[1] < '0' || hash[1] > '9')
+      continue;
+    memcpy(usr, pointer, (size_t)(hash - pointer));
+    usr[hash - pointer] = '\0';
+    size_t entry = 0;
+    bwsc__strmap_get(&nb->entered, pointer, &entry);
+    if (!entry && address_taken(nb, usr))
+      add_store(nb, slot, NULL, NULL); /* called with anything */
+    for (; entry; entry = nb->entries[entry - 1].next) {
+      const char *from = nb->entries[entry - 1].from;
+      add_store(nb, slot,
+                is_pointer_key(from) ? field_of(nb, &slots, from, field) : NULL,
+                NULL);
+    }
+    size_t index = strtoul(hash + 1, NULL, 10);
+    const size_t *calls = NULL;
+    size_t ncalls = index_get(&nb->calls_to, usr, &calls);
+    for (size_t i = 0; i < ncalls; i++) {
+      const bwsc__call_fact *call = nb->prog->calls[calls[i]];
+      const char *points =
+          call->descs && index < call->nargs ? call->descs[index].points : NULL;
+      add_store(nb, slot,
+                is_pointer_key(points) ? field_of(nb, &slots, points, field)
+                                       : NULL,
+                NULL);
+    }
+  }
+  free(slots.keys);
+  bwsc__strmap_free(&slots.index);
+}
+
 /* Every store into an integer slot: assignments, a call's result stored
  * (from its callee's "#ret" slot, which the callee's returns store into),
  * and a direct call's argument into a parameter that is read (from
@@ -365,11 +477,22 @@ static void find_stores(bwsc__nonblock *nb, const bwsc__program *prog) {
           call->args[a].kind == BWSC__VAL_INT)
         continue;
       const char *to = own(nb, bwsc__xstrdup(key));
-      int taken = address_taken(nb, call->callee.ref);
-      add_store(nb, to, taken ? NULL : bwsc__nonblock_arg(call, a), NULL);
+      int taken = address_taken(nb, call->callee.ref) &&
+                  !bwsc__strmap_get(&nb->entered, key, NULL);
+      const char *via = call->descs ? call->descs[a].via : NULL;
+      add_store(nb, to, taken ? NULL : bwsc__nonblock_arg(call, a),
+                taken ? NULL : via);
     }
   }
+  for (size_t k = 0; k < nb->entered.cap; k++) {
+    const char *to = nb->entered.keys[k];
+    for (size_t e = to ? nb->entered.values[k] : 0; e;
+         e = nb->entries[e - 1].next)
+      if (!is_pointer_key(nb->entries[e - 1].from))
+        add_store(nb, to, nb->entries[e - 1].from, NULL);
+  }
   bwsc__strmap_free(&read);
+  add_field_stores(nb, prog);
 }
 
 static int is_return_slot(const char *key) {
@@ -455,11 +578,33 @@ static int add_through_stores(bwsc__nonblock *nb) {
 
 static void fixpoint(bwsc__nonblock *nb, const bwsc__program *prog);
 
-void bwsc__nonblock_build(bwsc__nonblock *nb, const bwsc__program *prog,
-                          const bw_rules *rules) {
+void bwsc__nonblock_init(bwsc__nonblock *nb, const bwsc__program *prog,
+                         const bw_rules *rules) {
   memset(nb, 0, sizeof(*nb));
   nb->prog = prog;
   nb->rules = rules;
+}
+
+void bwsc__nonblock_enter(bwsc__nonblock *nb, const char *usr, int param,
+                          const char *from) {
+  const char *key = own(nb, bwsc__xasprintf("%s#%d", usr, param));
+  size_t first = 0;
+  bwsc__strmap_get(&nb->entered, key, &first);
+  struct bwsc__nonblock_entry *entry =
+      BWSC__PUSH(nb->entries, nb->nentries, nb->capentries);
+  entry->from = from;
+  entry->next = first;
+  bwsc__strmap_put(&nb->entered, key, nb->nentries);
+}
+
+void bwsc__nonblock_build(bwsc__nonblock *nb, const bwsc__program *prog,
+                          const bw_rules *rules) {
+  bwsc__nonblock_init(nb, prog, rules);
+  bwsc__nonblock_grow(nb);
+}
+
+void bwsc__nonblock_grow(bwsc__nonblock *nb) {
+  const bwsc__program *prog = nb->prog;
   /* To a fixpoint: setters and the wrappers derived from them, wrappers
    * of wrappers, stores of stores. A descriptor made blocking again is
    * found on the way; while more are, the set is made again without
@@ -514,6 +659,10 @@ static void free_building(bwsc__nonblock *nb) {
   bwsc__strmap_free(&nb->results);
   index_free(&nb->made_by);
   bwsc__strmap_free(&nb->sources);
+  bwsc__strmap_free(&nb->entered);
+  free(nb->entries);
+  nb->entries = NULL;
+  nb->nentries = nb->capentries = 0;
 }
 
 void bwsc__nonblock_shrink(bwsc__nonblock *nb) {
@@ -828,6 +977,15 @@ int bwsc__nonblock_source(bwsc__nonblock *nb, const char *key) {
     build_indexes(nb);
   size_t made = source_of(nb, key);
   return made >= 2 ? (int)(made - 2) : -1;
+}
+
+size_t bwsc__nonblock_made_by(bwsc__nonblock *nb, const char *key,
+                              const size_t **out) {
+  if (!key)
+    return 0;
+  if (!nb->indexed)
+    build_indexes(nb);
+  return index_get(&nb->made_by, key, out);
 }
 
 int bwsc__nonblock_param_of(const char *key, const char *usr, int *param) {

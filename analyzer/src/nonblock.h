@@ -7,7 +7,10 @@
  * program function that calls one on its own parameters), a program
  * function that makes its own parameter non-blocking, a slot every store
  * into which is of a slot in the set (a parameter: every direct call's
- * argument), or a function's result when one of its returns is; keys are
+ * argument, and what each registration passes when every code use of its
+ * function is one, bwsc__nonblock_enter; a field through a pointer,
+ * "<pointer>-><field>": the stores through that pointer and the pointers
+ * it copies), or a function's result when one of its returns is; keys are
  * borrowed from the TU facts or owned by the bwsc__nonblock. The constants of
  * integer slots are flow-insensitive too: one value over the whole program, or
  * none. Apart from the set, a readiness callback's parameter is ready
@@ -68,13 +71,43 @@ typedef struct bwsc__nonblock {
   bwsc__index_lists made_by;  /* key -> the calls whose result it stores */
   bwsc__strmap sources;       /* key -> 2 + maker's param, 1: no source */
   bwsc__strmap ready_params;  /* bwsc__nonblock_add_ready_param's keys */
+  /* bwsc__nonblock_enter's: parameter key -> 1 + its first entry; each
+   * entry names what one registration passes there and the next one for
+   * the same parameter (0: none). */
+  bwsc__strmap entered;
+  struct bwsc__nonblock_entry {
+    const char *from;
+    size_t next;
+  } * entries;
+  size_t nentries, capentries;
   int indexed;
 } bwsc__nonblock;
 
 /* Finds every descriptor key of `prog` made non-blocking by the setters
- * `rules` name (nonblocking: rules) and the program's wrappers of them. */
+ * `rules` name (nonblocking: rules) and the program's wrappers of them:
+ * bwsc__nonblock_init, then bwsc__nonblock_grow. */
 void bwsc__nonblock_build(bwsc__nonblock *nb, const bwsc__program *prog,
                           const bw_rules *rules);
+
+/* The set's first part: the program and rules it reads, no key yet;
+ * bwsc__nonblock_source and the other queries of the program's indexes
+ * answer from here on, bwsc__nonblock_has only after the grow. */
+void bwsc__nonblock_init(bwsc__nonblock *nb, const bwsc__program *prog,
+                         const bw_rules *rules);
+
+/* Between init and grow: parameter `param` of function `usr`, whose every
+ * code use (bwsc__nonblock_code_uses) is a registration that the caller
+ * enters here once each, receives `from` from one of them (a descriptor
+ * or object key: a readiness source's watched socket; or a pointer key
+ * "*<USR>", a registration's user data, whose fields the parameter's
+ * fields then hold: see bwsc__arg_desc.via); NULL: something unknown. The
+ * parameter then holds what those registrations and the function's direct
+ * calls pass, rather than anything (an address taken). */
+void bwsc__nonblock_enter(bwsc__nonblock *nb, const char *usr, int param,
+                          const char *from);
+
+/* Grows the set to its fixpoint (see nonblock.c). */
+void bwsc__nonblock_grow(bwsc__nonblock *nb);
 void bwsc__nonblock_free(bwsc__nonblock *nb);
 
 /* Keeps only what bwsc__nonblock_has reads (the keys and the strings they
@@ -113,6 +146,11 @@ size_t bwsc__nonblock_flows_into(bwsc__nonblock *nb, const char *key,
  * (`src = g_socket_create_source(sock, ...)`: 0, the GSocket). A
  * parameter's slot is not followed into its callers (-1). */
 int bwsc__nonblock_source(bwsc__nonblock *nb, const char *key);
+
+/* The calls whose results slot `key` stores (indexes into the program's
+ * calls): with bwsc__nonblock_source(key) >= 0, the sources' makers. */
+size_t bwsc__nonblock_made_by(bwsc__nonblock *nb, const char *key,
+                              const size_t **out);
 
 /* 1 and *param when slot `key` is parameter *param of function `usr`. */
 int bwsc__nonblock_param_of(const char *key, const char *usr, int *param);

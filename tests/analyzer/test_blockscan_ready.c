@@ -7,10 +7,13 @@
  * program's wrappers of them (gsource.c), also when the program calls
  * such a callback itself with a non-blocking socket (gforward.c), and
  * `is ready` apart from `is nonblocking-object` (gready.c), calls right
- * after a readiness test (gpoll.c); memory streams, which never wait,
- * also behind an equality guard (gstream.c); the closes of streams on a
- * descriptor, through fields GLib clears (gunix.c); and --list-rules
- * shows the ready: rules of each shape.
+ * after a readiness test (gpoll.c); a readiness callback's parameter
+ * when every registration watches a non-blocking socket (gwatched.c),
+ * and a field read through a callback's user data that its registering
+ * function set to a non-blocking socket (guserdata.c); memory streams, which
+ * never wait, also behind an equality guard (gstream.c); the closes of streams
+ * on a descriptor, through fields GLib clears (gunix.c); and --list-rules shows
+ * the ready: rules of each shape.
  *
  * Invariant: the fixtures say what they expect on the line itself (see
  * marked.h): "expect" must be a warning, "not reported" must not.
@@ -81,6 +84,30 @@ static void test_ready_socket_apart_from_nonblocking_mode(void **state) {
   assert_int_equal(status, 1);
 }
 
+/* A readiness callback's watched parameter, called directly from another
+ * readiness callback whose source watched a non-blocking socket (GLib's
+ * gio/tests/socket.c); the same shapes on a blocking socket reported. */
+static void test_watched_parameter_of_nonblocking_sources(void **state) {
+  (void)state;
+  const char *files[] = {"gwatched.c", NULL};
+  int status;
+  assert_int_equal(
+      marked_mismatches(BLOCKSCAN_EXE, READY, files, NULL, &status), 0);
+  assert_int_equal(status, 1);
+}
+
+/* `data->client` in an idle callback, whose registration's user data had
+ * its client set to a non-blocking socket by the registering function,
+ * while another function stores a blocking one into the same field. */
+static void test_user_data_fields_of_the_registration(void **state) {
+  (void)state;
+  const char *files[] = {"guserdata.c", NULL};
+  int status;
+  assert_int_equal(
+      marked_mismatches(BLOCKSCAN_EXE, READY, files, NULL, &status), 0);
+  assert_int_equal(status, 1);
+}
+
 /* A call right after a readiness test of its object (an assertion, or
  * the if it is the first statement of): one read, a small write. */
 static void test_calls_right_after_a_readiness_test(void **state) {
@@ -144,6 +171,8 @@ int main(void) {
       cmocka_unit_test(test_gsocket_source_callbacks_are_readiness_callbacks),
       cmocka_unit_test(test_readiness_callback_called_directly),
       cmocka_unit_test(test_ready_socket_apart_from_nonblocking_mode),
+      cmocka_unit_test(test_watched_parameter_of_nonblocking_sources),
+      cmocka_unit_test(test_user_data_fields_of_the_registration),
       cmocka_unit_test(test_calls_right_after_a_readiness_test),
       cmocka_unit_test(test_memory_streams_never_wait),
       cmocka_unit_test(test_descriptor_streams_close_without_waiting),
