@@ -324,6 +324,14 @@ static const char *own(bwsc__nonblock *nb, char *key) {
   return key;
 }
 
+/* A struct pointer variable's "*<USR>" (no descriptor: its stores say
+ * where it points) or a field through a pointer, "<pointer>-><field>"
+ * (its stores are added only when the program reads it,
+ * add_field_stores). */
+static int pointer_or_field(const char *key) {
+  return key[0] == '*' || strstr(key, "->") != NULL;
+}
+
 /* The integer slots something reads as a descriptor, whose stores matter. */
 static void find_read(bwsc__strmap *read, const bwsc__program *prog) {
   for (size_t i = 0; i < prog->ncalls; i++)
@@ -331,7 +339,7 @@ static void find_read(bwsc__strmap *read, const bwsc__program *prog) {
       if (prog->calls[i]->descs[a].key)
         bwsc__strmap_put(read, prog->calls[i]->descs[a].key, 1);
   for (size_t i = 0; i < prog->ndesc_flows; i++)
-    if (prog->desc_flows[i]->from)
+    if (prog->desc_flows[i]->from && !pointer_or_field(prog->desc_flows[i]->to))
       bwsc__strmap_put(read, prog->desc_flows[i]->from, 1);
 }
 
@@ -374,8 +382,9 @@ static const char *field_of(bwsc__nonblock *nb, field_slots *slots,
 }
 
 /* The stores into the field slots the program reads (call arguments'
- * bwsc__arg_desc.via), besides the stores through the same pointer that
- * the desc flows hold: a pointer variable that copies other pointers
+ * bwsc__arg_desc.via) and those they take from: the stores through the
+ * same pointer (its desc flows), and a pointer variable that copies other
+ * pointers
  * (`data = user_data`) holds their fields too, and a parameter's fields
  * hold those of what its direct calls pass (a struct pointer variable)
  * and its registrations' user data (bwsc__nonblock_enter), or anything
@@ -402,6 +411,13 @@ static void add_field_stores(bwsc__nonblock *nb, const bwsc__program *prog) {
     memcpy(pointer, slot, len);
     pointer[len] = '\0';
     const char *field = arrow + 2;
+    const size_t *own_flows = NULL;
+    size_t nown = flows_into(nb, slot, &own_flows);
+    for (size_t i = 0; i < nown; i++) {
+      const bwsc__desc_flow *flow = nb->prog->desc_flows[own_flows[i]];
+      if (!flow->is_const && flow->addr != 2)
+        add_store(nb, slot, flow->from, flow->alt); /* through the pointer */
+    }
     if (is_pointer_key(pointer)) {
       const size_t *flows = NULL;
       size_t n = flows_into(nb, pointer, &flows);
@@ -456,7 +472,8 @@ static void find_stores(bwsc__nonblock *nb, const bwsc__program *prog) {
   /* `&obj` of an object pointer is not a store: GLib takes it to clear
    * the slot (g_clear_object, g_clear_pointer: NULL, no object). */
   for (size_t i = 0; i < prog->ndesc_flows; i++)
-    if (!prog->desc_flows[i]->is_const && prog->desc_flows[i]->addr != 2)
+    if (!prog->desc_flows[i]->is_const && prog->desc_flows[i]->addr != 2 &&
+        !pointer_or_field(prog->desc_flows[i]->to))
       add_store(nb, prog->desc_flows[i]->to, prog->desc_flows[i]->from,
                 prog->desc_flows[i]->alt);
   char key[512];
