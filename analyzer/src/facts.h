@@ -151,6 +151,10 @@ typedef struct bwsc__call_fact {
   bwsc__arg_desc *descs; /* nargs entries, or NULL: no argument is one */
   char *result; /* the descriptor key its result is stored into, or NULL */
   int spin;     /* a bwsc__spin */
+  /* The first argument is the caller's own first parameter, through C
+   * casts and GObject's checked cast (`G_FOO (self)`, a call of
+   * g_type_check_instance_cast): a method called on its own object. */
+  int self;
 } bwsc__call_fact;
 
 /* `slot` may hold `value` (a FUNC or another SLOT): an initialiser, an

@@ -158,6 +158,7 @@ static void put_call(encoder *enc, const bwsc__call_fact *call) {
   put_u(&enc->body, (uint64_t)call->once);
   put_u(&enc->body, (uint64_t)call->forked);
   put_u(&enc->body, (uint64_t)call->spin);
+  put_u(&enc->body, (uint64_t)call->self);
   put_u(&enc->body, call->nargs);
   for (size_t a = 0; a < call->nargs; a++)
     put_value(enc, &call->args[a]);
@@ -387,6 +388,7 @@ static void get_call(decoder *dec, bwsc__call_fact *call) {
   call->once = (int)get_small(dec);
   call->forked = (int)get_small(dec);
   call->spin = (int)get_small(dec);
+  call->self = get_u(dec) != 0;
   size_t nargs = get_count(dec);
   call->args = bwsc__xcalloc(nargs, sizeof(bwsc__value));
   for (; call->nargs < nargs; call->nargs++)

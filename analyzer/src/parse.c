@@ -445,6 +445,29 @@ static void record_function(visit_ctx *ctx, CXCursor cursor) {
   ctx->func_index = index;
 }
 
+/* Is `arg` the current function's first parameter, through C casts and
+ * GObject's checked cast (G_PROXY_RESOLVER (resolver) is
+ * `(GProxyResolver *) g_type_check_instance_cast ((GTypeInstance *)
+ * (resolver), ...)` unless G_DISABLE_CAST_CHECKS)? */
+static int is_own_object(visit_ctx *ctx, CXCursor arg) {
+  if (clang_Cursor_getNumArguments(ctx->func) < 1)
+    return 0;
+  CXCursor e = bwsc__strip_casts(arg);
+  if (clang_getCursorKind(e) == CXCursor_CallExpr &&
+      clang_Cursor_getNumArguments(e) >= 1) {
+    char *name = take_string(clang_getCursorSpelling(e));
+    int cast = strcmp(name, "g_type_check_instance_cast") == 0;
+    free(name);
+    if (!cast)
+      return 0;
+    e = bwsc__strip_casts(clang_Cursor_getArgument(e, 0));
+  }
+  if (clang_getCursorKind(e) != CXCursor_DeclRefExpr)
+    return 0;
+  return clang_equalCursors(clang_getCursorReferenced(e),
+                            clang_Cursor_getArgument(ctx->func, 0));
+}
+
 static void record_call(visit_ctx *ctx, CXCursor call) {
   /* Calls outside a body (sizeof(f()) at file scope) never run. */
   if (!ctx->func_usr)
@@ -500,6 +523,7 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
         fact->descs[i] = desc;
       }
     }
+    fact->self = is_own_object(ctx, clang_Cursor_getArgument(call, 0));
   }
 }
 

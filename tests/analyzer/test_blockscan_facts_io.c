@@ -36,6 +36,7 @@ static void sample(bwsc__tu_facts *tu) {
   c->loc = (bwsc__loc){bwsc__xstrdup("/src/a.h"), 4000000000u, 77};
   c->cold = 1;
   c->once = 1;
+  c->self = 1;
   c->nargs = 2;
   c->args = bwsc__xcalloc(2, sizeof(bwsc__value));
   c->args[0] = (bwsc__value){BWSC__VAL_INT, NULL, NULL, -123456789012LL, NULL};
@@ -97,6 +98,7 @@ static void test_round_trip_keeps_every_field(void **state) {
   /* And the fields are the ones written, spot-checked by value. */
   assert_string_equal(back.calls[0].callee.name, "ops->run");
   assert_int_equal(back.calls[0].loc.line, 4000000000u);
+  assert_int_equal(back.calls[0].self, 1);
   assert_int_equal(back.calls[0].args[0].ival, -123456789012LL);
   assert_ptr_equal(back.calls[0].args[1].record, back.records[0]);
   assert_int_equal(back.calls[0].descs[0].mask, 0x40);
