@@ -112,6 +112,12 @@ typedef struct made_by_set {
   bwsc__nonblock set;
 } made_by_set;
 
+/* The functions a dispatch wrapper's call reaches from one caller. */
+typedef struct only_set {
+  size_t *nodes;
+  size_t count;
+} only_set;
+
 typedef struct analysis {
   bwsc__program *prog;
   const bw_rules *rules;
@@ -133,6 +139,20 @@ typedef struct analysis {
   /* per call through a slot: 0 not asked yet, else 1 + what
    * bwsc__vtables_field answered (so 0 for a field without defaults) */
   long *vt_field;
+  /* per node: 0 not asked yet, 1 none, else 2 + the index in prog->calls
+   * of its one call through a struct field on its own object (a dispatch
+   * wrapper: g_proxy_resolver_lookup calls iface->lookup (resolver, ...)) */
+  size_t *dispatch;
+  /* per direct call on the caller's own object: 0 not asked yet, 1 as
+   * any call, else 2 + the index in `onlys` of what the callee's dispatch
+   * reaches from there (self_dispatch) */
+  size_t *self_call;
+  only_set *onlys;
+  size_t nonlys, caponlys;
+  unsigned *probe_seen; /* per node: visited by the probe when == stamp */
+  unsigned probe_stamp;
+  size_t *probe_stack;
+  size_t nprobe, capprobe;
   made_by_set made_by[MAX_MADE_BY];
   size_t nmade_by;
 } analysis;
@@ -903,6 +923,10 @@ typedef struct state {
   size_t bound;    /* first entry in walk.bound, SIZE_MAX: unbound */
   size_t nbound;
   int low;
+  /* 1 + an index into analysis.onlys, 0 for none: the function is a
+   * dispatch wrapper called on its caller's own object, and its dispatch
+   * reaches those functions only (self_dispatch) */
+  size_t only;
 } state;
 
 typedef struct scratch {
@@ -1040,6 +1064,18 @@ static void find_int_params(analysis *an) {
   free(callee_of);
 }
 
+/* What call `call`'s callee resolves to when nothing is bound. */
+static size_t callee_targets(analysis *an, size_t call, const size_t **out) {
+  if (!an->callee_done[call]) {
+    an->callee_ntargets[call] = bwsc__program_targets_in(
+        an->prog, &an->prog->calls[call]->callee, an->prog->call_tu[call],
+        &an->callee_targets[call]);
+    an->callee_done[call] = 1;
+  }
+  *out = an->callee_targets[call];
+  return an->callee_ntargets[call];
+}
+
 /* Sets *out to what `value`, used by call `call` in state `from`, may
  * denote: its binding when the value is one of the function's bound
  * parameters, else every function that flows into it. */
@@ -1055,13 +1091,7 @@ static size_t resolve(analysis *an, const walk *w, const state *from,
     if (value != &an->prog->calls[call]->callee)
       return bwsc__program_targets_in(an->prog, value, an->prog->call_tu[call],
                                       out);
-    if (!an->callee_done[call]) {
-      an->callee_ntargets[call] = bwsc__program_targets_in(
-          an->prog, value, an->prog->call_tu[call], &an->callee_targets[call]);
-      an->callee_done[call] = 1;
-    }
-    *out = an->callee_targets[call];
-    return an->callee_ntargets[call];
+    return callee_targets(an, call, out);
   }
   buf->count = 0;
   for (size_t i = 0; i < from->nbound; i++)
@@ -1099,13 +1129,13 @@ static int enter(analysis *an, walk *w, state next) {
   uint64_t ints = an->int_params[next.node];
   next.bound = SIZE_MAX;
   next.nbound = 0;
-  if (!(mask | ints))
+  if (!(mask | ints) && !next.only)
     return enter_unbound(w, &next);
   const bwsc__call_fact *call = an->prog->calls[next.call];
   const state *from = &w->states[next.parent];
   size_t first = w->nbound;
   char key[512];
-  int len = snprintf(key, sizeof(key), "%zu", next.node);
+  int len = snprintf(key, sizeof(key), "%zu/%zu", next.node, next.only);
   for (int p = 0; p < 64 && (size_t)p < call->nargs; p++) {
     long long value;
     if (ints >> p & 1) {
@@ -1160,7 +1190,7 @@ static void add_finding(analysis *an, size_t root_node, const walk *w,
                         const state *at, const bwsc__call_fact *site,
                         const bwsc__loc *loc, const char *callee,
                         const bw_blocking_rule *rule, size_t ntargets,
-                        bwsc__cold cold) {
+                        bwsc__cold cold, int low) {
   bwsc__program *prog = an->prog;
   const bwsc__node *cb = &prog->nodes[root_node];
   const root *r = &an->roots[root_node];
@@ -1198,7 +1228,7 @@ static void add_finding(analysis *an, size_t root_node, const walk *w,
     step->through = ntargets ? site->callee.name : NULL;
     step->ntargets = ntargets;
     step->cold = cold;
-    f->low = at->low || cold || ntargets > BWSC__WIDE_TARGETS;
+    f->low = low || at->low || cold || ntargets > BWSC__WIDE_TARGETS;
     for (const state *s = at;; s = &w->states[s->parent]) {
       f->chain[i].function = prog->nodes[s->node].name;
       f->chain[i].usr = prog->nodes[s->node].usr;
@@ -1236,6 +1266,125 @@ static bwsc__cold coldness(const bwsc__call_fact *call,
   return call->once ? BWSC__COLD_ONCE : BWSC__WARM;
 }
 
+/* ---- a method calling a dispatch wrapper on its own object ------------- */
+
+/* The one call of node `n` through a struct field on its own object (a
+ * dispatch wrapper's: `(* klass->next) (enumerator, ...)`), or SIZE_MAX
+ * when it has none or several. */
+static size_t dispatch_of(analysis *an, size_t n) {
+  if (!an->dispatch[n]) {
+    const bwsc__node *node = &an->prog->nodes[n];
+    size_t found = SIZE_MAX;
+    int several = 0;
+    for (size_t c = 0; c < node->ncalls; c++) {
+      const bwsc__call_fact *call = an->prog->calls[node->calls[c]];
+      if (!call->self || call->callee.kind != BWSC__VAL_SLOT ||
+          !call->callee.ref || !strstr(call->callee.ref, "@FI@"))
+        continue;
+      several |= found != SIZE_MAX;
+      found = node->calls[c];
+    }
+    an->dispatch[n] = several || found == SIZE_MAX ? 1 : 2 + found;
+  }
+  return an->dispatch[n] == 1 ? SIZE_MAX : an->dispatch[n] - 2;
+}
+
+/* May a walk through `wrapper`, its dispatch call `dc` reaching
+ * only[0..nonly), report with high confidence what the wrapper's `rule`
+ * says it does (a blocking call of that rule's category; any, when the
+ * wrapper has no rule)? It follows every
+ * call the walk follows over a high-confidence edge (not one written in an
+ * assertion's failure branch or a once-only initialisation, nor to a
+ * noreturn function, nor through a pointer of more than
+ * BWSC__WIDE_TARGETS targets unless it is a parameter, which the chain
+ * may bind to fewer), whatever is bound; any function a blocking rule of
+ * that category names and any polling loop (a spin-wait or yield rule's)
+ * count, whatever their conditions and the root's pool: a superset of the
+ * walk's high findings of that category. */
+static int probe_blocks(analysis *an, size_t wrapper, size_t dc,
+                        const size_t *only, size_t nonly,
+                        const bw_blocking_rule *rule) {
+  bwsc__program *prog = an->prog;
+  if (!++an->probe_stamp) {
+    memset(an->probe_seen, 0, (prog->nnodes + 1) * sizeof(unsigned));
+    an->probe_stamp = 1;
+  }
+  an->nprobe = 0;
+  an->probe_seen[wrapper] = an->probe_stamp;
+  *BWSC__PUSH(an->probe_stack, an->nprobe, an->capprobe) = wrapper;
+  while (an->nprobe) {
+    const bwsc__node *node = &prog->nodes[an->probe_stack[--an->nprobe]];
+    for (size_t c = 0; c < node->ncalls; c++) {
+      size_t ci = node->calls[c];
+      const bwsc__call_fact *call = prog->calls[ci];
+      if (call->forked || call->cold || call->once)
+        continue;
+      if (call->spin && (!rule || rule->category == BW_CATEGORY_SPIN_WAIT ||
+                         rule->category == BW_CATEGORY_YIELD))
+        return 1;
+      const size_t *targets = only;
+      size_t count = ci == dc ? nonly : callee_targets(an, ci, &targets);
+      if (count > BWSC__WIDE_TARGETS && an->callee_param[ci] < 0)
+        continue;
+      for (size_t t = 0; t < count; t++) {
+        size_t m = targets[t];
+        if (prog->nodes[m].noreturn)
+          continue;
+        const bw_blocking_rule *found = an->nr[m].blocking;
+        if (found && (!rule || found->category == rule->category))
+          return 1;
+        if (found || !prog->nodes[m].def || an->nr[m].is_entry ||
+            an->nr[m].allowed || an->probe_seen[m] == an->probe_stamp)
+          continue;
+        an->probe_seen[m] = an->probe_stamp;
+        *BWSC__PUSH(an->probe_stack, an->nprobe, an->capprobe) = m;
+      }
+    }
+  }
+  return 0;
+}
+
+/* Call `ci`, written in method `m` on its own object, to `target`: when
+ * the target is a dispatch wrapper (dispatch_of) whose dispatch, on `m`'s
+ * object, reaches the methods of the types that can run `m` only
+ * (bwsc__vtables_self), each defined in the program and named by no
+ * blocking or entry rule, and neither the wrapper's other calls nor those
+ * methods do with high confidence what the wrapper's rule says
+ * (probe_blocks): 1 + the index of those methods in an->onlys. Otherwise
+ * 0: the call is what it is without this. */
+static size_t self_dispatch(analysis *an, size_t ci, size_t m, size_t target) {
+  bwsc__program *prog = an->prog;
+  const bwsc__call_fact *call = prog->calls[ci];
+  if (!call->self || call->spin || call->callee.kind != BWSC__VAL_FUNC)
+    return 0;
+  if (!an->self_call[ci]) {
+    an->self_call[ci] = 1;
+    size_t dc = prog->nodes[target].def ? dispatch_of(an, target) : SIZE_MAX;
+    const char **fns = NULL;
+    size_t n = dc == SIZE_MAX
+                   ? 0
+                   : bwsc__vtables_self(&an->vtables, prog->nodes[m].usr,
+                                        prog->calls[dc]->callee.ref, &fns);
+    size_t *only = bwsc__xcalloc(n + 1, sizeof(size_t));
+    int known = n > 0;
+    for (size_t i = 0; i < n && known; i++) {
+      const bwsc__node *fn = bwsc__program_node(prog, fns[i]);
+      only[i] = fn ? node_index(an, fn) : SIZE_MAX;
+      known = fn && fn->def && !an->nr[only[i]].blocking &&
+              !an->nr[only[i]].is_entry;
+    }
+    const bw_blocking_rule *rule = an->nr[target].blocking;
+    if (known && !probe_blocks(an, target, dc, only, n, rule)) {
+      an->self_call[ci] = 2 + an->nonlys;
+      *BWSC__PUSH(an->onlys, an->nonlys, an->caponlys) = (only_set){only, n};
+    } else {
+      free(only);
+    }
+    free(fns);
+  }
+  return an->self_call[ci] - 1;
+}
+
 /* The calls of state `si`: blocking targets become findings, others are
  * entered (over a low-confidence edge: later, after every high state). */
 static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
@@ -1247,8 +1396,16 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
     if (call->forked)
       continue; /* another process runs it: not this thread */
     const size_t *targets = NULL;
-    size_t count = resolve(an, w, &w->states[si], call_index, &call->callee,
-                           an->callee_param[call_index], &w->callees, &targets);
+    size_t only = w->states[si].only, count;
+    if (only && call_index == dispatch_of(an, w->states[si].node)) {
+      /* The dispatch on the object of the method that called this
+       * wrapper: the methods of the types that can run that method. */
+      targets = an->onlys[only - 1].nodes;
+      count = an->onlys[only - 1].count;
+    } else {
+      count = resolve(an, w, &w->states[si], call_index, &call->callee,
+                      an->callee_param[call_index], &w->callees, &targets);
+    }
     size_t ntargets = call->callee.kind == BWSC__VAL_FUNC ? 0 : count;
     int reported = 0;
     const bw_blocking_rule *bare =
@@ -1262,12 +1419,20 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
                   call->callee.name, bare, 0,
                   call->cold   ? BWSC__COLD_ASSERT
                   : call->once ? BWSC__COLD_ONCE
-                               : BWSC__WARM);
+                               : BWSC__WARM,
+                  0);
       reported = 1;
     }
     for (size_t t = 0; t < count; t++) {
       size_t target = targets[t];
       const bwsc__node *callee = &prog->nodes[target];
+      /* A method calling a dispatch wrapper on its own object, where its
+       * own types' methods do not do what the wrapper's rule says
+       * (self_dispatch): the rule is low confidence, and the wrapper is
+       * walked with its dispatch reaching those methods only. */
+      size_t self =
+          count == 1 ? self_dispatch(an, call_index, w->states[si].node, target)
+                     : 0;
       bwsc__cold cold = coldness(call, callee);
       const bw_blocking_rule *rule = an->nr[target].blocking;
       /* enter() below may move w->bound: taken afresh for each target */
@@ -1285,15 +1450,27 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
             (spin ||
              !nonblocking(an, rule, call, si ? SIZE_MAX : root_node, &ints))) {
           add_finding(an, root_node, w, &w->states[si], call, &call->loc,
-                      callee->name, rule, ntargets, cold);
+                      callee->name, rule, ntargets, cold, self != 0);
           reported = 1;
         }
-        continue;
+        if (!self)
+          continue;
       }
       if (!callee->def || an->nr[target].is_entry || an->nr[target].allowed)
         continue;
-      state next = {target, si,       call_index, ntargets,
-                    cold,   SIZE_MAX, 0,          w->states[si].low};
+      state next = {target,   si, call_index,        ntargets, cold,
+                    SIZE_MAX, 0,  w->states[si].low, self};
+      if (self && !rule) {
+        /* What a wrapper without a rule reached before: low. */
+        state all = next;
+        all.only = 0;
+        if (all.low) {
+          enter(an, w, all);
+        } else {
+          all.low = 1;
+          *BWSC__PUSH(w->later, w->nlater, w->caplater) = all;
+        }
+      }
       /* A GObject default that every implementation replaces (vtables.h)
        * is reached only by an implementation that sets no method. */
       int overridden = 0;
@@ -1326,7 +1503,7 @@ static void walk_root(analysis *an, walk *w, size_t root_node) {
     const bw_blocking_rule *rule = an->nr[root_node].blocking;
     if (rule && bw_pool_kind_reports(r->pool_kind, rule->category))
       add_finding(an, root_node, w, NULL, NULL, &r->loc, cb->name, rule, 0,
-                  BWSC__WARM);
+                  BWSC__WARM, 0);
     return;
   }
   w->nstates = w->nlater = w->nbound = 0;
@@ -1336,7 +1513,7 @@ static void walk_root(analysis *an, walk *w, size_t root_node) {
   bwsc__strmap_free(&w->seen);
   w->stamp++;
   w->node_stamp[root_node] = w->stamp;
-  state first = {root_node, SIZE_MAX, 0, 0, BWSC__WARM, SIZE_MAX, 0, 0};
+  state first = {root_node, SIZE_MAX, 0, 0, BWSC__WARM, SIZE_MAX, 0, 0, 0};
   *BWSC__PUSH(w->states, w->nstates, w->capstates) = first;
   /* Breadth first: every high-confidence state, then the low ones in the
    * order they were reached, so each site's chain is the best there is. */
@@ -1372,6 +1549,9 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   bwsc__nonblock_init(&an.nonblock, prog, rules);
   bwsc__vtables_build(&an.vtables, prog->field_flows, prog->nfield_flows);
   an.vt_field = bwsc__xcalloc(prog->ncalls + 1, sizeof(long));
+  an.dispatch = bwsc__xcalloc(n + 1, sizeof(size_t));
+  an.self_call = bwsc__xcalloc(prog->ncalls + 1, sizeof(size_t));
+  an.probe_seen = bwsc__xcalloc(n + 1, sizeof(unsigned));
   find_wrappers(&an);
   find_entered(&an);
   bwsc__nonblock_grow(&an.nonblock);
@@ -1414,6 +1594,13 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
   bwsc__nonblock_free(&an.nonblock);
   bwsc__vtables_free(&an.vtables);
   free(an.vt_field);
+  free(an.dispatch);
+  free(an.self_call);
+  for (size_t i = 0; i < an.nonlys; i++)
+    free(an.onlys[i].nodes);
+  free(an.onlys);
+  free(an.probe_seen);
+  free(an.probe_stack);
   for (size_t i = 0; i < an.nmade_by; i++) {
     bwsc__nonblock_free(&an.made_by[i].set);
     bw_rules_free(an.made_by[i].rules);

@@ -70,6 +70,15 @@ void bwsc__vtables_build(bwsc__vtables *v, const bwsc__flow_fact *const *flows,
     char *record = record_of(f->slot);
     if (!record)
       continue;
+    size_t r;
+    if (!bwsc__strmap_get(&v->by_record, record, &r)) {
+      r = v->nrecords;
+      BWSC__PUSH(v->records, v->nrecords, v->caprecords)->usr =
+          bwsc__xstrdup(record);
+      bwsc__strmap_put(&v->by_record, v->records[r].usr, r);
+    }
+    bwsc__vt_record *rec = &v->records[r];
+    *BWSC__PUSH(rec->flows, rec->nflows, rec->capflows) = f;
     if (!f->in_default && !f->in_fn) {
       mark(&open, record);
     } else if (!f->in_default) {
@@ -129,10 +138,109 @@ int bwsc__vtables_overridden(const bwsc__vtables *v, long field,
   return 0;
 }
 
+/* What one function storing into a struct does with the fields that
+ * bwsc__vtables_self asks about. */
+typedef struct vt_type {
+  const char *fn;
+  unsigned stores_k : 1;   /* stores something into K */
+  unsigned stores_m : 1;   /* stores the method into K */
+  unsigned stores_to : 1;  /* stores something into `to` */
+  unsigned unknown_to : 1; /* ... that is not a function */
+  unsigned is_default : 1; /* the struct's own type's default init */
+} vt_type;
+
+static int same(const char *a, const char *b) {
+  return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static int holds_fn(const bwsc__flow_fact *f) {
+  return f->value.kind == BWSC__VAL_FUNC && f->value.ref;
+}
+
+size_t bwsc__vtables_self(const bwsc__vtables *v, const char *method,
+                          const char *to, const char ***out) {
+  *out = NULL;
+  char *record = method && to ? record_of(to) : NULL;
+  size_t r;
+  int found = record && bwsc__strmap_get(&v->by_record, record, &r);
+  free(record);
+  if (!found)
+    return 0;
+  const bwsc__vt_record *rec = &v->records[r];
+  const char *k = NULL;
+  for (size_t i = 0; i < rec->nflows; i++) {
+    const bwsc__flow_fact *f = rec->flows[i];
+    if (!f->in_fn)
+      return 0; /* filled at file scope: a static vtable */
+    if (holds_fn(f) && strcmp(f->value.ref, method) == 0) {
+      if (k && strcmp(k, f->slot) != 0)
+        return 0;
+      k = f->slot;
+    }
+  }
+  if (!k || strcmp(k, to) == 0)
+    return 0;
+  bwsc__strmap index = {0};
+  vt_type *types = NULL;
+  size_t ntypes = 0, captypes = 0;
+  for (size_t i = 0; i < rec->nflows; i++) {
+    const bwsc__flow_fact *f = rec->flows[i];
+    size_t t;
+    if (!bwsc__strmap_get(&index, f->in_fn, &t)) {
+      t = ntypes;
+      BWSC__PUSH(types, ntypes, captypes)->fn = f->in_fn;
+      bwsc__strmap_put(&index, f->in_fn, t);
+    }
+    vt_type *type = &types[t];
+    type->is_default |= f->in_default != 0;
+    if (strcmp(f->slot, k) == 0) {
+      type->stores_k = 1;
+      type->stores_m |= holds_fn(f) && strcmp(f->value.ref, method) == 0;
+    } else if (strcmp(f->slot, to) == 0) {
+      type->stores_to = 1;
+      type->unknown_to |= !holds_fn(f);
+    }
+  }
+  int known = 1;
+  for (size_t t = 0; t < ntypes && known; t++) {
+    const vt_type *type = &types[t];
+    int runs = type->stores_m || !type->stores_k;
+    if (runs && (type->unknown_to || (!type->stores_to && !type->is_default)))
+      known = 0;
+  }
+  size_t count = 0, cap = 0;
+  for (size_t i = 0; known && i < rec->nflows; i++) {
+    const bwsc__flow_fact *f = rec->flows[i];
+    size_t t = 0;
+    bwsc__strmap_get(&index, f->in_fn, &t);
+    if (strcmp(f->slot, to) != 0 || !(types[t].stores_m || !types[t].stores_k))
+      continue;
+    size_t j = 0;
+    while (j < count && !same((*out)[j], f->value.ref))
+      j++;
+    if (j == count)
+      *BWSC__PUSH(*out, count, cap) = f->value.ref;
+  }
+  free(types);
+  bwsc__strmap_free(&index);
+  if (!known || !count) {
+    free(*out);
+    *out = NULL;
+    return 0;
+  }
+  return count;
+}
+
 void bwsc__vtables_free(bwsc__vtables *v) {
   for (size_t i = 0; i < v->nfields; i++)
     free(v->fields[i].fns);
   free(v->fields);
   bwsc__strmap_free(&v->by_slot);
+  for (size_t i = 0; i < v->nrecords; i++) {
+    free(v->records[i].usr);
+    free(v->records[i].flows);
+  }
+  free(v->records);
+  bwsc__strmap_free(&v->by_record);
   memset(v, 0, sizeof(*v));
 }

@@ -24,10 +24,20 @@ typedef struct bwsc__vt_field {
   size_t nfns, capfns;
 } bwsc__vt_field;
 
+/* The stores into one struct's fields (bwsc__vtables_self). */
+typedef struct bwsc__vt_record {
+  char *usr; /* owned */
+  const bwsc__flow_fact **flows;
+  size_t nflows, capflows;
+} bwsc__vt_record;
+
 typedef struct bwsc__vtables {
   bwsc__strmap by_slot; /* field USR (borrowed) -> index into fields */
   bwsc__vt_field *fields;
   size_t nfields, capfields;
+  bwsc__strmap by_record; /* struct USR (the record's) -> index */
+  bwsc__vt_record *records;
+  size_t nrecords, caprecords;
 } bwsc__vtables;
 
 /* Finds the overridden defaults among flows[0..n) (every store of a
@@ -42,6 +52,24 @@ long bwsc__vtables_field(const bwsc__vtables *v, const char *slot);
 /* Is function `fn` (a USR) one of field `field`'s overridden defaults? */
 int bwsc__vtables_overridden(const bwsc__vtables *v, long field,
                              const char *fn);
+
+/* What a call on a method's own object through field `to` reaches.
+ * `method` (a USR) is stored into field K of the struct `to` belongs to;
+ * the types that can run it are the functions storing into that struct
+ * (each an init function: a class_init, an iface_init) that store it
+ * into K, and those that store into the struct but never into K (they
+ * inherit K, from a parent that may keep `method`); one storing another
+ * function into K does not run it. Sets *out to the functions those
+ * types store into `to` (USRs, borrowed; the array is the caller's to
+ * free) and returns their count; 0 and *out NULL when any is unknown:
+ * `method` is stored into no field of the struct, into two, or at file
+ * scope; the struct is filled at file scope too; a type stores something
+ * other than a function into `to`, or nothing while it is not the
+ * struct's own type's default init (there an unset field is NULL, so it
+ * adds no target; anywhere else it is inherited from a parent this cannot
+ * name); or no function is found at all. */
+size_t bwsc__vtables_self(const bwsc__vtables *v, const char *method,
+                          const char *to, const char ***out);
 
 void bwsc__vtables_free(bwsc__vtables *v);
 

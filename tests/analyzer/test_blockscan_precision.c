@@ -2,7 +2,8 @@
  * function pointers resolved per call site and per struct type, confidence,
  * one finding per blocking call site, old baselines, the "no callback"
  * notice, cold paths, several programs in one database, GObject defaults
- * that every implementation overrides.
+ * that every implementation overrides, a method calling a dispatch wrapper
+ * on its own object.
  *
  * Each test names the fixture file it reads; each file's header says what
  * it shows.
@@ -145,6 +146,49 @@ static void test_overridden_gobject_defaults_are_low_confidence(void **state) {
   run_free(&r);
 }
 
+/* A method calling a dispatch wrapper on its own object reaches the
+ * wrapper's slot in the types that can run the method only: when none of
+ * their methods does what the wrapper's rule says, the rule is low
+ * confidence and those methods are walked; a call on another object, a
+ * type whose method is unknown and one whose method does it keep the
+ * rule. */
+static void test_a_method_on_its_own_object_reaches_its_types(void **state) {
+  (void)state;
+  const char *args[] = {"selfdisp.c",    "--rules", "selfdisp.rules",
+                        "--color=never", "--",      NULL};
+  run_result r = scan(args);
+  assert_int_equal(r.status, 1);
+  assert_true(contains(r.out, "selfdisp.c:71:3: warning: 'g_slow_next'"));
+  assert_true(contains(r.out, "selfdisp.c:101:3: warning: 'usleep'"));
+  assert_true(contains(r.out, "'g_wait_next' calls through "
+                              "'g_wait_get_class(self)->next' to 'stay_next'"));
+  assert_true(
+      contains(r.out, "selfdisp.c:126:3: warning: 'g_resolver_lookup'"));
+  assert_true(contains(r.out, "selfdisp.c:172:3: warning: 'g_open_lookup'"));
+  assert_int_equal(count_of(r.out, "warning:"), 4);
+  assert_true(contains(r.err, "4 blocking calls reached with low confidence"));
+  run_free(&r);
+  const char *low[] = {"selfdisp.c",   "--rules", "selfdisp.rules",
+                       "--confidence", "low",     "--color=never",
+                       "--",           NULL};
+  r = scan(low);
+  assert_int_equal(r.status, 1);
+  assert_true(contains(r.out, "selfdisp.c:37:3: warning: 'g_enum_next' blocks "
+                              "a pool worker: reached from callback 'enum_cb' "
+                              "[blocking-dns, low confidence]"));
+  assert_true(contains(r.out, "selfdisp.c:95:3: warning: 'g_wait_next' blocks "
+                              "a pool worker: reached from callback 'wait_cb' "
+                              "[blocking-dns, low confidence]"));
+  assert_true(contains(r.out, "selfdisp.c:125:3: warning: 'g_resolver_lookup' "
+                              "blocks a pool worker: reached from callback "
+                              "'resolver_cb' [blocking-dns, low confidence]"));
+  /* The methods of types that never run the callers are not reached. */
+  assert_false(contains(r.out, "selfdisp.c:43:"));
+  assert_false(contains(r.out, "selfdisp.c:144:"));
+  assert_int_equal(count_of(r.out, "warning:"), 8);
+  run_free(&r);
+}
+
 static void test_cold_paths_are_low_confidence(void **state) {
   (void)state;
   const char *args[] = {"cold.c", "--color=never", "--", NULL};
@@ -267,6 +311,7 @@ int main(void) {
       cmocka_unit_test(test_wide_indirect_call_is_low_confidence),
       cmocka_unit_test(test_cold_paths_are_low_confidence),
       cmocka_unit_test(test_overridden_gobject_defaults_are_low_confidence),
+      cmocka_unit_test(test_a_method_on_its_own_object_reaches_its_types),
       cmocka_unit_test(test_one_finding_per_site_lists_every_callback),
       cmocka_unit_test(test_old_baseline_still_hides_its_findings),
       cmocka_unit_test(test_no_callback_at_all_is_said_on_stderr),
