@@ -83,7 +83,9 @@ char *bwsc__pointer_copy_key(CXCursor rhs);
  * 0 for any other operator. */
 long long bwsc__or_bits(CXTranslationUnit tu, CXCursor binop);
 
-/* 1 when binary operator `binop` is a plain assignment `lhs = rhs`. */
+/* 1 when binary operator `binop` is a plain assignment `lhs = rhs`: its
+ * operator token, or inside a macro its left operand, an lvalue with no
+ * conversion. */
 int bwsc__is_assignment(CXTranslationUnit tu, CXCursor binop);
 
 /* 1 when a binary operator is `==` (its operator token, not a macro's). */

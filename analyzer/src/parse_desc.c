@@ -6,7 +6,9 @@
  *
  * Invariants: no function here allocates anything it does not return;
  * a binary operator written inside a macro has no tokens of its own and
- * counts as neither an OR nor an assignment (the conservative answer).
+ * counts as no OR (the conservative answer); it is an assignment when its
+ * left operand is a bare lvalue (bwsc__is_assignment), as only an
+ * assignment's is in C.
  */
 #include "parse_clang.h"
 
@@ -212,10 +214,69 @@ static void operator_of(CXTranslationUnit tu, CXCursor binop, char *buf,
   clang_disposeTokens(tu, tokens, count);
 }
 
+/* `*e` of a pointer e: its type is e's pointee type (`&e`, `++e`, `-e`
+ * and `!e` have other types). */
+static int is_deref(CXCursor unary) {
+  child_pick pick = bwsc__pick_children(unary);
+  if (pick.nexpr != 1)
+    return 0;
+  CXType operand = clang_getCanonicalType(clang_getCursorType(pick.first));
+  return operand.kind == CXType_Pointer &&
+         clang_equalTypes(clang_getCanonicalType(clang_getPointeeType(operand)),
+                          clang_getCanonicalType(clang_getCursorType(unary)));
+}
+
+/* An lvalue written as one, with no conversion around it: a variable, `*e`,
+ * `a[i]`, `p->f`, or `v.f` of one (through parentheses). In C only an
+ * assignment's left operand is such: every other binary operator converts
+ * its left operand to a value (an implicit cast, UnexposedExpr), and an
+ * enumerator, a call or a call's `.f` is no lvalue. */
+static int is_bare_lvalue(CXCursor expr) {
+  for (int depth = 0; depth < 16; depth++) {
+    enum CXCursorKind kind = clang_getCursorKind(expr);
+    child_pick pick;
+    switch (kind) {
+    case CXCursor_ParenExpr:
+      pick = bwsc__pick_children(expr);
+      if (pick.nexpr != 1)
+        return 0;
+      expr = pick.first;
+      break;
+    case CXCursor_DeclRefExpr: {
+      enum CXCursorKind ref =
+          clang_getCursorKind(clang_getCursorReferenced(expr));
+      return ref == CXCursor_VarDecl || ref == CXCursor_ParmDecl;
+    }
+    case CXCursor_ArraySubscriptExpr:
+      return 1;
+    case CXCursor_UnaryOperator:
+      return is_deref(expr);
+    case CXCursor_MemberRefExpr:
+      pick = bwsc__pick_children(expr);
+      if (!pick.nexpr)
+        return 0;
+      if (clang_getCanonicalType(clang_getCursorType(pick.first)).kind ==
+          CXType_Pointer)
+        return 1; /* `p->f` */
+      expr = pick.first;
+      break;
+    default:
+      return 0;
+    }
+  }
+  return 0;
+}
+
 int bwsc__is_assignment(CXTranslationUnit tu, CXCursor binop) {
   char op[4];
   operator_of(tu, binop, op, sizeof(op));
-  return strcmp(op, "=") == 0;
+  if (strcmp(op, "=") == 0)
+    return 1;
+  /* A macro's operator has no token here (GLib's g_once_init_leave writes
+   * `*(location) = (result)` in its body): the left operand says it. */
+  child_pick pick = bwsc__pick_children(binop);
+  return clang_getCursorKind(binop) == CXCursor_BinaryOperator &&
+         pick.nexpr == 2 && is_bare_lvalue(pick.first);
 }
 
 int bwsc__binop_is(CXTranslationUnit tu, CXCursor binop, const char *spelling) {
