@@ -21,7 +21,9 @@
  *    through a variable or field reaches what flows into that slot (fields
  *    are keyed by their struct type's USR). Likewise an integer parameter,
  *    never written in its body, that reaches an argument a rule's
- *    condition reads holds the constant the chain passed, when it did.
+ *    condition reads, or that a branch's test reads (`if (flags &
+ *    WATCH_MOUNTS)`), holds the constant the chain passed, when it did;
+ *    a call in a branch whose test fails for it is not followed.
  *  - On an offload pool a wait on descriptors (a rule's fds=) whose count
  *    is not provably 0 is the pool's I/O (the io category decides).
  *  - An edge is low confidence when it goes through a pointer with more
@@ -675,12 +677,8 @@ typedef struct chain_ints {
   size_t nbound;
 } chain_ints;
 
-/* The integer the chain bound for slot `key`, when it is one of the
- * function's parameters the walk tracks. */
-static int chain_int(const chain_ints *ints, const char *key, long long *out) {
-  int param;
-  if (!ints->nbound || !bwsc__nonblock_param_of(key, ints->usr, &param))
-    return 0;
+/* The integer the chain bound for parameter `param` of the function. */
+static int bound_int(const chain_ints *ints, int param, long long *out) {
   for (size_t i = 0; i < ints->nbound; i++) {
     if (ints->bound[i].is_int && ints->bound[i].param == param) {
       *out = ints->bound[i].value;
@@ -688,6 +686,52 @@ static int chain_int(const chain_ints *ints, const char *key, long long *out) {
     }
   }
   return 0;
+}
+
+/* A constant converted to a parameter's type (bwsc__param_test.width). */
+static long long as_param(long long v, int width) {
+  int bits = width < 0 ? -width : width;
+  if (bits == 1)
+    return v != 0;
+  if (bits >= 64)
+    return v;
+  uint64_t mask = (UINT64_C(1) << bits) - 1, u = (uint64_t)v & mask;
+  if (width < 0 && (u >> (bits - 1) & 1))
+    u |= ~mask;
+  return (long long)u;
+}
+
+/* One of the tests the call's branches pass fails for a constant the
+ * chain passed: the branch does not run on this chain. The test's own
+ * constant is of the condition's type, at least as wide as the
+ * parameter's: `==` compares the parameter's bits, `!=` holds unless the
+ * values are equal (either way a doubt keeps the call). */
+static int branch_skipped(const bwsc__call_fact *call, const chain_ints *ints) {
+  for (size_t t = 0; t < call->ntests; t++) {
+    const bwsc__param_test *test = &call->tests[t];
+    long long v;
+    if (!bound_int(ints, test->param, &v))
+      continue;
+    v = as_param(v, test->width);
+    int bits = test->width < 0 ? -test->width : test->width;
+    uint64_t mask = bits >= 64 ? UINT64_MAX : (UINT64_C(1) << bits) - 1;
+    if ((test->kind == BWSC__TEST_SOME_BITS && !(v & test->value)) ||
+        (test->kind == BWSC__TEST_NO_BITS && (v & test->value)) ||
+        (test->kind == BWSC__TEST_EQ &&
+         ((uint64_t)v ^ (uint64_t)test->value) & mask) ||
+        (test->kind == BWSC__TEST_NE && v == test->value))
+      return 1;
+  }
+  return 0;
+}
+
+/* The integer the chain bound for slot `key`, when it is one of the
+ * function's parameters the walk tracks. */
+static int chain_int(const chain_ints *ints, const char *key, long long *out) {
+  int param;
+  if (!ints->nbound || !bwsc__nonblock_param_of(key, ints->usr, &param))
+    return 0;
+  return bound_int(ints, param, out);
 }
 
 /* A call written in readiness callback `cb` itself, on the descriptor
@@ -1022,7 +1066,8 @@ static int plain_param(analysis *an, const bwsc__node *node,
 /* Per node, a bit per integer parameter whose value the walk tracks along
  * its chains: the function passes it, unchanged, as an argument a rule's
  * condition reads (`poll(fds, nfds, timeout)` in g_poll: "arg2 is 0"), or
- * to such a parameter of a function it calls directly. A state then holds
+ * to such a parameter of a function it calls directly, or a branch of its
+ * body tests it (bwsc__param_test). A state then holds
  * the constant its chain's call passed (g_poll(&fd, 1, 0) in an
  * is_readable method, -1 in a read method). */
 static void find_int_params(analysis *an) {
@@ -1035,6 +1080,25 @@ static void find_int_params(analysis *an) {
                              ? bwsc__program_node(prog, call->callee.ref)
                              : NULL;
     callee_of[i] = callee ? node_index(an, callee) : SIZE_MAX;
+  }
+  /* A parameter a call's branch tests (`if (flags & WATCH_MOUNTS)`),
+   * never written in the program, so what the chain passed is what the
+   * test reads (branch_skipped). */
+  for (size_t n = 0; n < prog->nnodes; n++) {
+    const bwsc__node *node = &prog->nodes[n];
+    for (size_t c = 0; c < node->ncalls; c++) {
+      const bwsc__call_fact *call = prog->calls[node->calls[c]];
+      for (size_t t = 0; t < call->ntests; t++) {
+        int param = call->tests[t].param;
+        char key[512];
+        int len = snprintf(key, sizeof(key), "%s#%d", node->usr, param);
+        if (an->int_params[n] >> param & 1 || len <= 0 ||
+            (size_t)len >= sizeof(key) ||
+            !bwsc__nonblock_unwritten(&an->nonblock, key))
+          continue;
+        an->int_params[n] |= UINT64_C(1) << param;
+      }
+    }
   }
   for (int changed = 1; changed;) {
     changed = 0;
@@ -1395,6 +1459,11 @@ static void expand(analysis *an, walk *w, size_t root_node, size_t si) {
     const bwsc__call_fact *call = prog->calls[call_index];
     if (call->forked)
       continue; /* another process runs it: not this thread */
+    if (call->ntests) {
+      chain_ints ints = ints_of(an, w, &w->states[si]);
+      if (branch_skipped(call, &ints))
+        continue; /* the chain's constants fail its branch's test */
+    }
     const size_t *targets = NULL;
     size_t only = w->states[si].only, count;
     if (only && call_index == dispatch_of(an, w->states[si].node)) {

@@ -46,6 +46,7 @@ void bwsc__call_free(const bwsc__tu_facts *facts, bwsc__call_fact *call) {
     free(call->descs[a].flags);
   }
   free(call->descs);
+  free(call->tests);
   drop(facts, call->result);
   memset(call, 0, sizeof(*call));
 }

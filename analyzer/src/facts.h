@@ -128,6 +128,32 @@ typedef enum bwsc__spin {
 } bwsc__spin;
 
 /* One call expression inside a function body. */
+/* A test of one of the caller's integer parameters that the branch a call
+ * is written in passes whenever it runs: the call is in the then-branch of
+ * `if (flags & WATCH && ...)` (the test `flags & WATCH`, one per operand
+ * of a top-level `&&`), or in the else-branch of `if (!p)` or of an `||`
+ * of tests (each negated). When the walk's chain passed the parameter a
+ * constant (it is then never written in its body) that fails the test,
+ * the branch does not run on that chain. */
+typedef enum bwsc__test_kind {
+  BWSC__TEST_SOME_BITS = 1, /* `p & value` is not 0 (`p`: value -1) */
+  BWSC__TEST_NO_BITS,       /* `p & value` is 0 (`!p`: value -1) */
+  BWSC__TEST_EQ,            /* `p == value` */
+  BWSC__TEST_NE             /* `p != value` */
+} bwsc__test_kind;
+
+typedef struct bwsc__param_test {
+  int param; /* the parameter's index, at most 63 */
+  int kind;  /* a bwsc__test_kind */
+  long long value;
+  /* The parameter's type, which a passed constant is converted to: its
+   * bits, negative when signed (-32: int, 8: unsigned char, 1: _Bool). */
+  int width;
+} bwsc__param_test;
+
+/* At most this many tests are kept per call (the innermost branches'). */
+#define BWSC__CALL_TESTS_MAX 4
+
 typedef struct bwsc__call_fact {
   char *caller;       /* USR of the enclosing function */
   bwsc__value callee; /* FUNC for a direct call, SLOT through a pointer;
@@ -155,6 +181,9 @@ typedef struct bwsc__call_fact {
    * casts and GObject's checked cast (`G_FOO (self)`, a call of
    * g_type_check_instance_cast): a method called on its own object. */
   int self;
+  /* The parameter tests its branches pass (bwsc__param_test), owned. */
+  bwsc__param_test *tests;
+  size_t ntests;
 } bwsc__call_fact;
 
 /* `slot` may hold `value` (a FUNC or another SLOT): an initialiser, an

@@ -27,7 +27,8 @@ _Static_assert(sizeof(bwsc__func_fact) == 40, "bwsc__func_fact changed");
 _Static_assert(sizeof(bwsc__value) == 40, "bwsc__value changed");
 _Static_assert(sizeof(bwsc__arg_desc) == 72, "bwsc__arg_desc changed");
 _Static_assert(sizeof(bwsc__arg_flags) == 40, "bwsc__arg_flags changed");
-_Static_assert(sizeof(bwsc__call_fact) == 120, "bwsc__call_fact changed");
+_Static_assert(sizeof(bwsc__call_fact) == 136, "bwsc__call_fact changed");
+_Static_assert(sizeof(bwsc__param_test) == 24, "bwsc__param_test changed");
 _Static_assert(sizeof(bwsc__flow_fact) == 64, "bwsc__flow_fact changed");
 _Static_assert(sizeof(bwsc__desc_flow) == 48, "bwsc__desc_flow changed");
 _Static_assert(sizeof(bwsc__suppress_fact) == 24, "suppress_fact changed");
@@ -183,6 +184,13 @@ static void put_call(encoder *enc, const bwsc__call_fact *call) {
     }
   }
   put_str(enc, call->result);
+  put_u(&enc->body, call->ntests);
+  for (size_t t = 0; t < call->ntests; t++) {
+    put_u(&enc->body, (uint64_t)call->tests[t].param);
+    put_u(&enc->body, (uint64_t)call->tests[t].kind);
+    put_i(&enc->body, call->tests[t].value);
+    put_i(&enc->body, call->tests[t].width);
+  }
 }
 
 static void encode_facts(encoder *enc, const bwsc__tu_facts *facts) {
@@ -409,6 +417,29 @@ static void get_call(decoder *dec, bwsc__call_fact *call) {
     }
   }
   call->result = get_str(dec);
+  size_t ntests = get_count(dec);
+  if (ntests > BWSC__CALL_TESTS_MAX) {
+    fail(dec, "a call has too many parameter tests");
+    return;
+  }
+  if (ntests)
+    call->tests = bwsc__xcalloc(ntests, sizeof(bwsc__param_test));
+  for (; call->ntests < ntests; call->ntests++) {
+    bwsc__param_test *test = &call->tests[call->ntests];
+    uint64_t param = get_u(dec), kind = get_u(dec);
+    test->value = get_i(dec);
+    long long width = get_i(dec);
+    if (param > 63 || kind < BWSC__TEST_SOME_BITS || kind > BWSC__TEST_NE ||
+        width < -64 || width > 64 || width == 0 || width == -1)
+      fail(dec, "a parameter test is out of range");
+    test->width = width < -64 || width > 64 || width == 0 || width == -1
+                      ? 64
+                      : (int)width;
+    test->param = param > 63 ? 0 : (int)param;
+    test->kind = kind < BWSC__TEST_SOME_BITS || kind > BWSC__TEST_NE
+                     ? BWSC__TEST_SOME_BITS
+                     : (int)kind;
+  }
 }
 
 /* Allocates `count` zeroed elements for one of the facts' arrays. */

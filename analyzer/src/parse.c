@@ -35,6 +35,7 @@ struct bwsc__parser {
 #define MAX_FORKS 16
 /* Equality guards remembered per function; more are not used. */
 #define MAX_GUARDS 16
+#define MAX_TEST_REGIONS 64
 
 typedef struct visit_ctx {
   bwsc__tu_facts *facts;
@@ -56,6 +57,9 @@ typedef struct visit_ctx {
   bwsc__guard guards[MAX_GUARDS]; /* equality guards (parse_guard.h)... */
   char *guard_keys[MAX_GUARDS];   /* ...and the slot each names (owned) */
   int nguards;                    /* in the current function */
+  /* branches that pass tests of the function's parameters, outer first */
+  bwsc__test_region test_regions[MAX_TEST_REGIONS];
+  int ntest_regions;                               /* in the current function */
   bwsc__ready_test readies[BWSC__READY_MAX_TESTS]; /* parse_ready.h */
   int nreadies;                                    /* in the function */
   char **scanned_keys;                             /* owned keys of `scanned` */
@@ -468,6 +472,37 @@ static int is_own_object(visit_ctx *ctx, CXCursor arg) {
                             clang_Cursor_getArgument(ctx->func, 0));
 }
 
+/* The parameter tests of the branches `call` is written in, innermost
+ * first (bwsc__param_test). */
+static void record_call_tests(visit_ctx *ctx, CXCursor call,
+                              bwsc__call_fact *fact) {
+  for (int r = ctx->ntest_regions - 1; r >= 0; r--) {
+    const bwsc__test_region *region = &ctx->test_regions[r];
+    if (!bwsc__once_covers(region->range, call))
+      continue;
+    for (int t = 0; t < region->ntests; t++) {
+      if (fact->ntests == BWSC__CALL_TESTS_MAX)
+        return;
+      if (!fact->tests)
+        fact->tests =
+            bwsc__xcalloc(BWSC__CALL_TESTS_MAX, sizeof(bwsc__param_test));
+      fact->tests[fact->ntests++] = region->tests[t];
+    }
+  }
+}
+
+/* The branches of `if_stmt` that pass tests of the function's parameters
+ * (beyond MAX_TEST_REGIONS a function's later ones are not kept). */
+static void record_test_regions(visit_ctx *ctx, CXCursor if_stmt) {
+  if (!ctx->func_usr)
+    return;
+  bwsc__test_region regions[2];
+  bwsc__test_regions(ctx->tu, if_stmt, ctx->func, regions);
+  for (int i = 0; i < 2; i++)
+    if (regions[i].ntests && ctx->ntest_regions < MAX_TEST_REGIONS)
+      ctx->test_regions[ctx->ntest_regions++] = regions[i];
+}
+
 static void record_call(visit_ctx *ctx, CXCursor call) {
   /* Calls outside a body (sizeof(f()) at file scope) never run. */
   if (!ctx->func_usr)
@@ -491,6 +526,7 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
   fact->once = bwsc__once_covers(ctx->once, call);
   for (int i = 0; i < ctx->nforks && !fact->forked; i++)
     fact->forked = bwsc__once_covers(ctx->forks[i], call);
+  record_call_tests(ctx, call, fact);
   if (ctx->has_spin_call &&
       clang_equalRanges(clang_getCursorExtent(call),
                         clang_getCursorExtent(ctx->spin_call))) {
@@ -898,6 +934,7 @@ static enum CXChildVisitResult body_visitor(CXCursor cursor, CXCursor parent,
     bwsc__once_region(ctx->tu, cursor, ctx->func, &ctx->once);
     record_forks(ctx, cursor);
     record_guard(ctx, cursor);
+    record_test_regions(ctx, cursor);
     break;
   case CXCursor_CompoundStmt:
     if (ctx->func_usr)
@@ -951,6 +988,7 @@ static enum CXChildVisitResult top_visitor(CXCursor cursor, CXCursor parent,
       ctx->func_usr = ctx->facts->funcs[ctx->func_index].usr;
       ctx->func = cursor;
       ctx->nforks = 0;
+      ctx->ntest_regions = 0;
       drop_guards(ctx);
       bwsc__ready_drop(ctx->readies, &ctx->nreadies);
     }

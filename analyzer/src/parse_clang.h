@@ -88,6 +88,9 @@ long long bwsc__or_bits(CXTranslationUnit tu, CXCursor binop);
  * conversion. */
 int bwsc__is_assignment(CXTranslationUnit tu, CXCursor binop);
 
+/* 1 when `unary` is `!e` (its first token; a macro's `!` is not read). */
+int bwsc__is_not(CXTranslationUnit tu, CXCursor unary);
+
 /* 1 when a binary operator is `==` (its operator token, not a macro's). */
 int bwsc__is_equality(CXTranslationUnit tu, CXCursor binop);
 

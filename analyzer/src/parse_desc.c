@@ -540,6 +540,15 @@ static void edge_token(CXTranslationUnit tu, CXCursor cursor, int last,
   clang_disposeTokens(tu, tokens, count);
 }
 
+int bwsc__is_not(CXTranslationUnit tu, CXCursor unary) {
+  char first[4];
+  if (clang_getCursorKind(unary) != CXCursor_UnaryOperator ||
+      bwsc__pick_children(unary).nexpr != 1)
+    return 0;
+  edge_token(tu, unary, 0, first, sizeof(first));
+  return strcmp(first, "!") == 0;
+}
+
 char *bwsc__desc_written(CXTranslationUnit tu, CXCursor op, int *addr) {
   enum CXCursorKind kind = clang_getCursorKind(op);
   child_pick pick = bwsc__pick_children(op);

@@ -9,6 +9,7 @@
 #ifndef BLOCKSCAN_PARSE_GUARD_H
 #define BLOCKSCAN_PARSE_GUARD_H
 
+#include "facts.h"
 #include "parse_clang.h"
 
 #define BWSC__GUARD_MAX_KEYS 4
@@ -29,5 +30,26 @@ int bwsc__guard_of(CXTranslationUnit tu, CXCursor if_stmt, bwsc__guard *out);
 
 /* 1 when `ref` (what an argument names) is the guard's v. */
 int bwsc__guard_names(const bwsc__guard *guard, CXCursor ref);
+
+/* A branch of an if and the tests of the function's integer parameters
+ * it passes whenever it runs (bwsc__param_test). */
+typedef struct bwsc__test_region {
+  CXSourceRange range;
+  bwsc__param_test tests[BWSC__CALL_TESTS_MAX];
+  int ntests;
+} bwsc__test_region;
+
+/* For an if statement of function `func`: its then-branch (out[0]) and
+ * else-branch (out[1]) with the tests each passes; ntests is 0 for a
+ * branch with none (or no else). The then-branch passes each operand of
+ * a top-level `&&` (`!(a || b)` alike), the else-branch the negation of
+ * the whole condition or of each operand of a top-level `||`. A test is
+ * `p`, `!p`, `p & M`, `(p & M) == 0` or `!= 0`, `p == K`, `p != K`
+ * (either order), p an integer parameter named through parentheses and
+ * implicit conversions only (a cast may change its value), M and K
+ * constants; an operator written in a macro's body is not read. Whether
+ * p is written before the test is the caller's question. */
+void bwsc__test_regions(CXTranslationUnit tu, CXCursor if_stmt, CXCursor func,
+                        bwsc__test_region out[2]);
 
 #endif /* BLOCKSCAN_PARSE_GUARD_H */

@@ -7,7 +7,9 @@
  * fcntl(F_SETFL) from a test of their parameter, with no rule (nbmode.c);
  * constants a call chain passes to a wrapper's parameter, and waits on
  * descriptors on an offload pool (chain.c); a condition on a field of the
- * struct an argument points to (hints.c).
+ * struct an argument points to, also set inside a macro (hints.c); calls
+ * in branches whose test of a parameter the chain's constant fails
+ * (branch.c).
  *
  * Invariant: the fixtures say what they expect on the line itself (see
  * marked.h): "expect" must be a warning, "not reported" must not.
@@ -55,6 +57,12 @@ static void test_a_field_of_the_struct_an_argument_points_to(void **state) {
   check(files);
 }
 
+static void test_branches_the_chains_constants_do_not_take(void **state) {
+  (void)state;
+  const char *files[] = {"branch.c", NULL};
+  check(files);
+}
+
 static void test_spin_waits_are_reported_once_as_spin_wait(void **state) {
   (void)state;
   const char *files[] = {"spin.c", NULL};
@@ -99,6 +107,7 @@ int main(void) {
       cmocka_unit_test(test_flags_constants_and_constant_parameters),
       cmocka_unit_test(test_constants_of_the_chain_and_offloaded_waits),
       cmocka_unit_test(test_a_field_of_the_struct_an_argument_points_to),
+      cmocka_unit_test(test_branches_the_chains_constants_do_not_take),
       cmocka_unit_test(test_spin_waits_are_reported_once_as_spin_wait),
       cmocka_unit_test(
           test_descriptors_made_nonblocking_by_the_programs_functions),

@@ -52,6 +52,10 @@ static void sample(bwsc__tu_facts *tu) {
   c->descs[0].text = bwsc__xstrdup("/proc/%lld/cmdline");
   c->descs[1].via = bwsc__xstrdup("*c:@F@work@data->c:@S@conn@FI@fd");
   c->result = bwsc__xstrdup("c:@F@work#0");
+  c->ntests = 2;
+  c->tests = bwsc__xcalloc(2, sizeof(bwsc__param_test));
+  c->tests[0] = (bwsc__param_test){2, BWSC__TEST_SOME_BITS, 8, 32};
+  c->tests[1] = (bwsc__param_test){63, BWSC__TEST_NE, -5, -64};
   bwsc__flow_fact *fl = BWSC__PUSH(tu->flows, tu->nflows, tu->capflows);
   fl->slot = bwsc__xstrdup("c:@S@ops@FI@run");
   fl->value = (bwsc__value){BWSC__VAL_FUNC, bwsc__xstrdup("c:@F@cb"),
@@ -113,6 +117,14 @@ static void test_round_trip_keeps_every_field(void **state) {
   assert_int_equal(back.calls[0].descs[1].flags->param, 1);
   assert_int_equal(back.calls[0].descs[1].flags->eq_set, 04000);
   assert_int_equal(back.calls[0].descs[1].flags->ne_set, 0x10);
+  assert_int_equal(back.calls[0].ntests, 2);
+  assert_int_equal(back.calls[0].tests[0].param, 2);
+  assert_int_equal(back.calls[0].tests[0].kind, BWSC__TEST_SOME_BITS);
+  assert_int_equal(back.calls[0].tests[0].value, 8);
+  assert_int_equal(back.calls[0].tests[1].param, 63);
+  assert_int_equal(back.calls[0].tests[1].kind, BWSC__TEST_NE);
+  assert_int_equal(back.calls[0].tests[1].value, -5);
+  assert_int_equal(back.calls[0].tests[1].width, -64);
   assert_string_equal(back.flows[0].in_fn, "c:@F@ops_class_init");
   assert_int_equal(back.flows[0].in_default, 1);
   assert_null(back.desc_flows[0].from);
@@ -142,6 +154,28 @@ static void test_parameter_index_out_of_range_is_refused(void **state) {
   assert_string_equal(why, "a parameter index is out of range");
   free(bytes);
   bwsc__facts_free(&tu);
+}
+
+/* A parameter test's index, kind or width out of range is refused. */
+static void test_parameter_test_out_of_range_is_refused(void **state) {
+  (void)state;
+  for (int bad = 0; bad < 3; bad++) {
+    bwsc__tu_facts tu, back;
+    sample(&tu);
+    if (bad == 0)
+      tu.calls[0].tests[0].param = 64;
+    else if (bad == 1)
+      tu.calls[0].tests[0].kind = BWSC__TEST_NE + 1;
+    else
+      tu.calls[0].tests[0].width = 0;
+    size_t len = 0;
+    unsigned char *bytes = bwsc__facts_encode(&tu, NULL, 7, &len);
+    const char *why = NULL;
+    assert_int_equal(bwsc__facts_decode(bytes, len, 7, &back, NULL, &why), -1);
+    assert_string_equal(why, "a parameter test is out of range");
+    free(bytes);
+    bwsc__facts_free(&tu);
+  }
 }
 
 static void test_every_truncation_is_refused(void **state) {
@@ -208,6 +242,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_round_trip_keeps_every_field),
       cmocka_unit_test(test_parameter_index_out_of_range_is_refused),
+      cmocka_unit_test(test_parameter_test_out_of_range_is_refused),
       cmocka_unit_test(test_every_truncation_is_refused),
       cmocka_unit_test(test_every_flipped_bit_is_refused),
       cmocka_unit_test(test_file_of_another_key_or_format_is_refused),
