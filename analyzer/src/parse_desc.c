@@ -99,6 +99,7 @@ static int is_integer(CXType type) {
   case CXType_ULong:
   case CXType_LongLong:
   case CXType_ULongLong:
+  case CXType_Enum: /* GLib's flags: GFileMonitorFlags, GIOCondition */
     return 1;
   default:
     return 0;
