@@ -1083,11 +1083,17 @@ static void find_int_params(analysis *an) {
   }
   /* A parameter a call's branch tests (`if (flags & WATCH_MOUNTS)`),
    * never written in the program, so what the chain passed is what the
-   * test reads (branch_skipped). */
+   * test reads (branch_skipped); only where skipping the call can matter:
+   * its callee has a rule or a body, or it calls through a pointer. */
   for (size_t n = 0; n < prog->nnodes; n++) {
     const bwsc__node *node = &prog->nodes[n];
     for (size_t c = 0; c < node->ncalls; c++) {
       const bwsc__call_fact *call = prog->calls[node->calls[c]];
+      size_t m = callee_of[node->calls[c]];
+      if (!call->ntests ||
+          (m == SIZE_MAX ? call->callee.kind == BWSC__VAL_FUNC
+                         : !an->nr[m].blocking && !prog->nodes[m].def))
+        continue;
       for (size_t t = 0; t < call->ntests; t++) {
         int param = call->tests[t].param;
         char key[512];
