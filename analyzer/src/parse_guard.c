@@ -256,16 +256,50 @@ static void collect(CXTranslationUnit tu, CXCursor func, CXCursor cond, int not,
   out->tests[out->ntests++] = test;
 }
 
+/* Whether a branch can be entered other than through its if: it holds a
+ * label (a goto's target) or a case of a switch around it. */
+typedef struct entry_scan {
+  int found;
+  int in_switch; /* inside a switch of the branch's own */
+} entry_scan;
+
+static enum CXChildVisitResult entry_visitor(CXCursor cursor, CXCursor parent,
+                                             CXClientData data) {
+  (void)parent;
+  entry_scan *scan = data;
+  enum CXCursorKind kind = clang_getCursorKind(cursor);
+  if (kind == CXCursor_LabelStmt ||
+      (!scan->in_switch &&
+       (kind == CXCursor_CaseStmt || kind == CXCursor_DefaultStmt))) {
+    scan->found = 1;
+    return CXChildVisit_Break;
+  }
+  if (kind == CXCursor_SwitchStmt && !scan->in_switch) {
+    entry_scan inner = {0, 1};
+    clang_visitChildren(cursor, entry_visitor, &inner);
+    scan->found = inner.found;
+    return scan->found ? CXChildVisit_Break : CXChildVisit_Continue;
+  }
+  return CXChildVisit_Recurse;
+}
+
+static int has_entry(CXCursor branch) {
+  entry_scan scan = {0, 0};
+  if (entry_visitor(branch, branch, &scan) == CXChildVisit_Recurse)
+    clang_visitChildren(branch, entry_visitor, &scan);
+  return scan.found;
+}
+
 void bwsc__test_regions(CXTranslationUnit tu, CXCursor if_stmt, CXCursor func,
                         bwsc__test_region out[2]) {
   memset(out, 0, 2 * sizeof(*out));
   bwsc__kids t = bwsc__kids_of(if_stmt);
   if (t.n < 2 || clang_Cursor_isNull(func))
     return;
-  out[0].range = clang_getCursorExtent(t.at[1]);
-  collect(tu, func, t.at[0], 0, &out[0], 0);
-  if (t.n == 3) {
-    out[1].range = clang_getCursorExtent(t.at[2]);
-    collect(tu, func, t.at[0], 1, &out[1], 0);
+  for (int i = 0; i < 2 && i + 1 < t.n && i + 1 < 3; i++) {
+    collect(tu, func, t.at[0], i, &out[i], 0);
+    if (out[i].ntests && has_entry(t.at[i + 1]))
+      out[i].ntests = 0; /* a goto or case may enter it untested */
+    out[i].range = clang_getCursorExtent(t.at[i + 1]);
   }
 }

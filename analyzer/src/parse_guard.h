@@ -47,8 +47,10 @@ typedef struct bwsc__test_region {
  * `p`, `!p`, `p & M`, `(p & M) == 0` or `!= 0`, `p == K`, `p != K`
  * (either order), p an integer parameter named through parentheses and
  * implicit conversions only (a cast may change its value), M and K
- * constants; an operator written in a macro's body is not read. Whether
- * p is written before the test is the caller's question. */
+ * constants; an operator written in a macro's body is not read. A branch
+ * holding a label or a case of a switch around it passes no test (a goto
+ * or the switch may enter it). Whether p is written before the test is
+ * the caller's question. */
 void bwsc__test_regions(CXTranslationUnit tu, CXCursor if_stmt, CXCursor func,
                         bwsc__test_region out[2]);
 
