@@ -79,6 +79,16 @@ static void list_entries(const bw_rules *rules, FILE *out) {
     fprintf(out, "posts %s from %s (%s)\n", post->function, post->from,
             post->api);
   }
+  count = bw_rules_pass_count(rules);
+  for (size_t i = 0; i < count; i++) {
+    const bw_pass_rule *pass = bw_rules_pass_at(rules, i);
+    fprintf(out, "passes %s arg=%d", pass->function, pass->callback);
+    if (pass->object >= 0)
+      fprintf(out, " object=%d", pass->object);
+    if (pass->data >= 0)
+      fprintf(out, " data=%d", pass->data);
+    fprintf(out, " (%s)\n", pass->api);
+  }
   count = bw_rules_ready_count(rules);
   for (size_t i = 0; i < count; i++) {
     const bw_ready_rule *ready = bw_rules_ready_at(rules, i);

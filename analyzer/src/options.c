@@ -100,9 +100,9 @@ static const option_row rows[] = {
     {"--quiet", OPT_QUIET, no_argument, NULL,
      "no progress and no notes on stderr, errors only"},
     {"--list-rules", OPT_LIST_RULES, no_argument, NULL,
-     "print every loaded rule (entries, posts, ready,\n"
-     "blocking, non-blocking, hints, allows) with its\n"
-     "fields, and exit"},
+     "print every loaded rule (entries, posts, passes,\n"
+     "ready, blocking, non-blocking, hints, allows) with\n"
+     "its fields, and exit"},
     {"--color", OPT_COLOR, optional_argument, "WHEN",
      "never, always or auto (default: on a tty);\n"
      "--color alone means always"},

@@ -1,4 +1,4 @@
-/* The directives: building blocking, entry, posts, nonblocking, ready,
+/* The directives: building blocking, entry, posts, passes, nonblocking, ready,
  * hint and allow rules from a line parse.c has read, and carrying out include:,
  * enable: and disable:.
  *
@@ -23,6 +23,8 @@ static const bwrl__key_spec entry_keys[] = {
     {"arg", 0},    {"on", 0},  {"field", 0}, {"setter", 0},
     {"object", 0}, {"api", 0}, {"kind", 0},  {NULL, 0}};
 static const bwrl__key_spec posts_keys[] = {{"from", 0}, {"api", 0}, {NULL, 0}};
+static const bwrl__key_spec passes_keys[] = {
+    {"arg", 0}, {"object", 0}, {"data", 0}, {"api", 0}, {NULL, 0}};
 static const bwrl__key_spec nonblock_keys[] = {
     {"fd", 0},    {"when", 1}, {"otherwise", 0}, {"path", 0},
     {"under", 0}, {"api", 0},  {NULL, 0}};
@@ -399,6 +401,42 @@ static void add_posts(bwrl__line *lc, const bwrl__subject *subj,
     push_rule(lc, posts, &tmp, sizeof(tmp));
 }
 
+/* passes:FN arg=C object=A data=D - FN calls its callback argument C with
+ * its argument A first and its argument D last; at least one of the two,
+ * neither the callback itself. */
+static void add_passes(bwrl__line *lc, const bwrl__subject *subj,
+                       unsigned kcol) {
+  char q[BWRL__QUOTE_BUF];
+  if (read_rule(lc, subj, 0, passes_keys, "passes"))
+    return;
+  const bwrl__field *arg = required(lc, subj, kcol, "arg", "passes");
+  bw_pass_rule tmp;
+  tmp.object = tmp.data = -1;
+  if (arg == NULL || index_field(lc, arg, "arg", &tmp.callback))
+    return;
+  const bwrl__field *object = bwrl__get_field(lc, "object");
+  const bwrl__field *data = bwrl__get_field(lc, "data");
+  if ((object && index_field(lc, object, "object", &tmp.object)) ||
+      (data && index_field(lc, data, "data", &tmp.data)))
+    return;
+  if (!object && !data) {
+    bwrl__fail(lc, kcol, "passes rule for '%s' needs 'object' or 'data'",
+               bwrl__quote(subj->text, subj->len, q));
+    return;
+  }
+  if (tmp.object == tmp.callback || tmp.data == tmp.callback) {
+    bwrl__fail(lc, (tmp.object == tmp.callback ? object : data)->column,
+               "'%s' is the callback argument %d itself",
+               tmp.object == tmp.callback ? "object" : "data", tmp.callback);
+    return;
+  }
+  bwrl__vec *passes = &lc->ld->rs->passes;
+  if (is_duplicate(lc, subj, passes, offsetof(bw_pass_rule, origin), "passes"))
+    return;
+  if (keep_names(lc, subj, &tmp.function, &tmp.api, &tmp.origin))
+    push_rule(lc, passes, &tmp, sizeof(tmp));
+}
+
 /* "path=N under=PREFIX" of a nonblocking rule into *rule: 0, or -1 after
  * reporting (one without the other, a bad index). */
 static int read_path(bwrl__line *lc, bw_nonblock_rule *rule) {
@@ -659,6 +697,7 @@ const bwrl__directive bwrl__directives[] = {
     {"blocking", "function name", add_blocking},
     {"entry", "function name", add_entry},
     {"posts", "function name", add_posts},
+    {"passes", "function name", add_passes},
     {"nonblocking", "function name", add_nonblock},
     {"ready", "function name", add_ready},
     {"hint", "category", add_hint},

@@ -38,6 +38,7 @@ static int load_begin(bwrl__load *ld, bw_rules *rs) {
   ld->old_entries = rs->entries.n;
   ld->old_allows = rs->allows.n;
   ld->old_posts = rs->posts.n;
+  ld->old_passes = rs->passes.n;
   ld->old_hints = rs->hints.n;
   ld->old_nonblocks = rs->nonblocks.n;
   ld->old_readies = rs->readies.n;
@@ -65,6 +66,7 @@ static void rollback(bwrl__load *ld) {
   truncate_vec(&rs->entries, ld->old_entries);
   truncate_vec(&rs->allows, ld->old_allows);
   truncate_vec(&rs->posts, ld->old_posts);
+  truncate_vec(&rs->passes, ld->old_passes);
   truncate_vec(&rs->hints, ld->old_hints);
   truncate_vec(&rs->nonblocks, ld->old_nonblocks);
   truncate_vec(&rs->readies, ld->old_readies);

@@ -254,7 +254,7 @@ static void parse_line(bwrl__line *lc) {
   if (d->word == NULL) {
     bwrl__fail(lc, kcol,
                "unknown rule kind '%s' (expected blocking, entry, posts, "
-               "nonblocking, ready, hint, allow, include, enable or "
+               "passes, nonblocking, ready, hint, allow, include, enable or "
                "disable)",
                bwrl__quote(lc->s + kstart, klen, q));
     return;

@@ -176,6 +176,7 @@ void bw_rules_free(bw_rules *rs) {
   free_vec_items(&rs->entries);
   free_vec_items(&rs->allows);
   free_vec_items(&rs->posts);
+  free_vec_items(&rs->passes);
   free_vec_items(&rs->hints);
   free_vec_items(&rs->nonblocks);
   free_vec_items(&rs->readies);
@@ -183,6 +184,7 @@ void bw_rules_free(bw_rules *rs) {
   bwrl__index_clear(&rs->nonblock_index);
   bwrl__index_clear(&rs->ready_index);
   bwrl__index_clear(&rs->post_index);
+  bwrl__index_clear(&rs->pass_index);
   bwrl__index_clear(&rs->entry_index);
   bwrl__index_clear(&rs->allow_index);
   bwrl__errors_free(rs);
@@ -197,7 +199,7 @@ static int has_glob(const char *pattern) {
 }
 
 typedef struct indexes {
-  bwrl__index blocking, entries, allows, posts, nonblocks, readies;
+  bwrl__index blocking, entries, allows, posts, passes, nonblocks, readies;
   size_t n_glob_allows;
 } indexes;
 
@@ -206,6 +208,7 @@ static void indexes_clear(indexes *ix) {
   bwrl__index_clear(&ix->entries);
   bwrl__index_clear(&ix->allows);
   bwrl__index_clear(&ix->posts);
+  bwrl__index_clear(&ix->passes);
   bwrl__index_clear(&ix->nonblocks);
   bwrl__index_clear(&ix->readies);
 }
@@ -224,6 +227,11 @@ static int build_indexes(const bw_rules *rs, indexes *ix) {
   for (size_t i = 0; i < rs->posts.n; i++) {
     bw_post_rule *rule = rs->posts.items[i];
     if (bwrl__index_put(&ix->posts, rule->function, rule))
+      return -ENOMEM;
+  }
+  for (size_t i = 0; i < rs->passes.n; i++) {
+    bw_pass_rule *rule = rs->passes.items[i];
+    if (bwrl__index_put(&ix->passes, rule->function, rule))
       return -ENOMEM;
   }
   for (size_t i = 0; i < rs->nonblocks.n; i++) {
@@ -259,12 +267,14 @@ int bwrl__rules_reindex(bw_rules *rs) {
   bwrl__index_clear(&rs->entry_index);
   bwrl__index_clear(&rs->allow_index);
   bwrl__index_clear(&rs->post_index);
+  bwrl__index_clear(&rs->pass_index);
   bwrl__index_clear(&rs->nonblock_index);
   bwrl__index_clear(&rs->ready_index);
   rs->blocking_index = ix.blocking;
   rs->nonblock_index = ix.nonblocks;
   rs->ready_index = ix.readies;
   rs->post_index = ix.posts;
+  rs->pass_index = ix.passes;
   rs->entry_index = ix.entries;
   rs->allow_index = ix.allows;
   rs->n_glob_allows = ix.n_glob_allows;
@@ -409,6 +419,13 @@ size_t bw_rules_ready_count(const bw_rules *rs) {
   return rs ? rs->readies.n : 0;
 }
 
+const bw_pass_rule *bw_rules_find_pass(const bw_rules *rs,
+                                       const char *function) {
+  if (rs == NULL || function == NULL)
+    return NULL;
+  return bwrl__index_get(&rs->pass_index, function);
+}
+
 const bw_ready_rule *bw_rules_ready_at(const bw_rules *rs, size_t i) {
   return rs && i < rs->readies.n ? rs->readies.items[i] : NULL;
 }
@@ -419,6 +436,14 @@ size_t bw_rules_post_count(const bw_rules *rs) {
 
 const bw_post_rule *bw_rules_post_at(const bw_rules *rs, size_t i) {
   return rs && i < rs->posts.n ? rs->posts.items[i] : NULL;
+}
+
+size_t bw_rules_pass_count(const bw_rules *rs) {
+  return rs ? rs->passes.n : 0;
+}
+
+const bw_pass_rule *bw_rules_pass_at(const bw_rules *rs, size_t i) {
+  return rs && i < rs->passes.n ? rs->passes.items[i] : NULL;
 }
 
 size_t bw_rules_hint_count(const bw_rules *rs) {

@@ -66,6 +66,7 @@ struct bw_rules {
   bwrl__vec entries;   /* bw_entry_rule * */
   bwrl__vec allows;    /* bw_allow_rule * */
   bwrl__vec posts;     /* bw_post_rule * */
+  bwrl__vec passes;    /* bw_pass_rule * */
   bwrl__vec hints;     /* bw_hint_rule *, few: searched in order */
   bwrl__vec nonblocks; /* bw_nonblock_rule * */
   bwrl__vec readies;   /* bw_ready_rule * */
@@ -73,6 +74,7 @@ struct bw_rules {
   bwrl__index entry_index;
   bwrl__index allow_index; /* allow rules without glob characters */
   bwrl__index post_index;
+  bwrl__index pass_index;
   bwrl__index nonblock_index;
   bwrl__index ready_index;
   size_t n_glob_allows; /* allow rules with glob characters */
@@ -100,8 +102,8 @@ typedef struct bwrl__load {
   bwrl__index new_blocking;
   bwrl__index new_entries;
   /* What to restore when the load fails. */
-  size_t old_blocking, old_entries, old_allows, old_posts, old_hints,
-      old_nonblocks, old_readies;
+  size_t old_blocking, old_entries, old_allows, old_posts, old_passes,
+      old_hints, old_nonblocks, old_readies;
   size_t *old_callbacks; /* n_callbacks of each old entry */
   unsigned char old_enabled[BW_CATEGORY_COUNT];
 } bwrl__load;

@@ -157,6 +157,51 @@ static void test_posts_is_parsed(void **state) {
   bw_rules_free(rs);
 }
 
+static void test_passes_is_parsed(void **state) {
+  (void)state;
+  bw_rules *rs = fresh();
+  assert_int_equal(load(rs, "passes:read_async arg=5 object=0 data=6\n"
+                            "passes: later arg=1 data=2 api=mine\n"),
+                   0);
+  assert_int_equal(bw_rules_pass_count(rs), 2);
+  const bw_pass_rule *p = bw_rules_find_pass(rs, "read_async");
+  assert_non_null(p);
+  assert_ptr_equal(p, bw_rules_pass_at(rs, 0));
+  assert_int_equal(p->callback, 5);
+  assert_int_equal(p->object, 0);
+  assert_int_equal(p->data, 6);
+  assert_string_equal(p->api, "t");
+  assert_int_equal(p->origin.line, 1);
+  p = bw_rules_find_pass(rs, "later");
+  assert_non_null(p);
+  assert_int_equal(p->object, -1);
+  assert_int_equal(p->data, 2);
+  assert_string_equal(p->api, "mine");
+  assert_null(bw_rules_pass_at(rs, 2));
+  assert_null(bw_rules_find_pass(NULL, "later"));
+  assert_null(bw_rules_find_post(rs, "later")); /* not an entry or a post */
+  assert_null(bw_rules_find_entry(rs, "later"));
+  bw_rules_free(rs);
+}
+
+static void test_err_passes_bad_lines(void **state) {
+  (void)state;
+  expect_error("passes:f object=0\n", "t.rules:1:1: error: missing required "
+                                      "key 'arg' in passes rule for 'f'");
+  expect_error("passes:f arg=1\n",
+               "t.rules:1:1: error: passes rule for 'f' needs 'object' or "
+               "'data'");
+  expect_error("passes:f arg=1 data=1\n",
+               "t.rules:1:21: error: 'data' is the callback argument 1 "
+               "itself");
+  expect_error("passes:f arg=1 data=x\n",
+               "t.rules:1:21: error: bad value 'x' for 'data' (expected 0 to "
+               "31)");
+  expect_error("passes:f arg=1 data=2\npasses:f arg=1 object=0\n",
+               "t.rules:2:8: error: duplicate passes rule for 'f' (first "
+               "defined at t.rules:1)");
+}
+
 static void test_err_posts_needs_from(void **state) {
   (void)state;
   expect_error("posts:kick api=x\n", "t.rules:1:1: error: missing required "
@@ -326,6 +371,8 @@ int main(void) {
       cmocka_unit_test(test_packs_mark_offload_pools_and_posts),
       cmocka_unit_test(test_hint_is_parsed),
       cmocka_unit_test(test_err_hint_unknown_category),
+      cmocka_unit_test(test_passes_is_parsed),
+      cmocka_unit_test(test_err_passes_bad_lines),
       cmocka_unit_test(test_err_hint_needs_api_and_hint),
       cmocka_unit_test(test_err_duplicate_hint_rolls_back),
       cmocka_unit_test(test_blockwatch_pack_hints_name_the_toolbox),

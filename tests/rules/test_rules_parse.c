@@ -369,9 +369,8 @@ static void test_cond_max_four(void **state) {
 static void test_err_unknown_kind(void **state) {
   expect_error(*state, "blockin:sleep category=sleep\n",
                "t.rules:1:1: error: unknown rule kind 'blockin' (expected "
-               "blocking, entry, posts, nonblocking, ready, hint, allow, "
-               "include, enable or "
-               "disable)");
+               "blocking, entry, posts, passes, nonblocking, ready, hint, "
+               "allow, include, enable or disable)");
 }
 
 static void test_err_missing_colon(void **state) {

@@ -264,6 +264,20 @@ typedef struct bw_post_rule {
   bw_rule_origin origin;
 } bw_post_rule;
 
+/* A function that calls the callback it takes as argument `callback` with
+ * its argument `object` as the callback's first parameter and its
+ * argument `data` as the last (-1: not said), as GIO's `*_async` calls do
+ * with a GAsyncReadyCallback: g_input_stream_read_async(stream, ..., cb,
+ * user_data) calls cb(stream, result, user_data). blockscan gives the
+ * callback's parameters what each such call passes (the objects' kinds,
+ * non-blocking states); it does not make FN an entry. */
+typedef struct bw_pass_rule {
+  const char *function; /* e.g. "g_input_stream_read_async" */
+  const char *api;
+  int callback, object, data;
+  bw_rule_origin origin;
+} bw_pass_rule;
+
 /* A function that makes a descriptor non-blocking, so that I/O on it later
  * does not wait (blockscan): fcntl(fd, F_SETFL, flags | O_NONBLOCK),
  * socket(..., SOCK_NONBLOCK, ...), a program's own setblocking(fd, 0).
@@ -414,6 +428,10 @@ const bw_entry_rule *bw_rules_find_entry(const bw_rules *rs,
 const bw_post_rule *bw_rules_find_post(const bw_rules *rs,
                                        const char *function);
 
+/* The passes rule for `function`, or NULL. */
+const bw_pass_rule *bw_rules_find_pass(const bw_rules *rs,
+                                       const char *function);
+
 /* The nonblocking rule for `function`, or NULL. */
 const bw_nonblock_rule *bw_rules_find_nonblock(const bw_rules *rs,
                                                const char *function);
@@ -463,6 +481,9 @@ const bw_entry_rule *bw_rules_entry_at(const bw_rules *rs, size_t i);
 
 size_t bw_rules_post_count(const bw_rules *rs);
 const bw_post_rule *bw_rules_post_at(const bw_rules *rs, size_t i);
+
+size_t bw_rules_pass_count(const bw_rules *rs);
+const bw_pass_rule *bw_rules_pass_at(const bw_rules *rs, size_t i);
 
 size_t bw_rules_nonblock_count(const bw_rules *rs);
 const bw_nonblock_rule *bw_rules_nonblock_at(const bw_rules *rs, size_t i);
