@@ -589,7 +589,7 @@ static void record_loop(visit_ctx *ctx, CXCursor loop) {
  * NULL). A NULL rhs is a write of another kind (`&to`, `to++`). */
 static void record_desc_store(visit_ctx *ctx, char *to, int local,
                               CXCursor rhs) {
-  CXCursor peeled = bwsc__peel(rhs);
+  CXCursor peeled = bwsc__peel_checked_casts(rhs);
   enum CXCursorKind kind = clang_getCursorKind(peeled);
   char *from = NULL;
   if (!to)
@@ -602,6 +602,8 @@ static void record_desc_store(visit_ctx *ctx, char *to, int local,
   }
   if (kind == CXCursor_DeclRefExpr || kind == CXCursor_MemberRefExpr)
     from = bwsc__desc_key(clang_getCursorReferenced(peeled));
+  if (!from && kind == CXCursor_DeclRefExpr && !clang_Cursor_isNull(rhs))
+    from = bwsc__desc_param_source(rhs, clang_getCursorReferenced(peeled));
   bwsc__tu_facts *facts = ctx->facts;
   bwsc__desc_flow *flow =
       BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);

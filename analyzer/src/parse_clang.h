@@ -52,6 +52,14 @@ char *bwsc__param_slot(CXCursor parm);
  * its own (`GSocket *`; and `GSource *`, for readiness sources): its USR,
  * or its parameter slot; else NULL. */
 char *bwsc__desc_key(CXCursor ref);
+/* The source of a store into an object pointer: the slot of parameter `ref`
+ * of another pointer type (`GOutputStream *out = user_data`, a gpointer or
+ * a GObject *), when `expr`, the stored value, is such an object pointer
+ * (owned); else NULL. */
+char *bwsc__desc_param_source(CXCursor expr, CXCursor ref);
+/* `expr` through GLib's checked casts (G_OUTPUT_STREAM(x),
+ * g_type_check_instance_cast): x, peeled; else `expr` peeled. */
+CXCursor bwsc__peel_checked_casts(CXCursor expr);
 
 /* `&v` of a struct variable: "&<USR of v>"; a variable of a pointer to a
  * struct (not an object or FILE pointer): "*<USR>"; else NULL

@@ -182,6 +182,31 @@ char *bwsc__desc_key(CXCursor ref) {
   return take_string(clang_getCursorUSR(ref));
 }
 
+char *bwsc__desc_param_source(CXCursor expr, CXCursor ref) {
+  if (clang_getCursorKind(ref) != CXCursor_ParmDecl ||
+      !is_object_pointer(clang_getCursorType(expr)) ||
+      clang_getCanonicalType(clang_getCursorType(ref)).kind != CXType_Pointer)
+    return NULL;
+  return bwsc__param_slot(ref);
+}
+
+CXCursor bwsc__peel_checked_casts(CXCursor expr) {
+  CXCursor e = bwsc__peel(expr);
+  for (int depth = 0; depth < 4; depth++) {
+    if (clang_getCursorKind(e) != CXCursor_CallExpr ||
+        clang_Cursor_getNumArguments(e) != 2)
+      break;
+    CXString name = clang_getCursorSpelling(clang_getCursorReferenced(e));
+    int cast =
+        strcmp(clang_getCString(name), "g_type_check_instance_cast") == 0;
+    clang_disposeString(name);
+    if (!cast)
+      break;
+    e = bwsc__peel(clang_Cursor_getArgument(e, 0));
+  }
+  return e;
+}
+
 /* Offset of a location in its file (spelling: the operator is written
  * in the file, not in a macro, or it has no token of its own). */
 static unsigned offset_of(CXSourceLocation loc) {
