@@ -120,6 +120,11 @@ typedef struct only_set {
   size_t count;
 } only_set;
 
+typedef struct kept_entry {
+  const char *usr, *from, *also;
+  int param;
+} kept_entry;
+
 typedef struct analysis {
   bwsc__program *prog;
   const bw_rules *rules;
@@ -157,6 +162,10 @@ typedef struct analysis {
   size_t nprobe, capprobe;
   made_by_set made_by[MAX_MADE_BY];
   size_t nmade_by;
+  /* What registrations pass their callbacks' user data and first
+   * parameters (find_entered), for the made-by sets too. */
+  kept_entry *kept;
+  size_t nkept, capkept;
 } analysis;
 
 void bwsc__stable_name(const bwsc__node *node, char *buf, size_t size) {
@@ -456,8 +465,9 @@ static const char *only_keyed_arg(const bwsc__call_fact *call, size_t skip) {
 }
 
 /* The one argument of `call` but `skip` that is a struct pointer
- * variable ("*<USR>", bwsc__arg_desc.points), or NULL. */
-static const char *only_pointer_arg(const bwsc__call_fact *call, size_t skip) {
+ * variable ("*<USR>", bwsc__arg_desc.points), or NULL; *at: its index. */
+static const char *only_pointer_arg(const bwsc__call_fact *call, size_t skip,
+                                    size_t *at) {
   const char *found = NULL;
   for (size_t a = 0; call->descs && a < call->nargs; a++) {
     const char *points = a == skip ? NULL : call->descs[a].points;
@@ -466,8 +476,26 @@ static const char *only_pointer_arg(const bwsc__call_fact *call, size_t skip) {
     if (found)
       return NULL;
     found = points;
+    *at = a;
   }
   return found;
+}
+
+/* What argument `a` of `call` hands a callback: its struct pointer key
+ * ("*<USR>") with *also its own key, or its own key (*also NULL); NULL
+ * when it is neither. */
+static const char *handed(const bwsc__call_fact *call, int a,
+                          const char **also) {
+  *also = NULL;
+  if (a < 0 || (size_t)a >= call->nargs || !call->descs)
+    return NULL;
+  const char *points = call->descs[a].points;
+  const char *key = bwsc__nonblock_arg(call, (size_t)a);
+  if (points && points[0] == '*') {
+    *also = key;
+    return points;
+  }
+  return key;
 }
 
 /* The objects the readiness hand-off `way` of `call` watches, into
@@ -507,24 +535,69 @@ static int watched_by(analysis *an, const bwsc__call_fact *call,
 typedef struct registered {
   size_t calls, last_call;
   int ready;
-  int watched_known, data_known;
+  int watched_known, data_known, object_known;
   size_t first;
 } registered;
 
+/* What a registration passes: the watched object, the user data (last
+ * parameter), or the object a passes: rule hands as first parameter. */
+enum { PASS_WATCHED, PASS_DATA, PASS_OBJECT };
+
 typedef struct pending_entry {
-  int param;
-  const char *from;
+  int param, what;
+  const char *from, *also;
   size_t next; /* 1 + the callback's next entry, 0: none */
 } pending_entry;
 
+static void push_pending(pending_entry **entries, size_t *n, size_t *cap,
+                         registered *r, int param, int what, const char *from,
+                         const char *also) {
+  pending_entry *e = BWSC__PUSH(*entries, *n, *cap);
+  e->param = param;
+  e->what = what;
+  e->from = from;
+  e->also = also;
+  e->next = r->first;
+  r->first = *n;
+}
+
+/* The callback `usr`'s entry in regs (made on first sight). */
+static registered *registered_of(bwsc__strmap *index, registered **regs,
+                                 size_t *nregs, size_t *capregs,
+                                 const char *usr) {
+  size_t at = 0;
+  if (!bwsc__strmap_get(index, usr, &at)) {
+    registered *r = BWSC__PUSH(*regs, *nregs, *capregs);
+    memset(r, 0, sizeof(*r));
+    r->ready = -1;
+    r->watched_known = r->data_known = r->object_known = 1;
+    r->last_call = SIZE_MAX;
+    at = *nregs;
+    bwsc__strmap_put(index, usr, at);
+  }
+  return &(*regs)[at - 1];
+}
+
+/* Its facts' parameter count for the function `usr`, or -1. */
+static int params_of(const bwsc__program *prog, const char *usr) {
+  const bwsc__node *node = bwsc__program_node(prog, usr);
+  const bwsc__func_fact *fact =
+      node ? (node->def ? node->def : node->decl) : NULL;
+  return fact ? fact->nparams : -1;
+}
+
 /* A callback every code use of which is a registration by a rules entry
- * or setter (not a program's wrapper, which may call it too) receives
- * what those registrations pass it (bwsc__nonblock_enter): the objects
- * its readiness sources watch, as its ready parameter, when every
- * registration is a readiness one for that parameter; and as its last
- * parameter, the user data of callback APIs (GLib's, libevent's,
- * pthread_create's), each registration's one struct pointer argument, when
- * every registration has one. */
+ * or setter (not a program's wrapper, which may call it too) or by a
+ * passes: call receives what those registrations pass it
+ * (bwsc__nonblock_enter): the objects its readiness sources watch, as its
+ * ready parameter, when every registration is a readiness one for that
+ * parameter; as its last parameter, the user data of callback APIs
+ * (GLib's, libevent's, pthread_create's), each registration's one struct
+ * pointer argument (an entry's) or data argument (a passes: call's), and
+ * the argument's own key, when every registration has one; and as its
+ * first, a passes: call's object argument, when every registration is
+ * such a call. All but the watched objects also go to the made-by sets
+ * (an->kept). */
 static void find_entered(analysis *an) {
   bwsc__program *prog = an->prog;
   bwsc__strmap index; /* usr -> 1 + index in regs */
@@ -538,6 +611,36 @@ static void find_entered(analysis *an) {
     const bwsc__node *callee = NULL;
     handoff ways[MAX_HANDOFFS];
     size_t nways = call_handoffs(an, call, &callee, ways);
+    const bw_pass_rule *pass =
+        callee ? bw_rules_find_pass(an->rules, callee->name) : NULL;
+    if (pass && (size_t)pass->callback < call->nargs &&
+        call->args[pass->callback].kind == BWSC__VAL_FUNC) {
+      /* g_input_stream_read_async(stream, ..., cb, data): cb(stream, ...,
+       * data), whatever else the function's body (a wrapper) does */
+      const char *usr = call->args[pass->callback].ref;
+      registered *r = registered_of(&index, &regs, &nregs, &capregs, usr);
+      if (r->last_call == i)
+        continue;
+      r->last_call = i;
+      r->calls++;
+      r->watched_known = 0;
+      int nparams = params_of(prog, usr);
+      const char *also = NULL;
+      const char *from =
+          nparams >= 2 ? handed(call, pass->object, &also) : NULL;
+      if (from)
+        push_pending(&entries, &nentries, &capentries, r, 0, PASS_OBJECT, from,
+                     also);
+      else
+        r->object_known = 0;
+      from = nparams >= 2 ? handed(call, pass->data, &also) : NULL;
+      if (from)
+        push_pending(&entries, &nentries, &capentries, r, nparams - 1,
+                     PASS_DATA, from, also);
+      else
+        r->data_known = 0;
+      continue;
+    }
     if (nways && !is_rules_entry(an, callee) &&
         !an->nr[node_index(an, callee)].is_setter)
       continue;
@@ -547,48 +650,30 @@ static void find_entered(analysis *an) {
           call->args[ways[w].arg].kind != BWSC__VAL_FUNC)
         continue;
       const char *usr = call->args[ways[w].arg].ref;
-      size_t at = 0;
-      if (!bwsc__strmap_get(&index, usr, &at)) {
-        registered *r = BWSC__PUSH(regs, nregs, capregs);
-        memset(r, 0, sizeof(*r));
-        r->ready = -1;
-        r->watched_known = r->data_known = 1;
-        r->last_call = SIZE_MAX;
-        at = nregs;
-        bwsc__strmap_put(&index, usr, at);
-      }
-      registered *r = &regs[at - 1];
+      registered *r = registered_of(&index, &regs, &nregs, &capregs, usr);
       if (r->last_call == i)
         continue; /* the same registration as an entry and as a setter */
       r->last_call = i;
       r->calls++;
+      r->object_known = 0; /* what an entry passes first is not said */
       const char *watched[MAX_WATCHED];
       int nwatched =
           watched_by(an, call, callee, &ways[w], watched, MAX_WATCHED);
       if (nwatched < 0 || (r->ready >= 0 && r->ready != ways[w].ready))
         r->watched_known = 0;
       r->ready = ways[w].ready;
-      for (int k = 0; k < nwatched; k++) {
-        pending_entry *e = BWSC__PUSH(entries, nentries, capentries);
-        e->param = ways[w].ready;
-        e->from = watched[k];
-        e->next = r->first;
-        r->first = nentries;
-      }
-      const bwsc__node *node = bwsc__program_node(prog, usr);
-      const bwsc__func_fact *fact =
-          node ? (node->def ? node->def : node->decl) : NULL;
-      const char *data = only_pointer_arg(call, (size_t)ways[w].arg);
-      if (!data || !fact || fact->nparams < 1 ||
-          fact->nparams - 1 == ways[w].ready) {
+      for (int k = 0; k < nwatched; k++)
+        push_pending(&entries, &nentries, &capentries, r, ways[w].ready,
+                     PASS_WATCHED, watched[k], NULL);
+      int nparams = params_of(prog, usr);
+      size_t data_at = 0;
+      const char *data = only_pointer_arg(call, (size_t)ways[w].arg, &data_at);
+      if (!data || nparams < 1 || nparams - 1 == ways[w].ready) {
         r->data_known = 0;
         continue;
       }
-      pending_entry *e = BWSC__PUSH(entries, nentries, capentries);
-      e->param = fact->nparams - 1;
-      e->from = data;
-      e->next = r->first;
-      r->first = nentries;
+      push_pending(&entries, &nentries, &capentries, r, nparams - 1, PASS_DATA,
+                   data, bwsc__nonblock_arg(call, data_at));
     }
   }
   for (size_t k = 0; k < index.cap; k++) {
@@ -598,9 +683,19 @@ static void find_entered(analysis *an) {
       continue;
     for (size_t e = r->first; e; e = entries[e - 1].next) {
       const pending_entry *p = &entries[e - 1];
-      int is_watched = p->param == r->ready;
-      if (is_watched ? r->watched_known : r->data_known)
-        bwsc__nonblock_enter(&an->nonblock, usr, p->param, p->from);
+      int known = p->what == PASS_WATCHED ? r->watched_known
+                  : p->what == PASS_DATA  ? r->data_known
+                                          : r->object_known;
+      if (!known)
+        continue;
+      bwsc__nonblock_enter(&an->nonblock, usr, p->param, p->from, p->also);
+      if (p->what == PASS_WATCHED)
+        continue; /* a socket being watched: not what a maker made */
+      kept_entry *kept = BWSC__PUSH(an->kept, an->nkept, an->capkept);
+      kept->usr = usr;
+      kept->param = p->param;
+      kept->from = p->from;
+      kept->also = p->also;
     }
   }
   free(entries);
@@ -807,7 +902,11 @@ static const bwsc__nonblock *made_by(analysis *an, const char *makers) {
   free(text);
   k->makers = makers;
   memset(&k->set, 0, sizeof(k->set));
-  bwsc__nonblock_build(&k->set, an->prog, k->rules);
+  bwsc__nonblock_init(&k->set, an->prog, k->rules);
+  for (size_t i = 0; i < an->nkept; i++)
+    bwsc__nonblock_enter(&k->set, an->kept[i].usr, an->kept[i].param,
+                         an->kept[i].from, an->kept[i].also);
+  bwsc__nonblock_grow(&k->set);
   bwsc__nonblock_shrink(&k->set); /* only has() is asked of it */
   return &an->made_by[an->nmade_by++].set;
 }
@@ -1680,5 +1779,6 @@ size_t bwsc__analyze(bwsc__program *prog, const bw_rules *rules,
     bwsc__nonblock_free(&an.made_by[i].set);
     bw_rules_free(an.made_by[i].rules);
   }
+  free(an.kept);
   return nroots;
 }

@@ -504,9 +504,11 @@ static void find_stores(bwsc__nonblock *nb, const bwsc__program *prog) {
   for (size_t k = 0; k < nb->entered.cap; k++) {
     const char *to = nb->entered.keys[k];
     for (size_t e = to ? nb->entered.values[k] : 0; e;
-         e = nb->entries[e - 1].next)
-      if (!is_pointer_key(nb->entries[e - 1].from))
-        add_store(nb, to, nb->entries[e - 1].from, NULL);
+         e = nb->entries[e - 1].next) {
+      const char *from = nb->entries[e - 1].from;
+      add_store(nb, to, is_pointer_key(from) ? nb->entries[e - 1].also : from,
+                NULL);
+    }
   }
   bwsc__strmap_free(&read);
   add_field_stores(nb, prog);
@@ -603,13 +605,14 @@ void bwsc__nonblock_init(bwsc__nonblock *nb, const bwsc__program *prog,
 }
 
 void bwsc__nonblock_enter(bwsc__nonblock *nb, const char *usr, int param,
-                          const char *from) {
+                          const char *from, const char *also) {
   const char *key = own(nb, bwsc__xasprintf("%s#%d", usr, param));
   size_t first = 0;
   bwsc__strmap_get(&nb->entered, key, &first);
   struct bwsc__nonblock_entry *entry =
       BWSC__PUSH(nb->entries, nb->nentries, nb->capentries);
   entry->from = from;
+  entry->also = also;
   entry->next = first;
   bwsc__strmap_put(&nb->entered, key, nb->nentries);
 }

@@ -77,6 +77,7 @@ typedef struct bwsc__nonblock {
   bwsc__strmap entered;
   struct bwsc__nonblock_entry {
     const char *from;
+    const char *also; /* with a pointer key `from`: the argument's own key */
     size_t next;
   } * entries;
   size_t nentries, capentries;
@@ -102,9 +103,12 @@ void bwsc__nonblock_init(bwsc__nonblock *nb, const bwsc__program *prog,
  * "*<USR>", a registration's user data, whose fields the parameter's
  * fields then hold: see bwsc__arg_desc.via); NULL: something unknown. The
  * parameter then holds what those registrations and the function's direct
- * calls pass, rather than anything (an address taken). */
+ * calls pass, rather than anything (an address taken). With a pointer key,
+ * `also` is the argument's own key (the object itself: a stream handed
+ * on as user data), or NULL: the parameter then holds anything, its
+ * fields what `from`'s do. */
 void bwsc__nonblock_enter(bwsc__nonblock *nb, const char *usr, int param,
-                          const char *from);
+                          const char *from, const char *also);
 
 /* Grows the set to its fixpoint (see nonblock.c). */
 void bwsc__nonblock_grow(bwsc__nonblock *nb);

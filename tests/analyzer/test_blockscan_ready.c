@@ -12,8 +12,10 @@
  * and a field read through a callback's user data that its registering
  * function set to a non-blocking socket (guserdata.c); memory streams, which
  * never wait, also behind an equality guard (gstream.c); the closes of streams
- * on a descriptor, through fields GLib clears (gunix.c); and --list-rules shows
- * the ready: rules of each shape.
+ * on a descriptor, through fields GLib clears (gunix.c), and through the
+ * user data and source object GIO's *_async calls hand their callbacks
+ * (gasync.c); and --list-rules shows the ready: rules of each shape and the
+ * pack's passes: rules.
  *
  * Invariant: the fixtures say what they expect on the line itself (see
  * marked.h): "expect" must be a warning, "not reported" must not.
@@ -140,6 +142,19 @@ static void test_descriptor_streams_close_without_waiting(void **state) {
   assert_int_equal(status, 1);
 }
 
+/* A close of a stream made by the made-by condition's constructor, in a
+ * GAsyncReadyCallback that the *_async calls' passes: rules hand it to,
+ * as user data and as the source object; not when a registration hands
+ * a stream made otherwise, nor when the callback is also kept. */
+static void test_async_callbacks_get_their_calls_streams(void **state) {
+  (void)state;
+  const char *files[] = {"gasync.c", NULL};
+  int status;
+  assert_int_equal(
+      marked_mismatches(BLOCKSCAN_EXE, READY, files, NULL, &status), 0);
+  assert_int_equal(status, 1);
+}
+
 static void test_list_rules_shows_ready_rules(void **state) {
   (void)state;
   const char *argv[] = {BLOCKSCAN_EXE, "--rules", "own.rules", "--list-rules",
@@ -155,6 +170,7 @@ static void test_list_rules_shows_ready_rules(void **state) {
       "ready g_task_attach_source source=1 (glib)\n",
       "ready my_fd_source_new param=0 source=result (own)\n",
       "ready g_pollable_output_stream_is_writable test=0 for=write (glib)\n",
+      "passes g_input_stream_read_async arg=5 object=0 data=6 (glib)\n",
       NULL,
   };
   for (size_t i = 0; lines[i]; i++)
@@ -176,6 +192,7 @@ int main(void) {
       cmocka_unit_test(test_calls_right_after_a_readiness_test),
       cmocka_unit_test(test_memory_streams_never_wait),
       cmocka_unit_test(test_descriptor_streams_close_without_waiting),
+      cmocka_unit_test(test_async_callbacks_get_their_calls_streams),
       cmocka_unit_test(test_list_rules_shows_ready_rules),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
