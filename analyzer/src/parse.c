@@ -583,6 +583,15 @@ static void record_loop(visit_ctx *ctx, CXCursor loop) {
   }
 }
 
+/* A new store in the desc flows (zeroed by BWSC__PUSH), owning `to`. */
+static bwsc__desc_flow *push_desc_flow(visit_ctx *ctx, char *to) {
+  bwsc__tu_facts *facts = ctx->facts;
+  bwsc__desc_flow *flow =
+      BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
+  flow->to = to;
+  return flow;
+}
+
 /* Integer slot `to` (owned; `local` as bwsc__desc_flow says) takes the
  * value of `rhs`: a call's result (the call is visited next, see
  * record_call), another integer slot, a constant, or something else (from
@@ -604,11 +613,7 @@ static void record_desc_store(visit_ctx *ctx, char *to, int local,
     from = bwsc__desc_key(clang_getCursorReferenced(peeled));
   if (!from && kind == CXCursor_DeclRefExpr && !clang_Cursor_isNull(rhs))
     from = bwsc__desc_param_source(rhs, clang_getCursorReferenced(peeled));
-  bwsc__tu_facts *facts = ctx->facts;
-  bwsc__desc_flow *flow =
-      BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
-  memset(flow, 0, sizeof(*flow));
-  flow->to = to;
+  bwsc__desc_flow *flow = push_desc_flow(ctx, to);
   flow->from = from;
   flow->alt = from ? bwsc__reaching_key(ctx->tu, ctx->func, rhs, peeled) : NULL;
   flow->local = local;
@@ -631,12 +636,7 @@ static void record_via_store(visit_ctx *ctx, CXCursor lhs, const char *key,
     record_desc_store(ctx, via, 0, rhs);
     return;
   }
-  bwsc__tu_facts *facts = ctx->facts;
-  bwsc__desc_flow *flow =
-      BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
-  memset(flow, 0, sizeof(*flow));
-  flow->to = via;
-  flow->addr = addr;
+  push_desc_flow(ctx, via)->addr = addr;
 }
 
 /* The "&<USR>" key of `&v` for a struct variable v (owned), else the key
@@ -653,10 +653,7 @@ static char *address_key(CXCursor expr) {
 /* A local store into a struct's field or a struct pointer (owning `to`
  * and `from`), in the desc flows the field conditions read. */
 static bwsc__desc_flow *push_struct_flow(visit_ctx *ctx, char *to, char *from) {
-  bwsc__tu_facts *facts = ctx->facts;
-  bwsc__desc_flow *flow =
-      BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
-  flow->to = to;
+  bwsc__desc_flow *flow = push_desc_flow(ctx, to);
   flow->from = from;
   flow->local = 1;
   return flow;
@@ -699,12 +696,7 @@ static void record_field_written(visit_ctx *ctx, CXCursor op) {
   char *to = bwsc__var_field_key(bwsc__strip_casts(pick.first));
   if (!to)
     return;
-  bwsc__tu_facts *facts = ctx->facts;
-  bwsc__desc_flow *flow =
-      BWSC__PUSH(facts->desc_flows, facts->ndesc_flows, facts->capdesc_flows);
-  memset(flow, 0, sizeof(*flow));
-  flow->to = to;
-  flow->local = 1;
+  push_desc_flow(ctx, to)->local = 1;
 }
 
 static void record_var_init(visit_ctx *ctx, CXCursor var) {
