@@ -48,6 +48,7 @@ void bwsc__call_free(const bwsc__tu_facts *facts, bwsc__call_fact *call) {
   free(call->descs);
   free(call->tests);
   drop(facts, call->result);
+  drop(facts, call->cancelled);
   memset(call, 0, sizeof(*call));
 }
 
@@ -151,6 +152,7 @@ void bwsc__facts_intern(bwsc__tu_facts *facts) {
       share(&call->descs[a].via);
     }
     share(&call->result);
+    share(&call->cancelled);
   }
   for (size_t i = 0; i < facts->ndesc_flows; i++) {
     share(&facts->desc_flows[i].to);

@@ -184,6 +184,12 @@ typedef struct bwsc__call_fact {
   /* The parameter tests its branches pass (bwsc__param_test), owned. */
   bwsc__param_test *tests;
   size_t ntests;
+  /* A call given `&v` of a local struct variable v (a registration's user
+   * data): the fields of v that hold, at the call, a `GCancellable *`
+   * that g_cancellable_cancel cancelled in an earlier statement of the
+   * call's block (parse_cancel.c), as their keys (USRs) joined by ' ';
+   * NULL: none. */
+  char *cancelled;
 } bwsc__call_fact;
 
 /* `slot` may hold `value` (a FUNC or another SLOT): an initialiser, an

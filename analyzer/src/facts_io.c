@@ -27,7 +27,7 @@ _Static_assert(sizeof(bwsc__func_fact) == 40, "bwsc__func_fact changed");
 _Static_assert(sizeof(bwsc__value) == 40, "bwsc__value changed");
 _Static_assert(sizeof(bwsc__arg_desc) == 72, "bwsc__arg_desc changed");
 _Static_assert(sizeof(bwsc__arg_flags) == 40, "bwsc__arg_flags changed");
-_Static_assert(sizeof(bwsc__call_fact) == 136, "bwsc__call_fact changed");
+_Static_assert(sizeof(bwsc__call_fact) == 144, "bwsc__call_fact changed");
 _Static_assert(sizeof(bwsc__param_test) == 24, "bwsc__param_test changed");
 _Static_assert(sizeof(bwsc__flow_fact) == 64, "bwsc__flow_fact changed");
 _Static_assert(sizeof(bwsc__desc_flow) == 48, "bwsc__desc_flow changed");
@@ -191,6 +191,7 @@ static void put_call(encoder *enc, const bwsc__call_fact *call) {
     put_i(&enc->body, call->tests[t].value);
     put_i(&enc->body, call->tests[t].width);
   }
+  put_str(enc, call->cancelled);
 }
 
 static void encode_facts(encoder *enc, const bwsc__tu_facts *facts) {
@@ -440,6 +441,7 @@ static void get_call(decoder *dec, bwsc__call_fact *call) {
                      ? BWSC__TEST_SOME_BITS
                      : (int)kind;
   }
+  call->cancelled = get_str(dec);
 }
 
 /* Allocates `count` zeroed elements for one of the facts' arrays. */

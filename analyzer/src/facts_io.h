@@ -19,7 +19,7 @@
 #include <stdint.h>
 
 /* Bumped whenever the payload's layout or meaning changes. */
-#define BWSC__FACTS_FORMAT 14
+#define BWSC__FACTS_FORMAT 15
 
 /* A file the TU read (the main file or a header) and the FNV-1a hash of
  * its content when it was parsed. */

@@ -62,7 +62,9 @@ typedef struct visit_ctx {
   int ntest_regions;                               /* in the current function */
   bwsc__ready_test readies[BWSC__READY_MAX_TESTS]; /* parse_ready.h */
   int nreadies;                                    /* in the function */
-  char **scanned_keys;                             /* owned keys of `scanned` */
+  int cancels;         /* the function calls g_cancellable_cancel: 0 not asked,
+                          1 no, 2 yes (parse_cancel.c) */
+  char **scanned_keys; /* owned keys of `scanned` */
   size_t nscanned, capscanned;
 } visit_ctx;
 
@@ -503,6 +505,22 @@ static void record_test_regions(visit_ctx *ctx, CXCursor if_stmt) {
       ctx->test_regions[ctx->ntest_regions++] = regions[i];
 }
 
+/* A call given `&v` of a struct variable (bwsc__arg_desc.points "&..."),
+ * in a function that cancels a cancellable: the fields of v holding one
+ * it cancelled before (bwsc__call_fact.cancelled). */
+static void record_cancelled(visit_ctx *ctx, CXCursor call,
+                             bwsc__call_fact *fact) {
+  int addr = 0;
+  for (size_t i = 0; fact->descs && i < fact->nargs; i++)
+    addr |= fact->descs[i].points && fact->descs[i].points[0] == '&';
+  if (!addr)
+    return;
+  if (!ctx->cancels)
+    ctx->cancels = bwsc__calls_cancel(ctx->func) ? 2 : 1;
+  if (ctx->cancels == 2)
+    fact->cancelled = bwsc__cancelled_fields(ctx->func, call);
+}
+
 static void record_call(visit_ctx *ctx, CXCursor call) {
   /* Calls outside a body (sizeof(f()) at file scope) never run. */
   if (!ctx->func_usr)
@@ -561,6 +579,7 @@ static void record_call(visit_ctx *ctx, CXCursor call) {
     }
     fact->self = is_own_object(ctx, clang_Cursor_getArgument(call, 0));
   }
+  record_cancelled(ctx, call, fact);
 }
 
 /* A polling loop: record_call marks its body call; an empty one is a fact. */
@@ -983,6 +1002,7 @@ static enum CXChildVisitResult top_visitor(CXCursor cursor, CXCursor parent,
       ctx->func = cursor;
       ctx->nforks = 0;
       ctx->ntest_regions = 0;
+      ctx->cancels = 0;
       drop_guards(ctx);
       bwsc__ready_drop(ctx->readies, &ctx->nreadies);
     }

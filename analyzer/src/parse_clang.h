@@ -61,6 +61,28 @@ char *bwsc__desc_param_source(CXCursor expr, CXCursor ref);
  * g_type_check_instance_cast): x, peeled; else `expr` peeled. */
 CXCursor bwsc__peel_checked_casts(CXCursor expr);
 
+/* `&x`, `x++`, `--x`: a unary operator that may change its operand. */
+int bwsc__unary_writes(CXTranslationUnit tu, CXCursor op);
+
+/* A `GCancellable *` (its slots have descriptor keys too: a condition
+ * `is cancelled` reads a field of one through a pointer). */
+int bwsc__is_cancellable(CXType type);
+
+/* The statements of the innermost block of `body` that holds `use`, into
+ * *stmts (owned by the caller, free it also when 0 is returned), and in
+ * *index the one holding it: how many, or 0 when none does. */
+size_t bwsc__block_stmts(CXCursor body, CXCursor use, CXCursor **stmts,
+                         size_t *index);
+
+/* `call`'s one argument `&v` of a local struct variable v: the keys of
+ * v's fields that hold, when the call runs, a `GCancellable *`
+ * g_cancellable_cancel cancelled in an earlier statement of the call's
+ * block, joined by ' ' (owned); NULL for none (parse_cancel.c). */
+char *bwsc__cancelled_fields(CXCursor func, CXCursor call);
+
+/* 1 when the body of `func` calls g_cancellable_cancel. */
+int bwsc__calls_cancel(CXCursor func);
+
 /* `&v` of a struct variable: "&<USR of v>"; a variable of a pointer to a
  * struct (not an object or FILE pointer): "*<USR>"; else NULL
  * (bwsc__arg_desc.points). */

@@ -154,6 +154,13 @@ static int is_object_pointer(CXType type) {
   return object;
 }
 
+int bwsc__is_cancellable(CXType type) {
+  char *name = pointee_name(type);
+  int cancellable = name && !strcmp(name, "struct _GCancellable");
+  free(name);
+  return cancellable;
+}
+
 int bwsc__desc_key_is_int(CXCursor ref) {
   enum CXCursorKind kind = clang_getCursorKind(ref);
   return (kind == CXCursor_VarDecl || kind == CXCursor_FieldDecl ||
@@ -175,7 +182,8 @@ char *bwsc__desc_key(CXCursor ref) {
       kind != CXCursor_ParmDecl)
     return NULL;
   CXType type = clang_getCursorType(ref);
-  if (!is_integer(type) && !is_file_pointer(type) && !is_object_pointer(type))
+  if (!is_integer(type) && !is_file_pointer(type) && !is_object_pointer(type) &&
+      !bwsc__is_cancellable(type))
     return NULL;
   if (kind == CXCursor_ParmDecl)
     return bwsc__param_slot(ref);
@@ -773,6 +781,18 @@ static enum CXChildVisitResult block_visitor(CXCursor cursor, CXCursor parent,
   return CXChildVisit_Recurse;
 }
 
+size_t bwsc__block_stmts(CXCursor body, CXCursor use, CXCursor **stmts,
+                         size_t *index) {
+  block_find find;
+  memset(&find, 0, sizeof(find));
+  unsigned end;
+  offsets_of(use, &find.at, &end);
+  clang_visitChildren(body, block_visitor, &find);
+  *stmts = find.stmts;
+  *index = find.index;
+  return find.found ? find.nstmts : 0;
+}
+
 /* Whether a statement may write variable `var` or be jumped into; with
  * `strict`, whether it names `var` at all (a call given a buffer may
  * write into it). */
@@ -799,6 +819,10 @@ static int unary_writes(CXTranslationUnit tu, CXCursor op) {
   edge_token(tu, op, 1, last, sizeof(last));
   return !strcmp(first, "&") || !strcmp(first, "++") || !strcmp(first, "--") ||
          !strcmp(last, "++") || !strcmp(last, "--");
+}
+
+int bwsc__unary_writes(CXTranslationUnit tu, CXCursor op) {
+  return unary_writes(tu, op);
 }
 
 static enum CXChildVisitResult write_visitor(CXCursor cursor, CXCursor parent,

@@ -56,6 +56,7 @@ static void sample(bwsc__tu_facts *tu) {
   c->tests = bwsc__xcalloc(2, sizeof(bwsc__param_test));
   c->tests[0] = (bwsc__param_test){2, BWSC__TEST_SOME_BITS, 8, 32};
   c->tests[1] = (bwsc__param_test){63, BWSC__TEST_NE, -5, -64};
+  c->cancelled = bwsc__xstrdup("c:@S@data@FI@c c:@S@data@FI@d");
   bwsc__flow_fact *fl = BWSC__PUSH(tu->flows, tu->nflows, tu->capflows);
   fl->slot = bwsc__xstrdup("c:@S@ops@FI@run");
   fl->value = (bwsc__value){BWSC__VAL_FUNC, bwsc__xstrdup("c:@F@cb"),
@@ -108,6 +109,7 @@ static void test_round_trip_keeps_every_field(void **state) {
   assert_int_equal(back.calls[0].descs[0].mask, 0x40);
   assert_string_equal(back.calls[0].descs[0].text, "/proc/%lld/cmdline");
   assert_null(back.calls[0].descs[0].via);
+  assert_string_equal(back.calls[0].cancelled, "c:@S@data@FI@c c:@S@data@FI@d");
   assert_string_equal(back.calls[0].descs[1].via,
                       "*c:@F@work@data->c:@S@conn@FI@fd");
   assert_int_equal(back.calls[0].descs[1].bits, 04000);
