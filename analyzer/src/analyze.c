@@ -38,6 +38,7 @@
  */
 #include "analyze.h"
 
+#include "cancelled.h"
 #include "nonblock.h"
 #include "vtables.h"
 
@@ -166,6 +167,7 @@ typedef struct analysis {
    * parameters (find_entered), for the made-by sets too. */
   kept_entry *kept;
   size_t nkept, capkept;
+  bwsc__cancelled cancelled; /* `is cancelled` (cancelled.h) */
 } analysis;
 
 void bwsc__stable_name(const bwsc__node *node, char *buf, size_t size) {
@@ -1010,6 +1012,9 @@ static int cond_holds(analysis *an, const bw_rule_cond *cond,
     desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
     return set && bwsc__nonblock_has(set, desc);
   }
+  case BW_COND_CANCELLED: /* cancelled before its callback's registrations */
+    return bwsc__cancelled_arg(&an->cancelled, &an->nonblock, an->prog,
+                               an->rules, call, a);
   case BW_COND_NONBLOCKING_FILE: /* a FILE the set holds: opened on /proc */
     desc = bwsc__nonblock_arg(call, (size_t)cond->arg);
     return bwsc__nonblock_has(&an->nonblock, desc);

@@ -326,6 +326,8 @@ static int parse_condition(bwrl__line *lc, const bwrl__field *f,
     cond->kind = BW_COND_ZERO_TIMEOUT;
   else if (strcmp(tok[2], "ready") == 0)
     cond->kind = BW_COND_READY;
+  else if (strcmp(tok[2], "cancelled") == 0)
+    cond->kind = BW_COND_CANCELLED;
   else {
     cond->kind = BW_COND_EQUALS;
     return parse_constant(lc, f, buf, tok[2], cond);

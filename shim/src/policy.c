@@ -95,6 +95,7 @@ static int cond_holds(const bw_rule_cond *c, const uint64_t *av, size_t n) {
     return v && !bwsh__fd_blocking(fileno_unlocked((FILE *)(uintptr_t)v));
   case BW_COND_PATH_UNDER: /* a path's text: not read, the call counts */
   case BW_COND_MADE_BY:    /* who made an object: not known, it counts */
+  case BW_COND_CANCELLED:  /* a cancellable's history: not known */
   case BW_COND_NONBLOCKING_OBJECT:
   case BW_COND_READY:
   case BW_COND_HAS_ROOM:

@@ -10,7 +10,9 @@
  * after a readiness test (gpoll.c); a readiness callback's parameter
  * when every registration watches a non-blocking socket (gwatched.c),
  * and a field read through a callback's user data that its registering
- * function set to a non-blocking socket (guserdata.c); memory streams, which
+ * function set to a non-blocking socket (guserdata.c), and a cancellable
+ * cancelled before the registration of such a callback (gcancel.c,
+ * gcancelreset.c); memory streams, which
  * never wait, also behind an equality guard (gstream.c); the closes of streams
  * on a descriptor, through fields GLib clears (gunix.c), and through the
  * user data and source object GIO's *_async calls hand their callbacks
@@ -110,6 +112,29 @@ static void test_user_data_fields_of_the_registration(void **state) {
   assert_int_equal(status, 1);
 }
 
+/* A cancellable the registering function cancelled before registering
+ * the callback that reads it from its `&data` user data; not after, not
+ * a fresh one, not in a branch only, not one stored again later. */
+static void test_cancellable_cancelled_before_registration(void **state) {
+  (void)state;
+  const char *files[] = {"gcancel.c", NULL};
+  int status;
+  assert_int_equal(
+      marked_mismatches(BLOCKSCAN_EXE, READY, files, NULL, &status), 0);
+  assert_int_equal(status, 1);
+}
+
+/* The same shape where a reset may reach the cancellable (the field
+ * elsewhere, a helper given it), next to a reset of another one. */
+static void test_cancellable_reset_that_may_reach_counts(void **state) {
+  (void)state;
+  const char *files[] = {"gcancelreset.c", NULL};
+  int status;
+  assert_int_equal(
+      marked_mismatches(BLOCKSCAN_EXE, READY, files, NULL, &status), 0);
+  assert_int_equal(status, 1);
+}
+
 /* A call right after a readiness test of its object (an assertion, or
  * the if it is the first statement of): one read, a small write. */
 static void test_calls_right_after_a_readiness_test(void **state) {
@@ -189,6 +214,8 @@ int main(void) {
       cmocka_unit_test(test_ready_socket_apart_from_nonblocking_mode),
       cmocka_unit_test(test_watched_parameter_of_nonblocking_sources),
       cmocka_unit_test(test_user_data_fields_of_the_registration),
+      cmocka_unit_test(test_cancellable_cancelled_before_registration),
+      cmocka_unit_test(test_cancellable_reset_that_may_reach_counts),
       cmocka_unit_test(test_calls_right_after_a_readiness_test),
       cmocka_unit_test(test_memory_streams_never_wait),
       cmocka_unit_test(test_descriptor_streams_close_without_waiting),

@@ -278,6 +278,14 @@ static void test_cond_made_by(void **state) {
                       "is made-by <function>");
 }
 
+static void test_cond_cancelled(void **state) {
+  SEEN;
+  const bw_rule_cond *c = only_cond(s, "arg2 is cancelled");
+  assert_int_equal(c->kind, BW_COND_CANCELLED);
+  assert_int_equal(c->arg, 2);
+  assert_string_equal(bw_cond_kind_name(BW_COND_CANCELLED), "is cancelled");
+}
+
 static void test_cond_made_by_needs_function_names(void **state) {
   SEEN;
   expect_error(s,
@@ -1103,6 +1111,7 @@ int main(void) {
       T(test_cond_nonblocking_object),
       T(test_cond_path_under),
       T(test_cond_made_by),
+      T(test_cond_cancelled),
       T(test_cond_made_by_needs_function_names),
       T(test_cond_on_a_field),
       T(test_cond_on_a_field_is_a_constant_or_a_flag),

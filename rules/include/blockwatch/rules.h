@@ -113,7 +113,10 @@ const char *bw_rule_severity_name(bw_rule_severity sev);
     "a write test found the object writable just before, and argument M, the " \
     "size, is a constant of at most BW_ROOM_BYTES")                            \
   X(MADE_BY, "is made-by <function>",                                          \
-    "the object argument was made by one of the functions (its kind)")
+    "the object argument was made by one of the functions (its kind)")         \
+  X(CANCELLED, "is cancelled",                                                 \
+    "the GCancellable argument was cancelled before the callback the call is " \
+    "in was registered, and nothing resets it")
 
 /* The most bytes a write may take for "has room for": POSIX's least
  * PIPE_BUF (_POSIX_PIPE_BUF). A pipe that polls writable has a free page
