@@ -18,23 +18,15 @@
 #define CANCEL_FN "g_cancellable_cancel"
 
 static unsigned begin_of(CXCursor cursor) {
-  unsigned at;
-  clang_getExpansionLocation(clang_getRangeStart(clang_getCursorExtent(cursor)),
-                             NULL, NULL, NULL, &at);
-  return at;
+  unsigned begin, end;
+  bwsc__expansion_offsets(cursor, &begin, &end);
+  return begin;
 }
 
 static unsigned end_of(CXCursor cursor) {
-  unsigned at;
-  clang_getExpansionLocation(clang_getRangeEnd(clang_getCursorExtent(cursor)),
-                             NULL, NULL, NULL, &at);
-  return at;
-}
-
-static int names(CXCursor expr, CXCursor var) {
-  CXCursor e = bwsc__strip_casts(expr);
-  return clang_getCursorKind(e) == CXCursor_DeclRefExpr &&
-         clang_equalCursors(clang_getCursorReferenced(e), var);
+  unsigned begin, end;
+  bwsc__expansion_offsets(cursor, &begin, &end);
+  return end;
 }
 
 /* `v.f` of struct variable `var`: 1 and *field. */
@@ -43,21 +35,17 @@ static int member_of(CXCursor expr, CXCursor var, CXCursor *field) {
   if (clang_getCursorKind(e) != CXCursor_MemberRefExpr)
     return 0;
   child_pick pick = bwsc__pick_children(e);
-  if (!pick.nexpr || !names(pick.first, var))
+  if (!pick.nexpr || !bwsc__names_var(pick.first, var))
     return 0;
   *field = clang_getCursorReferenced(e);
   return clang_getCursorKind(*field) == CXCursor_FieldDecl;
 }
 
 static int is_cancel(CXCursor call) {
-  if (clang_getCursorKind(call) != CXCursor_CallExpr ||
-      clang_Cursor_getNumArguments(call) != 1)
+  if (clang_Cursor_getNumArguments(call) != 1)
     return 0;
-  CXCursor fn = clang_getCursorReferenced(call);
-  if (!is_function_kind(clang_getCursorKind(fn)))
-    return 0;
-  char *name = take_string(clang_getCursorSpelling(fn));
-  int yes = !strcmp(name, CANCEL_FN);
+  char *name = bwsc__callee_name(call);
+  int yes = name && !strcmp(name, CANCEL_FN);
   free(name);
   return yes;
 }
@@ -88,7 +76,7 @@ typedef struct write_find {
  * the field. */
 static int target_hit(write_find *w, CXCursor e) {
   CXCursor f;
-  if (names(e, w->var))
+  if (bwsc__names_var(e, w->var))
     return 1;
   return w->has_field && member_of(e, w->var, &f) &&
          clang_equalCursors(f, w->field);
@@ -224,7 +212,7 @@ static int field_cancelled(CXTranslationUnit tu, CXCursor *stmts, size_t index,
     return 0;
   write_find lw = {tu, local, local, local, 0, 0, 0, 0};
   for (size_t c = 0; c < index; c++) {
-    if (c == s || !cancel_stmt(stmts[c], &arg) || !names(arg, local))
+    if (c == s || !cancel_stmt(stmts[c], &arg) || !bwsc__names_var(arg, local))
       continue;
     size_t lo = c < s ? c : s, hi = c < s ? s : c, k;
     for (k = lo + 1; k < hi && !writes(&lw, stmts[k]); k++)

@@ -63,6 +63,14 @@ CXCursor bwsc__peel_checked_casts(CXCursor expr);
 
 /* `&x`, `x++`, `--x`: a unary operator that may change its operand. */
 int bwsc__unary_writes(CXTranslationUnit tu, CXCursor op);
+/* Whether `expr` is variable `var` itself, through casts. */
+int bwsc__names_var(CXCursor expr, CXCursor var);
+/* The name of the function `call` calls (owned); NULL when it is no call
+ * or calls through a pointer. */
+char *bwsc__callee_name(CXCursor call);
+/* The expansion offsets of a cursor's extent, so that a statement and the
+ * expressions in it compare. */
+void bwsc__expansion_offsets(CXCursor cursor, unsigned *begin, unsigned *end);
 
 /* A `GCancellable *` (its slots have descriptor keys too: a condition
  * `is cancelled` reads a field of one through a pointer). */

@@ -198,16 +198,23 @@ char *bwsc__desc_param_source(CXCursor expr, CXCursor ref) {
   return bwsc__param_slot(ref);
 }
 
+char *bwsc__callee_name(CXCursor call) {
+  if (clang_getCursorKind(call) != CXCursor_CallExpr)
+    return NULL;
+  CXCursor fn = clang_getCursorReferenced(call);
+  if (!is_function_kind(clang_getCursorKind(fn)))
+    return NULL;
+  return take_string(clang_getCursorSpelling(fn));
+}
+
 CXCursor bwsc__peel_checked_casts(CXCursor expr) {
   CXCursor e = bwsc__peel(expr);
   for (int depth = 0; depth < 4; depth++) {
-    if (clang_getCursorKind(e) != CXCursor_CallExpr ||
-        clang_Cursor_getNumArguments(e) != 2)
+    if (clang_Cursor_getNumArguments(e) != 2)
       break;
-    CXString name = clang_getCursorSpelling(clang_getCursorReferenced(e));
-    int cast =
-        strcmp(clang_getCString(name), "g_type_check_instance_cast") == 0;
-    clang_disposeString(name);
+    char *name = bwsc__callee_name(e);
+    int cast = name && strcmp(name, "g_type_check_instance_cast") == 0;
+    free(name);
     if (!cast)
       break;
     e = bwsc__peel(clang_Cursor_getArgument(e, 0));
@@ -743,9 +750,7 @@ typedef struct block_find {
   int found;
 } block_find;
 
-/* Expansion offsets, so that a statement and the expressions in it
- * compare. */
-static void offsets_of(CXCursor cursor, unsigned *begin, unsigned *end) {
+void bwsc__expansion_offsets(CXCursor cursor, unsigned *begin, unsigned *end) {
   CXSourceRange range = clang_getCursorExtent(cursor);
   clang_getExpansionLocation(clang_getRangeStart(range), NULL, NULL, NULL,
                              begin);
@@ -764,7 +769,7 @@ static enum CXChildVisitResult block_visitor(CXCursor cursor, CXCursor parent,
                                              CXClientData data) {
   block_find *find = data;
   unsigned begin, end;
-  offsets_of(cursor, &begin, &end);
+  bwsc__expansion_offsets(cursor, &begin, &end);
   if (find->at < begin || find->at >= end)
     return CXChildVisit_Continue;
   if (clang_getCursorKind(parent) == CXCursor_CompoundStmt) {
@@ -773,7 +778,7 @@ static enum CXChildVisitResult block_visitor(CXCursor cursor, CXCursor parent,
     find->found = 0;
     for (size_t i = 0; i < find->nstmts && !find->found; i++) {
       unsigned stmt_begin, stmt_end; /* equalCursors compares more than this */
-      offsets_of(find->stmts[i], &stmt_begin, &stmt_end);
+      bwsc__expansion_offsets(find->stmts[i], &stmt_begin, &stmt_end);
       find->index = i;
       find->found = find->at >= stmt_begin && find->at < stmt_end;
     }
@@ -786,7 +791,7 @@ size_t bwsc__block_stmts(CXCursor body, CXCursor use, CXCursor **stmts,
   block_find find;
   memset(&find, 0, sizeof(find));
   unsigned end;
-  offsets_of(use, &find.at, &end);
+  bwsc__expansion_offsets(use, &find.at, &end);
   clang_visitChildren(body, block_visitor, &find);
   *stmts = find.stmts;
   *index = find.index;
@@ -806,23 +811,18 @@ typedef struct write_scan {
   int defines;
 } write_scan;
 
-static int names_var(CXCursor expr, CXCursor var) {
+int bwsc__names_var(CXCursor expr, CXCursor var) {
   CXCursor target = bwsc__strip_casts(expr);
   return clang_getCursorKind(target) == CXCursor_DeclRefExpr &&
          clang_equalCursors(clang_getCursorReferenced(target), var);
 }
 
-/* `&x`, `x++`, `--x`: a unary operator that may change its operand. */
-static int unary_writes(CXTranslationUnit tu, CXCursor op) {
+int bwsc__unary_writes(CXTranslationUnit tu, CXCursor op) {
   char first[4], last[4];
   edge_token(tu, op, 0, first, sizeof(first));
   edge_token(tu, op, 1, last, sizeof(last));
   return !strcmp(first, "&") || !strcmp(first, "++") || !strcmp(first, "--") ||
          !strcmp(last, "++") || !strcmp(last, "--");
-}
-
-int bwsc__unary_writes(CXTranslationUnit tu, CXCursor op) {
-  return unary_writes(tu, op);
 }
 
 static enum CXChildVisitResult write_visitor(CXCursor cursor, CXCursor parent,
@@ -837,21 +837,21 @@ static enum CXChildVisitResult write_visitor(CXCursor cursor, CXCursor parent,
     scan->label = 1;
     break;
   case CXCursor_DeclRefExpr:
-    scan->writes |= scan->strict && names_var(cursor, scan->var);
+    scan->writes |= scan->strict && bwsc__names_var(cursor, scan->var);
     break;
   case CXCursor_BinaryOperator:
     pick = bwsc__pick_children(cursor);
-    if (pick.nexpr == 2 && names_var(pick.first, scan->var) &&
+    if (pick.nexpr == 2 && bwsc__names_var(pick.first, scan->var) &&
         bwsc__is_assignment(scan->tu, cursor))
       scan->writes = 1;
     break;
   case CXCursor_CompoundAssignOperator:
   case CXCursor_UnaryOperator:
     pick = bwsc__pick_children(cursor);
-    if (pick.nexpr == 1 && names_var(pick.first, scan->var))
+    if (pick.nexpr == 1 && bwsc__names_var(pick.first, scan->var))
       scan->writes |=
           clang_getCursorKind(cursor) == CXCursor_CompoundAssignOperator ||
-          unary_writes(scan->tu, cursor);
+          bwsc__unary_writes(scan->tu, cursor);
     break;
   case CXCursor_VarDecl:
     scan->writes |= clang_equalCursors(cursor, scan->var);
@@ -881,7 +881,7 @@ static int prints_into(write_scan *scan, CXCursor call) {
       return 0;
     target = pick.first;
   }
-  if (!names_var(target, scan->var))
+  if (!bwsc__names_var(target, scan->var))
     return 0;
   for (int i = 1; i < nargs; i++) {
     CXCursor arg = bwsc__strip_casts(clang_Cursor_getArgument(call, i));
@@ -898,15 +898,16 @@ static void scan_stmt(write_scan *scan, CXCursor stmt) {
   enum CXCursorKind kind = clang_getCursorKind(stmt);
   child_pick pick = bwsc__pick_children(stmt);
   if (kind == CXCursor_BinaryOperator && pick.nexpr == 2 &&
-      names_var(pick.first, scan->var) && bwsc__is_assignment(scan->tu, stmt)) {
+      bwsc__names_var(pick.first, scan->var) &&
+      bwsc__is_assignment(scan->tu, stmt)) {
     scan->defines = 1;
     scan->rhs = pick.last;
   } else if (kind == CXCursor_CallExpr) {
     scan->defines = prints_into(scan, stmt);
   } else if (kind == CXCursor_DeclStmt) {
     unsigned begin, end, at, var_end;
-    offsets_of(stmt, &begin, &end);
-    offsets_of(scan->var, &at, &var_end);
+    bwsc__expansion_offsets(stmt, &begin, &end);
+    bwsc__expansion_offsets(scan->var, &at, &var_end);
     if (at >= begin && at < end) {
       child_pick init = bwsc__pick_children(scan->var);
       scan->defines = init.nexpr > 0;
@@ -949,7 +950,7 @@ static int find_def(CXTranslationUnit tu, CXCursor body, CXCursor use,
   block_find find;
   memset(&find, 0, sizeof(find));
   unsigned end;
-  offsets_of(use, &find.at, &end);
+  bwsc__expansion_offsets(use, &find.at, &end);
   clang_visitChildren(body, block_visitor, &find);
   write_scan scan;
   memset(&scan, 0, sizeof(scan));
@@ -1079,18 +1080,18 @@ static enum CXChildVisitResult var_visitor(CXCursor cursor, CXCursor parent,
     pick = bwsc__pick_children(cursor);
     edge_token(scan->tu, cursor, 0, op, sizeof(op));
     scan->found =
-        pick.nexpr == 1 && names_var(pick.first, scan->var) &&
-        (scan->any ? unary_writes(scan->tu, cursor) : !strcmp(op, "&"));
+        pick.nexpr == 1 && bwsc__names_var(pick.first, scan->var) &&
+        (scan->any ? bwsc__unary_writes(scan->tu, cursor) : !strcmp(op, "&"));
     break;
   case CXCursor_CompoundAssignOperator:
     pick = bwsc__pick_children(cursor);
     scan->found =
-        scan->any && pick.nexpr == 2 && names_var(pick.first, scan->var);
+        scan->any && pick.nexpr == 2 && bwsc__names_var(pick.first, scan->var);
     break;
   case CXCursor_BinaryOperator:
     pick = bwsc__pick_children(cursor);
     scan->found = scan->any && pick.nexpr == 2 &&
-                  names_var(pick.first, scan->var) &&
+                  bwsc__names_var(pick.first, scan->var) &&
                   bwsc__is_assignment(scan->tu, cursor);
     break;
   default:
@@ -1277,14 +1278,14 @@ static int stmt_fx(flag_walk *walk, CXCursor stmt, int depth, flag_fx *out) {
   case CXCursor_IfStmt:
     return if_fx(walk, expr, depth, out);
   case CXCursor_BinaryOperator:
-    if (pick.nexpr == 2 && names_var(pick.first, walk->var) &&
+    if (pick.nexpr == 2 && bwsc__names_var(pick.first, walk->var) &&
         bwsc__is_assignment(walk->tu, expr))
       return may_write(walk, pick.last, walk->var)
                  ? FX_UNKNOWN
                  : value_fx(walk, pick.last, depth, out);
     break;
   case CXCursor_CompoundAssignOperator:
-    if (pick.nexpr != 2 || !names_var(pick.first, walk->var))
+    if (pick.nexpr != 2 || !bwsc__names_var(pick.first, walk->var))
       break;
     operator_of(walk->tu, expr, op, sizeof(op));
     if (!const_of(pick.last, &v))
@@ -1296,8 +1297,8 @@ static int stmt_fx(flag_walk *walk, CXCursor stmt, int depth, flag_fx *out) {
     return out->set || out->clear ? FX_KNOWN : FX_UNKNOWN;
   case CXCursor_DeclStmt: {
     unsigned begin, end, at, var_end;
-    offsets_of(expr, &begin, &end);
-    offsets_of(walk->var, &at, &var_end);
+    bwsc__expansion_offsets(expr, &begin, &end);
+    bwsc__expansion_offsets(walk->var, &at, &var_end);
     if (at < begin || at >= end)
       break;
     child_pick init = bwsc__pick_children(walk->var);
@@ -1324,7 +1325,7 @@ int bwsc__arg_flags_of(CXTranslationUnit tu, CXCursor func, CXCursor arg,
   block_find find;
   memset(&find, 0, sizeof(find));
   unsigned end;
-  offsets_of(arg, &find.at, &end);
+  bwsc__expansion_offsets(arg, &find.at, &end);
   clang_visitChildren(func, block_visitor, &find);
   flag_fx fx;
   int state = FX_UNKNOWN;

@@ -22,23 +22,13 @@ static const char *const truth_asserts[] = {"assert",
                                             "g_return_val_if_fail",
                                             NULL};
 
-/* The name of the function a call calls directly, or NULL (owned). */
-static char *callee_name(CXCursor call) {
-  if (clang_getCursorKind(call) != CXCursor_CallExpr)
-    return NULL;
-  CXCursor fn = clang_getCursorReferenced(call);
-  if (!is_function_kind(clang_getCursorKind(fn)))
-    return NULL;
-  return take_string(clang_getCursorSpelling(fn));
-}
-
 /* The variable, field or parameter `expr` names through casts and GLib's
  * checked casts: 1 with its declaration and source text (owned). */
 static int object_of(CXTranslationUnit tu, CXCursor expr, CXCursor *decl,
                      char **text) {
   CXCursor e = bwsc__strip_casts(expr);
   for (int depth = 0; depth < 4; depth++) {
-    char *name = callee_name(e);
+    char *name = bwsc__callee_name(e);
     int cast = name && strcmp(name, "g_type_check_instance_cast") == 0 &&
                clang_Cursor_getNumArguments(e) == 2;
     free(name);
@@ -168,7 +158,7 @@ static enum CXChildVisitResult find_visitor(CXCursor cursor, CXCursor parent,
                                             CXClientData data) {
   (void)parent;
   find_call *f = data;
-  char *name = callee_name(cursor);
+  char *name = bwsc__callee_name(cursor);
   int hit = name && strcmp(name, f->name) == 0;
   free(name);
   if (hit) {
@@ -182,7 +172,7 @@ static enum CXChildVisitResult find_visitor(CXCursor cursor, CXCursor parent,
  * for `call`, the covered call. */
 static void add_tests(CXTranslationUnit tu, CXCursor test, CXCursor call,
                       bwsc__ready_test *out, int *n, int max) {
-  char *name = callee_name(test);
+  char *name = bwsc__callee_name(test);
   if (!name || clang_Cursor_isNull(call)) {
     free(name);
     return;
